@@ -1,0 +1,261 @@
+import Foundation
+
+/// Bounds of the group-commit writer behind ``Environment/write(_:)-async``.
+public struct GroupCommitOptions: Sendable, Hashable {
+    /// The most closures committed together in one transaction.
+    public var maxBatchSize: Int = 256
+    /// How long the writer waits for more work after the first closure arrives (0: take what is
+    /// waiting and go; waiting trades latency for larger batches).
+    public var maxWait: Duration = .zero
+    /// Callers beyond this many queued closures suspend until there is room (backpressure).
+    public var maxQueueLength: Int = 4096
+
+    /// Creates the default bounds.
+    public init() {}
+}
+
+/// One queued closure of an async write.
+final class WriteJob: @unchecked Sendable {
+    // @unchecked Sendable: `state` is only touched under the writer's lock; `run` and `finish`
+    // are called by the writer thread only, once the job is taken out of the queue.
+    enum State { case queued, running, done }
+    var state = State.queued
+    let run: (Transaction) throws -> Void
+    let finish: (Error?) -> Void
+    var error: Error?
+
+    init(run: @escaping (Transaction) throws -> Void, finish: @escaping (Error?) -> Void) {
+        self.run = run
+        self.finish = finish
+    }
+}
+
+/// The single writer thread of an environment: async writes queue here and are committed in
+/// batches (group commit), one durable commit for many callers.
+///
+/// `@unchecked Sendable`: the queue and flags are guarded by `lock`; the thread owns the rest.
+final class AsyncWriter: @unchecked Sendable {
+    private let lock = ConditionLock()
+    private var queue: [WriteJob] = []
+    private var head = 0
+    private var admissionWaiters: [CheckedContinuation<Void, Never>] = []
+    private var stopped = false
+    private unowned let environment: Environment
+    let options: GroupCommitOptions
+    private var thread: Thread?
+    /// Number of batches committed (for tests and statistics).
+    private(set) var batchesCommitted = 0
+    /// Largest batch committed so far.
+    private(set) var largestBatch = 0
+
+    init(environment: Environment, options: GroupCommitOptions) {
+        self.environment = environment
+        self.options = options
+        let thread = Thread { [weak self] in self?.loop() }
+        thread.name = "depot.writer"
+        thread.stackSize = 1 << 22
+        self.thread = thread
+        thread.start()
+    }
+
+    var pending: Int { lock.withLock { queue.count - head } }
+    var statistics: (batches: Int, largest: Int) { lock.withLock { (batchesCommitted, largestBatch) } }
+
+    /// Suspends while the queue is full.
+    func waitForRoom() async {
+        let full = lock.withLock { queue.count - head >= options.maxQueueLength }
+        if !full { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let admitted: Bool = lock.withLock {
+                if queue.count - head < options.maxQueueLength || stopped { return true }
+                admissionWaiters.append(continuation)
+                return false
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    /// Queues `job`; returns false when the writer has stopped.
+    func enqueue(_ job: WriteJob) -> Bool {
+        lock.withLock {
+            if stopped { return false }
+            queue.append(job)
+            lock.broadcast()
+            return true
+        }
+    }
+
+    /// Removes a job that has not started; returns whether it was removed.
+    func cancel(_ job: WriteJob) -> Bool {
+        lock.withLock {
+            guard job.state == .queued else { return false }
+            job.state = .done
+            return true
+        }
+    }
+
+    func stop() {
+        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            stopped = true
+            lock.broadcast()
+            let w = admissionWaiters
+            admissionWaiters.removeAll()
+            return w
+        }
+        for w in waiters { w.resume() }
+    }
+
+    private func takeBatch() -> [WriteJob]? {
+        lock.lock()
+        defer { lock.unlock() }
+        while queue.count == head && !stopped { lock.wait() }
+        if queue.count == head && stopped { return nil }
+        if options.maxWait > .zero, queue.count - head < options.maxBatchSize {
+            let (seconds, attoseconds) = options.maxWait.components
+            let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+            while queue.count - head < options.maxBatchSize, lock.wait(untilNanoseconds: deadline) {}
+        }
+        var batch: [WriteJob] = []
+        while head < queue.count && batch.count < options.maxBatchSize {
+            let job = queue[head]
+            head += 1
+            if job.state == .queued {
+                job.state = .running
+                batch.append(job)
+            }
+        }
+        if head > 1024 && head * 2 > queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return batch
+    }
+
+    private func admit() {
+        let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
+            let room = options.maxQueueLength - (queue.count - head)
+            guard room > 0, !admissionWaiters.isEmpty else { return [] }
+            let n = min(room, admissionWaiters.count)
+            let w = Array(admissionWaiters.prefix(n))
+            admissionWaiters.removeFirst(n)
+            return w
+        }
+        for w in waiters { w.resume() }
+    }
+
+    private func loop() {
+        while let batch = takeBatch() {
+            admit()
+            if batch.isEmpty { continue }
+            run(batch)
+            lock.withLock {
+                for job in batch { job.state = .done }
+                batchesCommitted += 1
+                largestBatch = max(largestBatch, batch.count)
+            }
+            for job in batch { job.finish(job.error) }
+        }
+    }
+
+    /// Runs a batch in one write transaction, each job in its own child transaction.
+    private func run(_ batch: [WriteJob]) {
+        do {
+            try environment.gate.acquireWriter()
+        } catch {
+            for job in batch { job.error = error }
+            return
+        }
+        defer { environment.gate.releaseWriter() }
+        do {
+            try environment.writeHoldingWriter { txn in
+                for job in batch {
+                    job.error = nil
+                    do {
+                        try txn.nested { try job.run($0) }
+                    } catch {
+                        job.error = error
+                    }
+                    // A full map fails the whole batch so that it is re-run after growing.
+                    if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "group commit") }
+                }
+            }
+        } catch {
+            // The commit failed: nobody's work is durable, so everybody gets the error.
+            for job in batch { job.error = job.error ?? error }
+            for job in batch where !(job.error is CancellationError) { job.error = error }
+        }
+    }
+}
+
+extension Environment {
+    /// The environment's writer thread, started on first use.
+    func asyncWriter() throws -> AsyncWriter {
+        try asyncWriterLock.withLock {
+            if let writer = asyncWriterStorage { return writer }
+            if isClosed { throw TransactionGate.closedError("async write") }
+            let writer = AsyncWriter(environment: self, options: groupCommitOptions)
+            asyncWriterStorage = writer
+            return writer
+        }
+    }
+
+    /// Runs `body` in a write transaction on the environment's writer thread and returns its
+    /// result once the commit is durable.
+    ///
+    /// Concurrent calls are **group-committed**: the writer takes every waiting closure (up to
+    /// ``GroupCommitOptions/maxBatchSize``), runs each in its own child transaction (a closure
+    /// that throws undoes only its own work and gets its own error), commits once, then resumes
+    /// every caller. No caller sees success before the commit returned. A task cancelled before
+    /// its closure ran gets `CancellationError`; callers beyond
+    /// ``GroupCommitOptions/maxQueueLength`` wait for room. `body` runs on another thread, so
+    /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
+    public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+        let writer = try asyncWriter()
+        await writer.waitForRoom()
+        try Task.checkCancellation()
+        let completion = Completion<R>()
+        let job = WriteJob(run: { txn in completion.value = try body(txn) }, finish: { error in
+            completion.complete(error.map { .failure($0) } ?? .success(completion.value!))
+        })
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, Error>) in
+                completion.attach(continuation)
+                if !writer.enqueue(job) {
+                    completion.complete(.failure(TransactionGate.closedError("async write")))
+                }
+            }
+        } onCancel: {
+            if writer.cancel(job) { completion.complete(.failure(CancellationError())) }
+        }
+    }
+}
+
+/// Meets a continuation and a result, in either order, and resumes exactly once.
+final class Completion<R: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `continuation` and `result` are guarded by `lock`; `value` is written
+    // by the writer thread before `complete` is called and read inside it.
+    private let lock = ConditionLock()
+    private var continuation: CheckedContinuation<R, Error>?
+    private var result: Result<R, Error>?
+    var value: R?
+
+    func attach(_ continuation: CheckedContinuation<R, Error>) {
+        let ready: Result<R, Error>? = lock.withLock {
+            if let result { return result }
+            self.continuation = continuation
+            return nil
+        }
+        if let ready { continuation.resume(with: ready) }
+    }
+
+    func complete(_ outcome: Result<R, Error>) {
+        let waiting: CheckedContinuation<R, Error>? = lock.withLock {
+            if result != nil { return nil }
+            result = outcome
+            let c = continuation
+            continuation = nil
+            return c
+        }
+        waiting?.resume(with: outcome)
+    }
+}

@@ -1,0 +1,127 @@
+import CLMDB
+
+/// How a named database is created and ordered.
+public struct DatabaseFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Keys compare as strings read backwards (`MDB_REVERSEKEY`).
+    public static let reverseKey = DatabaseFlags(rawValue: UInt32(MDB_REVERSEKEY))
+    /// A key may hold several sorted values (`MDB_DUPSORT`). Values are then limited to ``Environment/maxKeySize`` bytes.
+    public static let dupSort = DatabaseFlags(rawValue: UInt32(MDB_DUPSORT))
+    /// Keys are native-endian `UInt32` or `Int`-sized unsigned integers (`MDB_INTEGERKEY`).
+    public static let integerKey = DatabaseFlags(rawValue: UInt32(MDB_INTEGERKEY))
+    /// With ``dupSort``: all values have the same size (`MDB_DUPFIXED`).
+    public static let dupFixed = DatabaseFlags(rawValue: UInt32(MDB_DUPFIXED))
+    /// With ``dupSort``: values are native-endian integers (`MDB_INTEGERDUP`).
+    public static let integerDup = DatabaseFlags(rawValue: UInt32(MDB_INTEGERDUP))
+    /// With ``dupSort``: values compare backwards (`MDB_REVERSEDUP`).
+    public static let reverseDup = DatabaseFlags(rawValue: UInt32(MDB_REVERSEDUP))
+}
+
+/// Flags for a single put.
+public struct WriteFlags: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Fail with ``LMDBError/keyExists`` if the key is present (`MDB_NOOVERWRITE`).
+    public static let noOverwrite = WriteFlags(rawValue: UInt32(MDB_NOOVERWRITE))
+    /// In a ``DatabaseFlags/dupSort`` database, fail if this key/value pair is present (`MDB_NODUPDATA`).
+    public static let noDupData = WriteFlags(rawValue: UInt32(MDB_NODUPDATA))
+    /// The key sorts after every key in the database: a fast bulk load (`MDB_APPEND`).
+    /// A key out of order fails with ``LMDBError/keyExists``.
+    public static let append = WriteFlags(rawValue: UInt32(MDB_APPEND))
+    /// As ``append`` for sorted duplicates (`MDB_APPENDDUP`).
+    public static let appendDup = WriteFlags(rawValue: UInt32(MDB_APPENDDUP))
+}
+
+/// A handle to one database in an ``Environment``, typed by the codecs of its keys and values.
+///
+/// Like Rust heed's `Database<K, V>`: the codecs turn Swift values into the bytes LMDB stores.
+/// Handles are plain values, valid for the life of their environment, and `Sendable`.
+///
+/// ```swift
+/// let counts = try env.openDatabase("counts", key: StringCodec.self, value: BigEndian<UInt64>.self)
+/// ```
+public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Hashable {
+    /// The LMDB handle (`MDB_dbi`).
+    public let dbi: UInt32
+    /// The database's name; `nil` for the main (unnamed) database.
+    public let name: String?
+    /// The flags the database was opened with.
+    public let flags: DatabaseFlags
+    /// The largest key this database accepts.
+    public let maxKeySize: Int
+
+    @usableFromInline
+    init(dbi: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int) {
+        self.dbi = dbi
+        self.name = name
+        self.flags = flags
+        self.maxKeySize = maxKeySize
+    }
+
+    /// The same database seen through other codecs (the bytes stay as they are).
+    public func retyped<K2: LMDBCodec, V2: LMDBCodec>(key: K2.Type, value: V2.Type) -> Database<K2, V2> {
+        Database<K2, V2>(dbi: dbi, name: name, flags: flags, maxKeySize: maxKeySize)
+    }
+
+    /// The database with raw byte keys and values.
+    public var raw: Database<BytesCodec, BytesCodec> { retyped(key: BytesCodec.self, value: BytesCodec.self) }
+
+    /// Checks a key's size before LMDB sees it.
+    @inlinable @inline(__always)
+    func validateKey(_ count: Int, operation: StaticString) throws(LMDBError) {
+        if _slowPath(count == 0 || count > maxKeySize) {
+            throw keySizeError(count, operation: operation)
+        }
+    }
+
+    @usableFromInline
+    func keySizeError(_ count: Int, operation: StaticString) -> LMDBError {
+        LMDBError(code: LMDBError.badValueSize.code, operation: "\(operation)", database: name,
+                  detail: count == 0 ? "the key is empty" : "the key is \(count) bytes; the limit is \(maxKeySize)")
+    }
+
+    /// The database name as shown in errors.
+    @usableFromInline var displayName: String { name ?? "(main)" }
+}
+
+/// Statistics of one database (`mdb_stat`) or of the environment's main database.
+public struct DatabaseStat: Sendable, Hashable, Codable {
+    /// Size of a database page in bytes.
+    public var pageSize: Int
+    /// Depth of the B-tree.
+    public var depth: Int
+    /// Number of internal pages.
+    public var branchPages: Int
+    /// Number of leaf pages.
+    public var leafPages: Int
+    /// Number of overflow pages (large values).
+    public var overflowPages: Int
+    /// Number of entries (key/value pairs, counting each duplicate).
+    public var entries: Int
+
+    init(_ s: MDB_stat) {
+        pageSize = Int(s.ms_psize)
+        depth = Int(s.ms_depth)
+        branchPages = Int(s.ms_branch_pages)
+        leafPages = Int(s.ms_leaf_pages)
+        overflowPages = Int(s.ms_overflow_pages)
+        entries = Int(s.ms_entries)
+    }
+}
+
+/// Facts about an environment (`mdb_env_info`).
+public struct EnvironmentInfo: Sendable, Hashable, Codable {
+    /// Size of the memory map in bytes.
+    public var mapSize: Int
+    /// Number of the last used page.
+    public var lastPageNumber: Int
+    /// ID of the last committed transaction (any process).
+    public var lastTransactionID: Int
+    /// Maximum number of reader slots.
+    public var maxReaders: Int
+    /// Number of reader slots used (including slots of reset, reusable transactions).
+    public var readersUsed: Int
+}

@@ -1,0 +1,174 @@
+import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Environment {
+    /// Opens the database `name` (`nil` for the main database), creating it if `create` is true.
+    ///
+    /// Runs its own short transaction when the database is not open yet, so call it outside
+    /// `write {}`; inside a write, use ``Transaction/openDatabase(_:key:value:flags:create:)``.
+    /// Handles are cached: opening the same name again is a dictionary look-up.
+    ///
+    /// - Throws: ``LMDBError/notFound`` (naming the database) when it does not exist and
+    ///   `create` is false; ``LMDBError/incompatible`` when `flags` differ from the stored ones.
+    public func openDatabase<K: LMDBCodec, V: LMDBCodec>(
+        _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
+    ) throws -> Database<K, V> {
+        if let cached = cachedDatabase(name, key: key, value: value) { return cached }
+        if create && !options.readOnly {
+            if gate.callerHoldsWriter {
+                throw LMDBError(code: LMDBError.deadlock.code, operation: "open database", database: name,
+                                detail: "called inside write {}: use txn.openDatabase instead")
+            }
+            return try write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) }
+        }
+        return try read { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: false) }
+    }
+
+    /// Opens a database of raw byte keys and values.
+    public func openDatabase(_ name: String?, flags: DatabaseFlags = [], create: Bool = true) throws -> Database<BytesCodec, BytesCodec> {
+        try openDatabase(name, key: BytesCodec.self, value: BytesCodec.self, flags: flags, create: create)
+    }
+
+    /// Opens an existing database in a read transaction of its own that commits, and caches it.
+    /// The caller holds `databaseLock`.
+    func openDatabaseInOwnReadTransaction(_ name: String?, flags: DatabaseFlags) throws(LMDBError) -> DatabaseRecord {
+        if let cached = databaseCache[name ?? ""] { return cached }
+        var own: OpaquePointer?
+        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own), "open database", database: name)
+        guard let own else { throw LMDBError.outOfMemory }
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(own, name, flags.rawValue, &dbi)
+        if rc != 0 {
+            mdb_txn_abort(own)
+            throw LMDBError(code: rc, operation: "open database", database: name,
+                            detail: rc == MDB_NOTFOUND ? "no database of that name exists" : nil)
+        }
+        var actual: UInt32 = 0
+        _ = mdb_dbi_flags(own, dbi, &actual)
+        try check(mdb_txn_commit(own), "open database", database: name)
+        let record = DatabaseRecord(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
+        databaseCache[name ?? ""] = record
+        return record
+    }
+
+    func cachedDatabase<K, V>(_ name: String?, key: K.Type, value: V.Type) -> Database<K, V>? {
+        databaseLock.withLock {
+            databaseCache[name ?? ""].map { Database(dbi: $0.dbi, name: name, flags: $0.flags, maxKeySize: maxKeySize) }
+        }
+    }
+
+    /// Names of the named databases in the environment (keys of the main database that hold a
+    /// sub-database). User data stored directly in the main database is not listed.
+    public func databaseNames() throws -> [String] {
+        try read { txn in
+            let main = try txn.openDatabase(nil, key: BytesCodec.self, value: BytesCodec.self, create: false)
+            var names: [String] = []
+            try txn.forEachRaw(in: main) { key, value in
+                // A sub-database record is an MDB_db struct (48 bytes) flagged F_SUBDATA in the node;
+                // the node flag is not visible through the API, so check the value's size and that
+                // the name opens as a database.
+                if value.count == 48, let name = String(validating: key, as: UTF8.self), !name.isEmpty {
+                    names.append(name)
+                }
+                return true
+            }
+            return names
+        }
+    }
+
+    // MARK: Environment facts
+
+    /// Statistics of the main database (`mdb_env_stat`).
+    public func stat() throws -> DatabaseStat {
+        if isClosed { throw TransactionGate.closedError("mdb_env_stat") }
+        var s = MDB_stat()
+        try check(mdb_env_stat(handle, &s), "mdb_env_stat")
+        return DatabaseStat(s)
+    }
+
+    /// Facts about the map, the last transaction and the reader table (`mdb_env_info`).
+    public func info() -> EnvironmentInfo {
+        var i = MDB_envinfo()
+        _ = mdb_env_info(handle, &i)
+        return EnvironmentInfo(mapSize: Int(i.me_mapsize), lastPageNumber: Int(i.me_last_pgno),
+                               lastTransactionID: Int(i.me_last_txnid), maxReaders: Int(i.me_maxreaders),
+                               readersUsed: Int(i.me_numreaders))
+    }
+
+    /// Flushes buffers to disk (`mdb_env_sync`). With default options every commit is already
+    /// durable; this matters only with ``UnsafeDurabilityFlags``.
+    public func sync(force: Bool = true) throws {
+        if isClosed { throw TransactionGate.closedError("mdb_env_sync") }
+        try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
+    }
+
+    /// Writes a consistent copy of the environment into the folder `destination` (created with
+    /// mode `0700` if missing; it must not already hold a `data.mdb`). With `compact`, free pages
+    /// are left out and pages renumbered.
+    public func copy(to destination: String, compact: Bool = false) throws {
+        if isClosed { throw TransactionGate.closedError("mdb_env_copy") }
+        if access(destination, F_OK) != 0 {
+            if mkdir(destination, 0o700) != 0 {
+                throw LMDBError(code: errno, operation: "copy environment", detail: "cannot create folder '\(destination)'")
+            }
+        }
+        if access(destination + "/data.mdb", F_OK) == 0 {
+            throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(destination)/data.mdb' already exists")
+        }
+        let rc = mdb_env_copy2(handle, destination, compact ? UInt32(MDB_CP_COMPACT) : 0)
+        if rc != 0 { throw LMDBError(code: rc, operation: "copy environment", detail: "to '\(destination)'") }
+        _ = chmod(destination + "/data.mdb", mode_t(options.fileMode))
+    }
+
+    /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.
+    /// Runs automatically at open and when the reader table is full.
+    @discardableResult
+    public func readerCheck() throws -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    /// The reader table as LMDB prints it (`mdb_reader_list`): one line per slot with the
+    /// process ID, thread and the snapshot's transaction ID (`-` for a reset slot).
+    public func readerList() -> [ReaderSlot] {
+        final class Box { var lines: [String] = [] }
+        let box = Box()
+        let context = Unmanaged.passRetained(box)
+        defer { context.release() }
+        _ = mdb_reader_list(handle, { message, ctx in
+            guard let message, let ctx else { return 0 }
+            Unmanaged<Box>.fromOpaque(ctx).takeUnretainedValue().lines.append(String(cString: message))
+            return 0
+        }, context.toOpaque())
+        let lastTxn = info().lastTransactionID
+        return box.lines.compactMap { ReaderSlot(line: $0, lastTransactionID: lastTxn) }
+    }
+}
+
+/// One entry of the reader table: a process holding (or keeping) a snapshot.
+public struct ReaderSlot: Sendable, Hashable, Codable {
+    /// The process that owns the slot.
+    public var processID: Int
+    /// The thread, as LMDB prints it (hexadecimal).
+    public var thread: String
+    /// The snapshot's transaction ID, or nil for a reset (idle, reusable) slot.
+    public var transactionID: Int?
+    /// How many commits happened since this snapshot began: the reader's age. A large age means
+    /// pages that LMDB cannot reuse, so the file grows: find and end that reader.
+    public var age: Int?
+
+    init?(line: String, lastTransactionID: Int) {
+        let parts = line.split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard parts.count >= 3, let pid = Int(parts[0]) else { return nil }
+        processID = pid
+        thread = String(parts[1])
+        transactionID = Int(parts[2])
+        age = transactionID.map { lastTransactionID - $0 }
+    }
+}

@@ -1,0 +1,193 @@
+import CLMDB
+
+extension Environment {
+    // MARK: Closure-scoped transactions
+
+    /// Runs `body` in a read-only snapshot and returns its result.
+    ///
+    /// Reads are cheap: a reset transaction from a small pool is renewed instead of begun anew.
+    /// Any number of reads may run at once, from any threads, alongside one writer. The closure is
+    /// synchronous; bytes and cursors obtained inside must not escape it.
+    @inlinable
+    public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let txn = try beginRead(scoped: true)
+        defer { endRead(txn) }
+        return try body(txn)
+    }
+
+    /// Runs `body` in a write transaction: commits when it returns, aborts when it throws.
+    ///
+    /// Only one write transaction runs at a time in the process (others wait). When the map is
+    /// full (`MDB_MAP_FULL`) and ``EnvironmentOptions/automaticGrowth`` is on, the transaction is
+    /// aborted, the map doubled (up to ``EnvironmentOptions/maxMapSize``) and `body` run again, so
+    /// `body` must not have effects outside the transaction that cannot be repeated.
+    ///
+    /// - Throws: what `body` throws, or an ``LMDBError``. A write inside a write on the same
+    ///   thread throws ``LMDBError/deadlock``: use ``Transaction/nested(_:)`` instead.
+    public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
+        try gate.acquireWriter()
+        defer { gate.releaseWriter() }
+        return try writeHoldingWriter(body)
+    }
+
+    /// The body of ``write(_:)``; the caller holds the writer.
+    func writeHoldingWriter<R>(_ body: (Transaction) throws -> R) throws -> R {
+        while true {
+            let txn = try beginWriteHoldingWriter(scoped: true)
+            do {
+                let result = try body(txn)
+                if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "write") }
+                try finishWrite(txn, commit: true)
+                return result
+            } catch {
+                let mapFull = txn.hitMapFull || LMDBError.mapFull ~= error
+                if txn.handle != nil { try? finishWrite(txn, commit: false) }
+                if mapFull && options.automaticGrowth && !options.readOnly {
+                    try growMap()
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    // MARK: Explicit transactions
+
+    /// Begins a transaction that you end yourself with ``Transaction/commit()`` or
+    /// ``Transaction/abort()``. A write transaction must end on the thread that began it and
+    /// blocks other writers until then; one dropped without ending is aborted. Explicit writes do
+    /// not grow the map: they throw ``LMDBError/mapFull`` instead.
+    public func beginTransaction(readOnly: Bool = false) throws -> Transaction {
+        if readOnly { return try beginRead(scoped: false) }
+        try gate.acquireWriter()
+        do {
+            return try beginWriteHoldingWriter(scoped: false)
+        } catch {
+            gate.releaseWriter()
+            throw error
+        }
+    }
+
+    func endExplicit(_ txn: Transaction, commit: Bool) throws {
+        if txn.isReadOnly {
+            endRead(txn)
+        } else {
+            defer { gate.releaseWriter() }
+            try finishWrite(txn, commit: commit)
+        }
+    }
+
+    // MARK: Internals
+
+    @usableFromInline
+    func beginRead(scoped: Bool) throws(LMDBError) -> Transaction {
+        var attempt = 0
+        while true {
+            attempt += 1
+            var txn = try gate.enterReader()
+            var rc: Int32 = 0
+            if let pooled = txn {
+                rc = mdb_txn_renew(pooled)
+                if rc != 0 { mdb_txn_abort(pooled); txn = nil }
+            }
+            if txn == nil {
+                rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+            }
+            if rc == 0, let txn {
+                return Transaction(environment: self, handle: txn, readOnly: true, scoped: scoped)
+            }
+            _ = gate.exitReader(returning: nil)
+            if attempt < 3 && rc == MDB_MAP_RESIZED {
+                try adoptMapSize()
+                continue
+            }
+            if attempt < 3 && rc == MDB_READERS_FULL {
+                if let dead = try? readerCheck(), dead > 0 { continue }
+            }
+            throw LMDBError(code: rc, operation: "begin read transaction",
+                            detail: rc == MDB_READERS_FULL ? "all \(options.maxReaders) reader slots are in use; end other read transactions or raise maxReaders" : nil)
+        }
+    }
+
+    @usableFromInline
+    func endRead(_ txn: Transaction) {
+        guard let h = txn.handle else { return }
+        txn.handle = nil
+        mdb_txn_reset(h)
+        if let extra = gate.exitReader(returning: h) { mdb_txn_abort(extra) }
+    }
+
+    func beginWriteHoldingWriter(scoped: Bool) throws(LMDBError) -> Transaction {
+        if options.readOnly {
+            throw LMDBError(code: LMDBError.permissionDenied.code, operation: "begin write transaction",
+                            detail: "the environment at '\(path)' is open read-only")
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            var txn: OpaquePointer?
+            let rc = mdb_txn_begin(handle, nil, 0, &txn)
+            if rc == 0, let txn { return Transaction(environment: self, handle: txn, readOnly: false, scoped: scoped) }
+            if rc == MDB_MAP_RESIZED && attempt < 3 {
+                try adoptMapSizeHoldingWriter()
+                continue
+            }
+            throw LMDBError(code: rc, operation: "begin write transaction")
+        }
+    }
+
+    func finishWrite(_ txn: Transaction, commit: Bool) throws(LMDBError) {
+        guard let h = txn.handle else { throw txn.endedError("commit") }
+        txn.handle = nil
+        defer {
+            if txn.holdsDatabaseLock {
+                txn.holdsDatabaseLock = false
+                databaseLock.unlock()
+            }
+        }
+        if commit {
+            let rc = mdb_txn_commit(h)
+            if rc != 0 {
+                if rc == MDB_MAP_FULL { txn.hitMapFull = true }
+                txn.openedDatabases.removeAll()
+                throw LMDBError(code: rc, operation: "commit")
+            }
+            for opened in txn.openedDatabases { databaseCache[opened.name] = opened.record }
+        } else {
+            mdb_txn_abort(h)
+        }
+        txn.openedDatabases.removeAll()
+    }
+
+    /// Doubles the map (up to `maxMapSize`). The caller holds the writer and has no open write transaction.
+    func growMap() throws {
+        let current = info().mapSize
+        guard current < options.maxMapSize else {
+            throw LMDBError.mapFull.with(operation: "grow map", detail: "the map reached maxMapSize (\(options.maxMapSize) bytes)")
+        }
+        let target = min(max(current * 2, current + (1 << 20)), options.maxMapSize)
+        try gate.withExclusiveAccess(timeout: 10) {
+            try check(mdb_env_set_mapsize(handle, target), "grow map")
+        }
+    }
+
+    /// Adopts a map grown by another process, from a reader (takes the writer first).
+    func adoptMapSize() throws(LMDBError) {
+        if gate.callerHoldsWriter { throw LMDBError.mapResized.with(operation: "begin read transaction") }
+        try gate.acquireWriter()
+        defer { gate.releaseWriter() }
+        try adoptMapSizeHoldingWriter()
+    }
+
+    func adoptMapSizeHoldingWriter() throws(LMDBError) {
+        do {
+            try gate.withExclusiveAccess(timeout: 10) {
+                try check(mdb_env_set_mapsize(handle, 0), "adopt map size")
+            }
+        } catch let error as LMDBError {
+            throw error
+        } catch {
+            throw LMDBError.mapResized.with(operation: "adopt map size")
+        }
+    }
+}

@@ -1,0 +1,168 @@
+import CLMDB
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// An LMDB environment: one folder holding `data.mdb` and `lock.mdb`, with any number of named
+/// databases inside.
+///
+/// Open it with ``open(path:options:)``. Opening the same folder again in this process (by any
+/// spelling, symlinks included) returns the same `Environment`, as LMDB allows one handle per
+/// file per process. The environment closes when the last reference goes away, or with ``close()``.
+///
+/// ```swift
+/// let env = try Environment.open(path: "./data")
+/// let users = try env.openDatabase("users", key: StringCodec.self, value: StringCodec.self)
+/// try env.write { txn in try txn.put("Ada", forKey: "u1", in: users) }
+/// let name = try env.read { txn in try txn.get("u1", in: users) }
+/// ```
+///
+/// `Environment` is `Sendable`: LMDB's environment handle is thread-safe, and every piece of
+/// mutable Swift state is guarded (``TransactionGate`` for transactions, a lock for the database
+/// handle cache). Transactions themselves are not `Sendable`: they stay on the thread that runs
+/// their closure.
+public final class Environment: @unchecked Sendable {
+    /// The `MDB_env*`.
+    @usableFromInline let handle: OpaquePointer
+    /// The folder, as given to ``open(path:options:)`` (resolved to an absolute path).
+    public let path: String
+    /// The options the environment was opened with.
+    public let options: EnvironmentOptions
+    /// The largest key LMDB accepts in this build (511 bytes with default LMDB builds).
+    public let maxKeySize: Int
+
+    @usableFromInline let gate: TransactionGate
+    let databaseLock = ConditionLock(recursive: true)
+    var databaseCache: [String: DatabaseRecord] = [:]
+    private let registryKey: EnvironmentRegistry.Key
+    var asyncWriterStorage: AsyncWriter?
+    let asyncWriterLock = ConditionLock()
+    /// Bounds of the group-commit writer; set before the first async write.
+    public let groupCommitOptions: GroupCommitOptions
+
+    struct DatabaseRecord { let dbi: MDB_dbi; let flags: DatabaseFlags }
+
+    /// The version of the LMDB library loaded at run time, such as `"LMDB 0.9.24: (July 24, 2019)"`.
+    public static var libraryVersion: String { String(cString: mdb_version(nil, nil, nil)) }
+
+    /// The version of the LMDB library loaded at run time as numbers.
+    public static var libraryVersionNumbers: (major: Int, minor: Int, patch: Int) {
+        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
+        _ = mdb_version(&major, &minor, &patch)
+        return (Int(major), Int(minor), Int(patch))
+    }
+
+    /// Opens (creating if needed) the environment in the folder at `path`.
+    ///
+    /// - Throws: ``LMDBError`` naming the folder when it cannot be created or opened, when it is
+    ///   not an LMDB environment, or when it is already open with a different `readOnly` setting.
+    public static func open(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
+        let absolute = try Self.prepareFolder(path, options: options)
+        guard let st = fileStatus(absolute) else {
+            throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
+        }
+        let key = EnvironmentRegistry.Key(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        let env = try EnvironmentRegistry.shared.environment(for: key) {
+            try Environment(path: absolute, options: options, key: key)
+        }
+        if env.options.readOnly != options.readOnly {
+            throw LMDBError(code: LMDBError.incompatible.code, operation: "open environment",
+                            detail: "'\(absolute)' is already open in this process with readOnly=\(env.options.readOnly)")
+        }
+        return env
+    }
+
+    private init(path: String, options: EnvironmentOptions, key: EnvironmentRegistry.Key) throws {
+        var env: OpaquePointer?
+        try check(mdb_env_create(&env), "mdb_env_create")
+        guard let env else { throw LMDBError.outOfMemory }
+        func fail(_ rc: Int32, _ op: String) -> LMDBError {
+            mdb_env_close(env)
+            return LMDBError(code: rc, operation: op, detail: "folder '\(path)'")
+        }
+        var rc = mdb_env_set_maxdbs(env, MDB_dbi(clamping: options.maxDatabases))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxdbs") }
+        rc = mdb_env_set_maxreaders(env, UInt32(clamping: options.maxReaders))
+        if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
+        rc = mdb_env_set_mapsize(env, max(options.mapSize, 4096))
+        if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
+        try FileValidator.validateBeforeOpen(folder: path)
+        rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode))
+        if rc != 0 { throw fail(rc, "open environment") }
+        self.handle = env
+        self.path = path
+        self.options = options
+        self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
+        self.gate = TransactionGate(poolLimit: options.readTransactionPoolSize)
+        self.registryKey = key
+        self.groupCommitOptions = options.groupCommit
+        _ = try? readerCheck()
+    }
+
+    deinit {
+        asyncWriterStorage?.stop()
+        let pooled = (try? gate.close()) ?? []
+        let env = handle
+        EnvironmentRegistry.shared.remove(registryKey) {
+            for txn in pooled { mdb_txn_abort(txn) }
+            mdb_env_close(env)
+        }
+    }
+
+    /// Closes the environment now. Later use of it throws an error saying it is closed.
+    ///
+    /// - Throws: `LMDBError.busy` when transactions are still open; nothing is closed then.
+    public func close() throws {
+        let pooled = try gate.close()
+        asyncWriterLock.withLock { asyncWriterStorage?.stop() }
+        for txn in pooled { mdb_txn_abort(txn) }
+    }
+
+    /// Whether ``close()`` was called.
+    public var isClosed: Bool { gate.isClosed }
+
+    /// Creates the folder with `directoryMode` when missing and returns its absolute path.
+    private static func prepareFolder(_ path: String, options: EnvironmentOptions) throws -> String {
+        guard !path.isEmpty else {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open environment", detail: "the path is empty")
+        }
+        var absolute = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            guard getcwd(&buffer, buffer.count) != nil else {
+                throw LMDBError(code: errno, operation: "open environment", detail: "cannot read the current folder")
+            }
+            let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            absolute = cwd + "/" + path
+        }
+        if !options.readOnly {
+            try makeDirectories(absolute, mode: options.directoryMode)
+        }
+        guard let st = fileStatus(absolute) else {
+            throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
+        }
+        if (st.st_mode & S_IFMT) != S_IFDIR {
+            throw LMDBError(code: ENOTDIR, operation: "open environment", detail: "'\(absolute)' is not a folder")
+        }
+        return absolute
+    }
+
+    private static func makeDirectories(_ path: String, mode: UInt32) throws {
+        if fileStatus(path) != nil { return }
+        let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        if !parent.isEmpty, parent != path { try makeDirectories(parent, mode: 0o755) }
+        if mkdir(path, mode_t(mode)) != 0 && errno != EEXIST {
+            throw LMDBError(code: errno, operation: "create folder", detail: "'\(path)'")
+        }
+        _ = chmod(path, mode_t(mode)) // exactly `mode`, whatever the umask
+    }
+}
+
+/// `stat(2)` of a path, or nil (with `errno` set).
+func fileStatus(_ path: String) -> stat? {
+    var st = stat()
+    return stat(path, &st) == 0 ? st : nil
+}

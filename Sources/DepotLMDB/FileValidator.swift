@@ -1,0 +1,110 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Checks an existing `data.mdb` before LMDB maps it.
+///
+/// LMDB 0.9 trusts its on-disk structures: a damaged meta page can make `mdb_env_open` or the
+/// first read crash the process. Depot reads both meta pages first and refuses a file whose
+/// magic, version, page size, last page or database roots do not make sense, with
+/// `LMDBError.corrupted` (or `LMDBError.invalid` for a file that is not LMDB's at all).
+public enum FileValidator {
+    static let magic: UInt32 = 0xBEEF_C0DE
+    static let dataVersion: UInt32 = 1
+    static let invalidPage = UInt64.max
+
+    /// A meta page as read from disk.
+    public struct Meta: Sendable, Hashable {
+        /// The page size recorded in the meta page.
+        public var pageSize: UInt32
+        /// The map size recorded in the meta page.
+        public var mapSize: UInt64
+        /// The last used page number.
+        public var lastPage: UInt64
+        /// The transaction ID of the commit that wrote this meta page.
+        public var transactionID: UInt64
+        /// Root pages of the free-list and main databases (`UInt64.max` when empty).
+        public var roots: (free: UInt64, main: UInt64)
+
+        public static func == (a: Meta, b: Meta) -> Bool {
+            a.pageSize == b.pageSize && a.mapSize == b.mapSize && a.lastPage == b.lastPage
+                && a.transactionID == b.transactionID && a.roots.free == b.roots.free && a.roots.main == b.roots.main
+        }
+        public func hash(into h: inout Hasher) { h.combine(transactionID); h.combine(lastPage) }
+    }
+
+    /// Validates `folder/data.mdb` if it exists and is not empty. A missing or empty file is fine
+    /// (LMDB creates a new environment).
+    public static func validateBeforeOpen(folder: String) throws(LMDBError) {
+        let file = folder + "/data.mdb"
+        let fd = open(file, O_RDONLY)
+        if fd < 0 { return } // missing: LMDB creates it, or reports its own error
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return }
+        let size = UInt64(st.st_size)
+        if size == 0 { return }
+        _ = try validate(fd: fd, fileSize: size, file: file)
+    }
+
+    /// Reads and checks both meta pages of an open `data.mdb`; returns them.
+    public static func validate(fd: Int32, fileSize: UInt64, file: String) throws(LMDBError) -> [Meta] {
+        func bad(_ code: LMDBError, _ why: String) -> LMDBError {
+            LMDBError(code: code.code, operation: "validate data file", detail: "'\(file)': \(why)")
+        }
+        if fileSize < 2 * 512 { throw bad(.invalid, "file of \(fileSize) bytes is too small to hold two meta pages") }
+        var first = [UInt8](repeating: 0, count: 512)
+        guard pread(fd, &first, 512, 0) == 512 else { throw bad(.corrupted, "cannot read the first meta page") }
+        let meta0 = try parse(first, pageNumber: 0, bad: bad)
+        let pageSize = UInt64(meta0.pageSize)
+        if fileSize < 2 * pageSize { throw bad(.corrupted, "file of \(fileSize) bytes is shorter than two pages of \(pageSize)") }
+        var second = [UInt8](repeating: 0, count: 512)
+        guard pread(fd, &second, 512, off_t(pageSize)) == 512 else { throw bad(.corrupted, "cannot read the second meta page") }
+        let meta1 = try parse(second, pageNumber: 1, bad: bad)
+        if meta1.pageSize != meta0.pageSize { throw bad(.corrupted, "the two meta pages disagree on the page size") }
+        let pages = fileSize / pageSize
+        for (index, meta) in [meta0, meta1].enumerated() {
+            if meta.lastPage < 1 { throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) is below 1") }
+            if meta.lastPage >= pages {
+                throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) lies beyond the file's \(pages) pages")
+            }
+            for root in [meta.roots.free, meta.roots.main] where root != invalidPage {
+                if root < 2 || root > meta.lastPage {
+                    throw bad(.corrupted, "meta page \(index): database root page \(root) lies outside pages 2...\(meta.lastPage)")
+                }
+            }
+        }
+        return [meta0, meta1]
+    }
+
+    private static func parse(_ page: [UInt8], pageNumber: UInt64, bad: (LMDBError, String) -> LMDBError) throws(LMDBError) -> Meta {
+        func u16(_ o: Int) -> UInt16 { UInt16(page[o]) | UInt16(page[o + 1]) << 8 }
+        func u32(_ o: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(page[o + $1]) << (8 * $1) } }
+        func u64(_ o: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(page[o + $1]) << (8 * $1) } }
+        // Page header (16 bytes): pgno u64, pad u16, flags u16, lower u16, upper u16.
+        let header = 16
+        let magicValue = u32(header)
+        if magicValue != magic {
+            throw bad(.invalid, "meta page \(pageNumber) has no LMDB magic number (not an LMDB file, or damaged)")
+        }
+        let version = u32(header + 4)
+        if version != dataVersion { throw bad(.versionMismatch, "meta page \(pageNumber) has data version \(version), expected \(dataVersion)") }
+        if u64(0) != pageNumber { throw bad(.corrupted, "meta page \(pageNumber) says it is page \(u64(0))") }
+        if u16(10) & 0x08 == 0 { throw bad(.corrupted, "meta page \(pageNumber) is not flagged as a meta page") }
+        // MDB_meta: magic u32, version u32, address ptr, mapsize u64, dbs[2] (48 bytes each), last_pg u64, txnid u64.
+        let mapSize = u64(header + 16)
+        let dbs = header + 24
+        let pageSize = u32(dbs) // mm_dbs[FREE_DBI].md_pad holds the page size
+        if pageSize < 512 || pageSize > 65536 || pageSize & (pageSize - 1) != 0 {
+            throw bad(.corrupted, "meta page \(pageNumber) has page size \(pageSize), not a power of two from 512 to 65536")
+        }
+        let freeRoot = u64(dbs + 40)
+        let mainRoot = u64(dbs + 48 + 40)
+        let lastPage = u64(dbs + 96)
+        let txnID = u64(dbs + 104)
+        return Meta(pageSize: pageSize, mapSize: mapSize, lastPage: lastPage, transactionID: txnID,
+                    roots: (freeRoot, mainRoot))
+    }
+}

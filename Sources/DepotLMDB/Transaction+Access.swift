@@ -1,0 +1,191 @@
+import CLMDB
+
+extension Transaction {
+    // MARK: Reading
+
+    /// Calls `body` with the bytes stored under `key`, straight from the memory map (no copy),
+    /// and returns its result; returns nil when the key is absent. The bytes are valid only
+    /// during the call: copy what you keep.
+    @inlinable
+    public func withValue<K, V, R>(forKey key: K.Value, in db: Database<K, V>,
+                                   _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let txn = try liveHandle("mdb_get")
+        return try K.withBytes(of: key) { keyBytes -> R? in
+            try db.validateKey(keyBytes.count, operation: "mdb_get")
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val()
+            let rc = mdb_get(txn, MDB_dbi(db.dbi), &k, &v)
+            if rc == MDB_NOTFOUND { return nil }
+            if _slowPath(rc != 0) { throw failure(rc, "mdb_get", db.name) }
+            return try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        }
+    }
+
+    /// The value stored under `key`, decoded by the database's value codec, or nil.
+    @inlinable
+    public func get<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> V.Value? {
+        try withValue(forKey: key, in: db) { try V.decode($0) }
+    }
+
+    /// Whether `key` is present.
+    @inlinable
+    public func contains<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> Bool {
+        try withValue(forKey: key, in: db) { _ in true } ?? false
+    }
+
+    // MARK: Writing
+
+    /// Stores `value` under `key`.
+    ///
+    /// - Throws: ``LMDBError/keyExists`` with `.noOverwrite` (or `.noDupData`) when present;
+    ///   ``LMDBError/badValueSize`` for an empty or over-long key (checked before LMDB sees it);
+    ///   ``LMDBError/mapFull`` when the map is full (a scoped write then grows it and re-runs).
+    @inlinable
+    public func put<K, V>(_ value: V.Value, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = []) throws {
+        let txn = try liveHandle("mdb_put")
+        if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        try K.withBytes(of: key) { keyBytes throws in
+            try db.validateKey(keyBytes.count, operation: "mdb_put")
+            try V.withBytes(of: value) { valueBytes throws in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                let rc = mdb_put(txn, MDB_dbi(db.dbi), &k, &v, flags.rawValue)
+                if _slowPath(rc != 0) { throw failure(rc, "mdb_put", db.name) }
+            }
+        }
+    }
+
+    /// Reserves `count` bytes under `key` and lets `body` fill them in place (`MDB_RESERVE`):
+    /// no intermediate buffer for large values. Not for ``DatabaseFlags/dupSort`` databases.
+    @inlinable
+    public func putReserving<K, V>(count: Int, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = [],
+                                   _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        let txn = try liveHandle("mdb_put")
+        if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        try K.withBytes(of: key) { keyBytes throws in
+            try db.validateKey(keyBytes.count, operation: "mdb_put")
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            var v = MDB_val(mv_size: count, mv_data: nil)
+            let rc = mdb_put(txn, MDB_dbi(db.dbi), &k, &v, flags.rawValue | UInt32(MDB_RESERVE))
+            if _slowPath(rc != 0) { throw failure(rc, "mdb_put", db.name) }
+            try body(UnsafeMutableRawBufferPointer(start: v.mv_data, count: count))
+        }
+    }
+
+    /// Deletes `key` (every value of it in a dupSort database). Returns false when it was absent.
+    @inlinable
+    @discardableResult
+    public func delete<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> Bool {
+        let txn = try liveHandle("mdb_del")
+        if _slowPath(isReadOnly) { throw readOnlyError("mdb_del", db.name) }
+        return try K.withBytes(of: key) { keyBytes throws -> Bool in
+            try db.validateKey(keyBytes.count, operation: "mdb_del")
+            var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+            let rc = mdb_del(txn, MDB_dbi(db.dbi), &k, nil)
+            if rc == MDB_NOTFOUND { return false }
+            if _slowPath(rc != 0) { throw failure(rc, "mdb_del", db.name) }
+            return true
+        }
+    }
+
+    /// Deletes one key/value pair of a dupSort database. Returns false when it was absent.
+    @discardableResult
+    public func delete<K, V>(_ key: K.Value, value: V.Value, in db: Database<K, V>) throws -> Bool {
+        let txn = try liveHandle("mdb_del")
+        if isReadOnly { throw readOnlyError("mdb_del", db.name) }
+        return try K.withBytes(of: key) { keyBytes throws -> Bool in
+            try db.validateKey(keyBytes.count, operation: "mdb_del")
+            return try V.withBytes(of: value) { valueBytes throws -> Bool in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                let rc = mdb_del(txn, MDB_dbi(db.dbi), &k, &v)
+                if rc == MDB_NOTFOUND { return false }
+                if rc != 0 { throw failure(rc, "mdb_del", db.name) }
+                return true
+            }
+        }
+    }
+
+    // MARK: Databases
+
+    /// Opens the database `name` (`nil` for the main database) in this transaction, creating it
+    /// when `create` is true and this is a write transaction. A database created here becomes
+    /// visible to other transactions when this one commits; if it aborts, the database is gone.
+    public func openDatabase<K: LMDBCodec, V: LMDBCodec>(
+        _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
+    ) throws -> Database<K, V> {
+        let txn = try liveHandle("open database")
+        let env = environment
+        if let name, name.isEmpty {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database", detail: "a database name must not be empty")
+        }
+        let cacheKey = name ?? ""
+        if !holdsDatabaseLock { env.databaseLock.lock() }
+        var keepLock = false
+        defer { if !holdsDatabaseLock && !keepLock { env.databaseLock.unlock() } }
+        if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record {
+            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+        }
+        if isReadOnly {
+            // Not in this (pooled, later reset) transaction: LMDB would close the handle at reset.
+            // Open it in a short read transaction of its own that commits, then check that this
+            // snapshot can use it.
+            let record = try env.openDatabaseInOwnReadTransaction(name, flags: flags)
+            var actual: UInt32 = 0
+            if mdb_dbi_flags(txn, record.dbi, &actual) != 0 {
+                throw LMDBError(code: LMDBError.badDatabase.code, operation: "open database", database: name,
+                                detail: "the database was first opened after this read transaction began; open it with env.openDatabase before the transaction")
+            }
+            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+        }
+        var dbi: MDB_dbi = 0
+        let rc = mdb_dbi_open(txn, name, flags.rawValue | (create ? UInt32(MDB_CREATE) : 0), &dbi)
+        if rc != 0 {
+            throw LMDBError(code: rc, operation: "open database", database: name,
+                            detail: rc == MDB_NOTFOUND ? "no database of that name exists" :
+                                rc == MDB_DBS_FULL ? "maxDatabases (\(env.options.maxDatabases)) reached" : nil)
+        }
+        var actual: UInt32 = 0
+        _ = mdb_dbi_flags(txn, dbi, &actual)
+        let record = Environment.DatabaseRecord(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
+        openedDatabases.append((childDepth, cacheKey, record))
+        // LMDB: a transaction that opened a database must end before any other may open one.
+        if !holdsDatabaseLock { holdsDatabaseLock = true; keepLock = true }
+        return Database(dbi: dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+    }
+
+    /// Statistics of `db` as seen by this transaction.
+    public func stat<K, V>(_ db: Database<K, V>) throws -> DatabaseStat {
+        let txn = try liveHandle("mdb_stat")
+        var s = MDB_stat()
+        let rc = mdb_stat(txn, MDB_dbi(db.dbi), &s)
+        if rc != 0 { throw failure(rc, "mdb_stat", db.name) }
+        return DatabaseStat(s)
+    }
+
+    /// Number of entries in `db`.
+    public func count<K, V>(_ db: Database<K, V>) throws -> Int { try stat(db).entries }
+
+    /// Deletes every entry of `db`, keeping the database.
+    public func clear<K, V>(_ db: Database<K, V>) throws {
+        let txn = try liveHandle("mdb_drop")
+        if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
+        let rc = mdb_drop(txn, MDB_dbi(db.dbi), 0)
+        if rc != 0 { throw failure(rc, "clear database", db.name) }
+    }
+
+    /// Deletes `db` itself from the environment. Its handle must not be used afterwards.
+    public func drop<K, V>(_ db: Database<K, V>) throws {
+        let txn = try liveHandle("mdb_drop")
+        if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
+        guard db.name != nil else {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "drop database", detail: "the main database cannot be dropped; use clear")
+        }
+        let env = environment
+        if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
+        let rc = mdb_drop(txn, MDB_dbi(db.dbi), 1)
+        if rc != 0 { throw failure(rc, "drop database", db.name) }
+        env.databaseCache[db.name ?? ""] = nil
+        openedDatabases.removeAll { $0.name == db.name }
+    }
+}

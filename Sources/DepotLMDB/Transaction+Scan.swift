@@ -1,0 +1,122 @@
+import CLMDB
+
+extension Transaction {
+    /// Visits the entries of `db` in `range`, in key order (or reverse), with the raw bytes
+    /// straight from the map (valid only during each call). Return false from `body` to stop.
+    /// In a dupSort database every value of a key is visited.
+    public func forEachRaw<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
+                                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let lower = range.lower.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
+        let upper = range.upper.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
+        let prefix = range.prefix.map { K.withBytes(of: $0) { [UInt8]($0) } }
+        let txn = try liveHandle("scan")
+        let dbi = MDB_dbi(db.dbi)
+        func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {
+            b.withUnsafeBytes { bb in
+                var x = MDB_val(mv_size: a.count, mv_data: UnsafeMutableRawPointer(mutating: a.baseAddress))
+                var y = MDB_val(mv_size: bb.count, mv_data: UnsafeMutableRawPointer(mutating: bb.baseAddress))
+                return mdb_cmp(txn, dbi, &x, &y)
+            }
+        }
+        func inRange(_ key: UnsafeRawBufferPointer) -> Bool {
+            if let prefix, !(key.count >= prefix.count && key.prefix(prefix.count).elementsEqual(prefix)) { return false }
+            if let (bound, inclusive) = lower {
+                let c = compare(key, bound)
+                if c < 0 || (c == 0 && !inclusive) { return false }
+            }
+            if let (bound, inclusive) = upper {
+                let c = compare(key, bound)
+                if c > 0 || (c == 0 && !inclusive) { return false }
+            }
+            return true
+        }
+        try withCursor(db) { cursor in
+            var entry: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)?
+            if !reverse {
+                let start = [lower?.0, prefix].compactMap { $0 }.max { a, b in
+                    a.withUnsafeBytes { compare($0, b) < 0 }
+                }
+                if let start, !start.isEmpty {
+                    entry = try start.withUnsafeBytes { try cursor.moveRaw(MDB_SET_RANGE, key: $0) }
+                } else {
+                    entry = try cursor.moveRaw(MDB_FIRST)
+                }
+                // Skip an excluded lower bound.
+                while let e = entry, let (bound, inclusive) = lower, !inclusive, compare(e.key, bound) == 0 {
+                    entry = try cursor.moveRaw(MDB_NEXT)
+                }
+                while let e = entry, inRange(e.key) {
+                    guard try body(e.key, e.value) else { return }
+                    entry = try cursor.moveRaw(MDB_NEXT)
+                }
+            } else {
+                // Position on the first key past the range's top, then step back.
+                var seek = upper.map { $0.0 }
+                if let prefix, let successor = Self.successor(of: prefix),
+                   seek == nil || successor.withUnsafeBytes({ compare($0, seek!) < 0 }) {
+                    seek = successor
+                }
+                if let seek, !seek.isEmpty {
+                    entry = try seek.withUnsafeBytes { try cursor.moveRaw(MDB_SET_RANGE, key: $0) }
+                    if let e = entry {
+                        if inRange(e.key) {
+                            // Exactly on an included upper bound: start from its last duplicate.
+                            if db.flags.contains(.dupSort) { entry = try cursor.moveRaw(MDB_LAST_DUP) }
+                        } else {
+                            entry = try cursor.moveRaw(MDB_PREV)
+                        }
+                    } else {
+                        entry = try cursor.moveRaw(MDB_LAST)
+                    }
+                } else {
+                    entry = try cursor.moveRaw(MDB_LAST)
+                }
+                func aboveRange(_ key: UnsafeRawBufferPointer) -> Bool {
+                    if let (bound, inclusive) = upper {
+                        let c = compare(key, bound)
+                        if c > 0 || (c == 0 && !inclusive) { return true }
+                    }
+                    if let prefix, !(key.count >= prefix.count && key.prefix(prefix.count).elementsEqual(prefix)),
+                       compare(key, prefix) > 0 { return true }
+                    return false
+                }
+                while let e = entry, aboveRange(e.key) { entry = try cursor.moveRaw(MDB_PREV) }
+                while let e = entry, inRange(e.key) {
+                    guard try body(e.key, e.value) else { return }
+                    entry = try cursor.moveRaw(MDB_PREV)
+                }
+            }
+        }
+    }
+
+    /// The smallest byte string greater than every string starting with `prefix`, or nil if none.
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var bytes = prefix
+        while let last = bytes.last {
+            if last < 0xFF { bytes[bytes.count - 1] = last + 1; return bytes }
+            bytes.removeLast()
+        }
+        return nil
+    }
+
+    /// Visits the entries of `db` in `range`, decoded, in key order (or reverse).
+    /// Return false from `body` to stop early.
+    public func forEach<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
+                              _ body: (K.Value, V.Value) throws -> Bool) throws {
+        try forEachRaw(in: db, range: range, reverse: reverse) { key, value in
+            try body(try K.decode(key), try V.decode(value))
+        }
+    }
+
+    /// The entries of `db` in `range`, decoded and copied into an array (at most `limit`).
+    public func entries<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
+                              limit: Int = .max) throws -> [(key: K.Value, value: V.Value)] {
+        var result: [(key: K.Value, value: V.Value)] = []
+        guard limit > 0 else { return result }
+        try forEach(in: db, range: range, reverse: reverse) { key, value in
+            result.append((key, value))
+            return result.count < limit
+        }
+        return result
+    }
+}

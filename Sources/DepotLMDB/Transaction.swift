@@ -1,0 +1,147 @@
+import CLMDB
+
+/// A read or write transaction.
+///
+/// Get one from ``Environment/read(_:)`` or ``Environment/write(_:)`` (the transaction ends when
+/// the closure returns: commit on return, abort on throw), or from
+/// ``Environment/beginTransaction(readOnly:)`` for the explicit form. A transaction is not
+/// `Sendable`: it belongs to the thread that runs its closure, and must not live across an `await`.
+/// Any use after it ended throws ``LMDBError/badTransaction`` naming the mistake.
+public final class Transaction {
+    /// The environment this transaction belongs to.
+    public let environment: Environment
+    /// The current `MDB_txn*` (the innermost child while ``nested(_:)`` runs).
+    @usableFromInline var handle: OpaquePointer?
+    /// Whether this is a read-only transaction.
+    public let isReadOnly: Bool
+    /// Set when an operation hit `MDB_MAP_FULL`: the scoped write then grows the map and re-runs.
+    @usableFromInline var hitMapFull = false
+    /// Scoped transactions are ended by their closure's return, not by `commit()`/`abort()`.
+    let isScoped: Bool
+    /// Depth of ``nested(_:)`` children currently open.
+    var childDepth = 0
+    /// Databases opened (created) by this write transaction, published to the environment at commit.
+    var openedDatabases: [(depth: Int, name: String, record: Environment.DatabaseRecord)] = []
+    /// Whether this transaction holds the environment's database-open lock until it ends.
+    var holdsDatabaseLock = false
+
+    init(environment: Environment, handle: OpaquePointer, readOnly: Bool, scoped: Bool) {
+        self.environment = environment
+        self.handle = handle
+        self.isReadOnly = readOnly
+        self.isScoped = scoped
+    }
+
+    deinit {
+        // Only an explicit transaction can reach here unfinished (scoped ones are always ended).
+        if handle != nil { try? environment.endExplicit(self, commit: false) }
+    }
+
+    /// Whether the transaction is still usable.
+    public var isActive: Bool { handle != nil }
+
+    /// The live `MDB_txn*`, or a clear error when the transaction has ended.
+    @inlinable @inline(__always)
+    func liveHandle(_ operation: StaticString) throws(LMDBError) -> OpaquePointer {
+        guard let handle else { throw endedError(operation) }
+        return handle
+    }
+
+    @usableFromInline
+    func endedError(_ operation: StaticString) -> LMDBError {
+        LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",
+                  detail: "the transaction has already ended (committed or aborted); values and cursors from it are no longer valid")
+    }
+
+    @usableFromInline
+    func readOnlyError(_ operation: StaticString, _ database: String?) -> LMDBError {
+        LMDBError(code: LMDBError.permissionDenied.code, operation: "\(operation)", database: database,
+                  detail: "a read-only transaction cannot write")
+    }
+
+    /// Records `MDB_MAP_FULL` and converts a return code into an error.
+    @usableFromInline
+    func failure(_ rc: Int32, _ operation: StaticString, _ database: String?) -> LMDBError {
+        if rc == MDB_MAP_FULL { hitMapFull = true }
+        return LMDBError(code: rc, operation: "\(operation)", database: database)
+    }
+
+    /// The ID of this transaction's snapshot (`mdb_txn_id`).
+    public var id: Int {
+        guard let handle else { return 0 }
+        return Int(mdb_txn_id(handle))
+    }
+
+    // MARK: Child transactions
+
+    /// Runs `body` in a child transaction (a savepoint): its changes join the parent when `body`
+    /// returns, and are undone alone when it throws. The same `Transaction` object is used
+    /// inside, so code that captured the parent works unchanged.
+    public func nested<R>(_ body: (Transaction) throws -> R) throws -> R {
+        let parent = try liveHandle("begin child transaction")
+        if isReadOnly {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "begin child transaction",
+                            detail: "read-only transactions cannot have children")
+        }
+        var child: OpaquePointer?
+        let rc = mdb_txn_begin(environment.handle, parent, 0, &child)
+        if rc != 0 { throw failure(rc, "begin child transaction", nil) }
+        handle = child
+        childDepth += 1
+        let depth = childDepth
+        func finish() {
+            childDepth -= 1
+            handle = parent
+        }
+        do {
+            let result = try body(self)
+            let rc = mdb_txn_commit(child)
+            finish()
+            if rc != 0 {
+                dropDatabases(openedAbove: depth - 1)
+                throw failure(rc, "commit child transaction", nil)
+            }
+            for i in openedDatabases.indices where openedDatabases[i].depth == depth {
+                openedDatabases[i].depth = depth - 1
+            }
+            return result
+        } catch {
+            if handle == child { mdb_txn_abort(child); finish() }
+            dropDatabases(openedAbove: depth - 1)
+            throw error
+        }
+    }
+
+    func dropDatabases(openedAbove depth: Int) {
+        openedDatabases.removeAll { $0.depth > depth }
+    }
+
+    // MARK: Explicit form
+
+    /// Commits an explicit transaction (from ``Environment/beginTransaction(readOnly:)``).
+    ///
+    /// - Throws: ``LMDBError/badTransaction`` if it already ended or is closure-scoped;
+    ///   any error of `mdb_txn_commit` (the transaction is then aborted).
+    public func commit() throws {
+        try checkExplicit("commit")
+        try environment.endExplicit(self, commit: true)
+    }
+
+    /// Aborts an explicit transaction. Aborting one that already ended does nothing.
+    public func abort() {
+        guard handle != nil, !isScoped, childDepth == 0 else { return }
+        try? environment.endExplicit(self, commit: false)
+    }
+
+    private func checkExplicit(_ operation: StaticString) throws(LMDBError) {
+        _ = try liveHandle(operation)
+        if isScoped {
+            throw LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",
+                            detail: "a closure-scoped transaction ends when its closure returns (commit) or throws (abort)")
+        }
+        if childDepth > 0 {
+            throw LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",
+                            detail: "a child transaction is still open")
+        }
+    }
+}
