@@ -27,9 +27,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB"]),
+        .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot"]),
         .testTarget(name: "DepotTests", dependencies: ["Depot"]),
-        .testTarget(name: "DepotCLITests", dependencies: ["Depot"]),
+        .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -105,11 +105,18 @@ final class AsyncWriter: @unchecked Sendable {
         for w in waiters { w.resume() }
     }
 
-    private func takeBatch() -> [WriteJob]? {
+    /// Waits until work is queued; returns false once stopped with nothing left.
+    private func waitForWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
         while queue.count == head && !stopped { lock.wait() }
-        if queue.count == head && stopped { return nil }
+        return queue.count > head
+    }
+
+    /// Takes up to `maxBatchSize` queued jobs (after waiting up to `maxWait` for more).
+    private func takeBatch() -> [WriteJob] {
+        lock.lock()
+        defer { lock.unlock() }
         if options.maxWait > .zero, queue.count - head < options.maxBatchSize {
             let (seconds, attoseconds) = options.maxWait.components
             let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
@@ -144,10 +151,20 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     private func loop() {
-        while let batch = takeBatch() {
+        while waitForWork() {
+            // Claim the writer first: jobs stay cancellable while another writer holds it, and
+            // everything that queues up meanwhile joins this batch.
+            var claimError: Error?
+            do { try environment.gate.acquireWriter() } catch { claimError = error }
+            let batch = takeBatch()
             admit()
+            if let claimError {
+                for job in batch { job.error = claimError }
+            } else {
+                if !batch.isEmpty { run(batch) }
+                environment.gate.releaseWriter()
+            }
             if batch.isEmpty { continue }
-            run(batch)
             lock.withLock {
                 for job in batch { job.state = .done }
                 batchesCommitted += 1
@@ -158,14 +175,8 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     /// Runs a batch in one write transaction, each job in its own child transaction.
+    /// The caller holds the writer.
     private func run(_ batch: [WriteJob]) {
-        do {
-            try environment.gate.acquireWriter()
-        } catch {
-            for job in batch { job.error = error }
-            return
-        }
-        defer { environment.gate.releaseWriter() }
         do {
             try environment.writeHoldingWriter { txn in
                 for job in batch {
@@ -181,8 +192,7 @@ final class AsyncWriter: @unchecked Sendable {
             }
         } catch {
             // The commit failed: nobody's work is durable, so everybody gets the error.
-            for job in batch { job.error = job.error ?? error }
-            for job in batch where !(job.error is CancellationError) { job.error = error }
+            for job in batch { job.error = error }
         }
     }
 }

@@ -33,7 +33,11 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
         let c = try live()
         var k = MDB_val(mv_size: key?.count ?? 0, mv_data: UnsafeMutableRawPointer(mutating: key?.baseAddress))
         var v = MDB_val()
-        let rc = mdb_cursor_get(c, &k, &v, op)
+        var rc = mdb_cursor_get(c, &k, &v, op)
+        if rc == 0 && (op == MDB_FIRST_DUP || op == MDB_LAST_DUP) {
+            // LMDB leaves the key unset for these: read it back.
+            rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)
+        }
         if rc == MDB_NOTFOUND { return nil }
         if _slowPath(rc != 0) { throw transaction.failure(rc, "mdb_cursor_get", database.name) }
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))

@@ -26,7 +26,11 @@ extension Environment {
             }
             return try write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) }
         }
-        return try read { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: false) }
+        if isClosed { throw TransactionGate.closedError("open database") }
+        let record = try databaseLock.withLock { () throws(LMDBError) -> DatabaseRecord in
+            try openDatabaseInOwnReadTransaction(name, flags: flags, mayAdoptMapSize: true)
+        }
+        return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
     }
 
     /// Opens a database of raw byte keys and values.
@@ -36,13 +40,18 @@ extension Environment {
 
     /// Opens an existing database in a read transaction of its own that commits, and caches it.
     /// The caller holds `databaseLock`.
-    func openDatabaseInOwnReadTransaction(_ name: String?, flags: DatabaseFlags) throws(LMDBError) -> DatabaseRecord {
+    func openDatabaseInOwnReadTransaction(_ name: String?, flags: DatabaseFlags, mayAdoptMapSize: Bool = false) throws(LMDBError) -> DatabaseRecord {
         if let cached = databaseCache[name ?? ""] { return cached }
         var own: OpaquePointer?
-        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own), "open database", database: name)
+        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own)
+        if rc == MDB_MAP_RESIZED && mayAdoptMapSize {
+            try adoptMapSize()
+            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own)
+        }
+        try check(rc, "open database", database: name)
         guard let own else { throw LMDBError.outOfMemory }
         var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(own, name, flags.rawValue, &dbi)
+        rc = mdb_dbi_open(own, name, flags.rawValue, &dbi)
         if rc != 0 {
             mdb_txn_abort(own)
             throw LMDBError(code: rc, operation: "open database", database: name,

@@ -104,7 +104,8 @@ public final class Environment: @unchecked Sendable {
 
     deinit {
         asyncWriterStorage?.stop()
-        let pooled = (try? gate.close()) ?? []
+        // nil: close() already closed the handle and left the registry.
+        guard let pooled = try? gate.close() else { return }
         let env = handle
         EnvironmentRegistry.shared.remove(registryKey) {
             for txn in pooled { mdb_txn_abort(txn) }
@@ -112,13 +113,18 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Closes the environment now. Later use of it throws an error saying it is closed.
+    /// Closes the environment now. Later use of it throws an error saying it is closed, and the
+    /// folder can be opened again (a new `Environment`). Closing twice does nothing.
     ///
     /// - Throws: `LMDBError.busy` when transactions are still open; nothing is closed then.
     public func close() throws {
-        let pooled = try gate.close()
+        guard let pooled = try gate.close() else { return }
         asyncWriterLock.withLock { asyncWriterStorage?.stop() }
-        for txn in pooled { mdb_txn_abort(txn) }
+        let env = handle
+        EnvironmentRegistry.shared.remove(registryKey) {
+            for txn in pooled { mdb_txn_abort(txn) }
+            mdb_env_close(env)
+        }
     }
 
     /// Whether ``close()`` was called.

@@ -37,7 +37,7 @@ final class EnvironmentRegistry: @unchecked Sendable {
         return environment
     }
 
-    /// Removes `key` after its environment was closed, and wakes anyone waiting to reopen it.
+    /// Closes an environment and removes `key`, then wakes anyone waiting to reopen it.
     func remove(_ key: Key, closing: () -> Void) {
         lock.withLock {
             closing()

@@ -123,10 +123,11 @@ final class TransactionGate: @unchecked Sendable {
 
     // MARK: Closing
 
-    /// Marks the gate closed if nothing is active and returns the pooled handles to abort.
-    func close() throws(LMDBError) -> [OpaquePointer] {
-        try lock.withLock { () throws(LMDBError) -> [OpaquePointer] in
-            if closed { return [] }
+    /// Marks the gate closed if nothing is active and returns the pooled handles to abort;
+    /// nil when it was already closed.
+    func close() throws(LMDBError) -> [OpaquePointer]? {
+        try lock.withLock { () throws(LMDBError) -> [OpaquePointer]? in
+            if closed { return nil }
             if activeReaders > 0 || writerActive || writersWaiting > 0 {
                 throw LMDBError(code: LMDBError.busy.code, operation: "close environment",
                                 detail: "\(activeReaders) read and \(writerActive ? 1 : 0) write transaction(s) are still open")

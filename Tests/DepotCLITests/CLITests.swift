@@ -1,1 +1,96 @@
+import Foundation
 import Testing
+
+@Suite("depot CLI (key/value)")
+struct CLIKeyValueTests {
+    let folder = TemporaryFolder("depot-cli")
+    var dir: String { folder.sub("env") }
+
+    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        return try runProcess(exe, args)
+    }
+
+    @Test func putGetDeleteList() throws {
+        #expect(try depot("put", "--path", dir, "--db", "colors", "sky", "blue").status == 0)
+        #expect(try depot("put", "--path", dir, "--db", "colors", "grass", "green").status == 0)
+        #expect(try depot("put", "--path", dir, "--db", "colors", "sea", "blue-green 🌊").status == 0)
+        let got = try depot("get", "--path", dir, "--db", "colors", "sea")
+        #expect(got.status == 0)
+        #expect(got.out == "blue-green 🌊\n")
+        let list = try depot("list", "--path", dir, "--db", "colors")
+        #expect(list.out == "grass\tgreen\nsea\tblue-green 🌊\nsky\tblue\n")
+        let prefixed = try depot("list", "--path", dir, "--db", "colors", "--prefix", "s", "--limit", "1", "--json")
+        #expect(prefixed.out == "{\"key\":\"sea\",\"value\":\"blue-green 🌊\"}\n")
+        #expect(try depot("delete", "--path", dir, "--db", "colors", "sky").status == 0)
+        let missing = try depot("get", "--path", dir, "--db", "colors", "sky")
+        #expect(missing.status == 1)
+        #expect(missing.err.contains("'sky' not found"))
+        #expect(try depot("delete", "--path", dir, "--db", "colors", "sky").status == 1)
+    }
+
+    @Test func errorsNameWhatWasWrong() throws {
+        let noEnv = try depot("get", "--path", folder.sub("nowhere"), "--db", "x", "k")
+        #expect(noEnv.status == 1)
+        #expect(noEnv.err.contains("no environment at"))
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("nowhere")), "reading must not create a folder")
+        _ = try depot("put", "--path", dir, "--db", "a", "k", "v")
+        let noDB = try depot("get", "--path", dir, "--db", "b", "k")
+        #expect(noDB.status == 1)
+        #expect(noDB.err.contains("no database named 'b'"))
+        let usage = try depot("get", "--path", dir)
+        #expect(usage.status == 64, "usage errors exit with argument-parser's code")
+        let longKey = try depot("put", "--path", dir, "--db", "a", String(repeating: "x", count: 600), "v")
+        #expect(longKey.status == 1)
+        #expect(longKey.err.contains("600 bytes"))
+        let dup = try depot("put", "--path", dir, "--db", "a", "--no-overwrite", "k", "v2")
+        #expect(dup.status == 1)
+        #expect(dup.err.contains("MDB_KEYEXIST"))
+        #expect(!dup.err.contains("v2"), "errors never print stored values")
+        let badLimit = try depot("list", "--path", dir, "--db", "a", "--limit", "-3")
+        #expect(badLimit.status == 64)
+    }
+
+    @Test func statAndBackup() throws {
+        _ = try depot("put", "--path", dir, "--db", "things", "k", "v")
+        let stat = try depot("stat", "--path", dir)
+        #expect(stat.status == 0)
+        #expect(stat.out.contains("LMDB 0.9"))
+        #expect(stat.out.contains("things: 1 entries"))
+        let json = try depot("stat", "--path", dir, "--json")
+        let object = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        #expect((object?["lmdbVersion"] as? String)?.hasPrefix("LMDB") == true)
+        #expect(((object?["databases"] as? [String: Any])?["things"] as? [String: Any])?["entries"] as? Int == 1)
+        let backup = try depot("backup", "--path", dir, "--to", folder.sub("copy"), "--compact")
+        #expect(backup.status == 0, "\(backup.err)")
+        #expect(try depot("get", "--path", folder.sub("copy"), "--db", "things", "k").out == "v\n")
+        #expect(try depot("backup", "--path", dir, "--to", folder.sub("copy")).status == 1)
+    }
+
+    @Test func interoperatesWithLMDBTools() throws {
+        guard let dump = which("mdb_dump"), let load = which("mdb_load") else {
+            Issue.record("mdb_dump/mdb_load missing: install lmdb-utils")
+            return
+        }
+        _ = try depot("put", "--path", dir, "--db", "fruit", "apple", "red")
+        _ = try depot("put", "--path", dir, "--db", "fruit", "banana", "yellow")
+        let dumped = try runProcess(dump, ["-p", "-s", "fruit", dir])
+        #expect(dumped.status == 0, "\(dumped.err)")
+        #expect(dumped.out.contains("\n apple\n red\n"))
+        #expect(dumped.out.contains("\n banana\n yellow\n"))
+        // The other way: a database written by mdb_load reads back through depot.
+        let input = "VERSION=3\nformat=print\ntype=btree\nHEADER=END\n cherry\n dark red\n kiwi\n green\nDATA=END\n"
+        let loadPlain = try runProcess(load, ["-s", "imported", dir], input: Data(input.utf8))
+        #expect(loadPlain.status == 0, "\(loadPlain.err)")
+        #expect(try depot("get", "--path", dir, "--db", "imported", "cherry").out == "dark red\n")
+        #expect(try depot("list", "--path", dir, "--db", "imported").out == "cherry\tdark red\nkiwi\tgreen\n")
+    }
+
+    @Test func fillWritesRecords() throws {
+        let filled = try depot("fill", "--path", dir, "--db", "load", "--count", "2500", "--value-size", "10", "--batch", "1000")
+        #expect(filled.status == 0)
+        #expect(filled.out.contains("wrote 2500 records"))
+        let listed = try depot("list", "--path", dir, "--db", "load", "--limit", "2")
+        #expect(listed.out.hasPrefix("key-000000001\t"))
+    }
+}

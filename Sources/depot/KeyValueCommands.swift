@@ -1,0 +1,116 @@
+import ArgumentParser
+import DepotLMDB
+import Foundation
+
+struct PutCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "put",
+        abstract: "Store VALUE under KEY in a named database, as exactly their UTF-8 bytes.")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The named database (created if missing).") var db: String
+    @Flag(help: "Fail if the key already exists.") var noOverwrite = false
+    @Argument(help: "The key (1 to 511 bytes of UTF-8).") var key: String
+    @Argument(help: "The value.") var value: String
+
+    func run() throws {
+        try reportingErrors {
+            let env = try Environment.open(path: location.path)
+            let database = try env.openDatabase(db, key: StringCodec.self, value: StringCodec.self)
+            try env.write { try $0.put(value, forKey: key, in: database, flags: noOverwrite ? .noOverwrite : []) }
+        }
+    }
+}
+
+struct GetCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "Print the value stored under KEY. A missing key exits with status 1.")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The named database.") var db: String
+    @Argument(help: "The key.") var key: String
+
+    func run() throws {
+        try reportingErrors {
+            let env = try openExisting(location.path)
+            let database = try openExistingDatabase(env, db)
+            let value = try env.read { txn in try txn.get(Array(key.utf8), in: database) }
+            guard let value else {
+                printError("error: key '\(key)' not found in database '\(db)'")
+                throw ExitCode(1)
+            }
+            FileHandle.standardOutput.write(Data(value))
+            FileHandle.standardOutput.write(Data("\n".utf8))
+        }
+    }
+}
+
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete",
+        abstract: "Delete KEY. A missing key exits with status 1.")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The named database.") var db: String
+    @Argument(help: "The key.") var key: String
+
+    func run() throws {
+        try reportingErrors {
+            let env = try openExisting(location.path, readOnly: false)
+            let database = try openExistingDatabase(env, db)
+            let deleted = try env.write { try $0.delete(Array(key.utf8), in: database) }
+            if !deleted {
+                printError("error: key '\(key)' not found in database '\(db)'")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+struct ListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List keys and values of a named database in key order (tab-separated, or JSON Lines).")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The named database.") var db: String
+    @Option(help: "Only keys starting with this prefix.") var prefix: String?
+    @Option(help: "At most this many entries.") var limit: Int?
+    @Flag(help: "Print JSON Lines: {\"key\": …, \"value\": …} (hex in keyHex/valueHex for bytes that are not UTF-8).")
+    var json = false
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
+        if let prefix, prefix.isEmpty { throw ValidationError("--prefix must not be empty") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let env = try openExisting(location.path)
+            let database = try openExistingDatabase(env, db)
+            let range: KeyRange<[UInt8]> = prefix.map { .prefix(Array($0.utf8)) } ?? .all
+            var lines: [String] = []
+            try env.read { txn in
+                var count = 0
+                let max = limit ?? .max
+                guard max > 0 else { return }
+                try txn.forEach(in: database, range: range) { key, value in
+                    if json {
+                        var object: [String: Any] = [:]
+                        if let k = String(validating: key, as: UTF8.self) { object["key"] = k } else { object["keyHex"] = hex(key) }
+                        if let v = String(validating: value, as: UTF8.self) { object["value"] = v } else { object["valueHex"] = hex(value) }
+                        lines.append(try jsonLine(object))
+                    } else {
+                        lines.append(display(key) + "\t" + display(value))
+                    }
+                    count += 1
+                    return count < max
+                }
+            }
+            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+        }
+    }
+
+    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Testing
+@testable import DepotLMDB
+
+private struct Refused: Error, Equatable { let n: Int }
+
+@Suite("Async writes and group commit")
+struct AsyncWriteTests {
+    @Test func concurrentWritersAreBatchedAndIsolated() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("w", key: BigEndian<Int64>.self, value: StringCodec.self)
+        let results = await withTaskGroup(of: (Int, Result<Int, Error>).self) { group in
+            for i in 0..<400 {
+                group.addTask {
+                    do {
+                        let r = try await env.write { txn -> Int in
+                            try txn.put("v\(i)", forKey: Int64(i), in: db)
+                            if i % 10 == 3 { throw Refused(n: i) } // only this closure's work is undone
+                            return i * 2
+                        }
+                        return (i, .success(r))
+                    } catch {
+                        return (i, .failure(error))
+                    }
+                }
+            }
+            var all: [(Int, Result<Int, Error>)] = []
+            for await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.count == 400)
+        for (i, result) in results {
+            switch result {
+            case .success(let v): #expect(i % 10 != 3 && v == i * 2)
+            case .failure(let e): #expect(i % 10 == 3 && (e as? Refused) == Refused(n: i))
+            }
+        }
+        try env.read { txn throws in
+            #expect(try txn.count(db) == 360)
+            #expect(try txn.get(3, in: db) == nil)
+            #expect(try txn.get(4, in: db) == "v4")
+        }
+        let stats = try env.asyncWriter().statistics
+        #expect(stats.batches < 400, "some writes must share a commit")
+    }
+
+    @Test func syncAndAsyncWritersMix() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("m", key: StringCodec.self, value: BigEndian<Int64>.self)
+        try await env.write { try $0.put(0, forKey: "counter", in: db) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                if i % 2 == 0 {
+                    group.addTask {
+                        try await env.write { txn throws in
+                            let v = try txn.get("counter", in: db) ?? 0
+                            try txn.put(v + 1, forKey: "counter", in: db)
+                        }
+                    }
+                } else {
+                    group.addTask { try synchronousIncrement(env, db) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try env.read { try $0.get("counter", in: db) } == 200)
+    }
+
+    @Test func cancelledBeforeRunningGetsCancellationError() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("c", key: StringCodec.self, value: StringCodec.self)
+        // Hold the writer on a thread of its own so the queued job cannot start, then cancel it.
+        let holder = WriterHolder(env)
+        let task = Task { try await env.write { txn in try txn.put("x", forKey: "cancelled", in: db) } }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let outcome = await task.result
+        holder.release()
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try env.read { try $0.get("cancelled", in: db) } == nil)
+        try await env.write { try $0.put("y", forKey: "after", in: db) } // the writer still works
+    }
+
+    @Test func manyTasksNoDeadlockNoLostWakeup() async throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.groupCommit.maxQueueLength = 64 // force backpressure
+        let env = try Environment.open(path: folder.path, options: options)
+        let db = try env.openDatabase("n", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<10_000 {
+                group.addTask { try await env.write { try $0.put(Int64(i), forKey: Int64(i), in: db) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try env.read { try $0.count(db) } == 10_000)
+        #expect(try env.asyncWriter().pending == 0)
+    }
+}
+
+/// Holds the environment's writer in a synchronous write on a thread of its own until released.
+final class WriterHolder: @unchecked Sendable {
+    private let started = DispatchSemaphore(value: 0)
+    private let done = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    init(_ env: Environment) {
+        let thread = Thread { [started, done, finished] in
+            try? env.write { _ in
+                started.signal()
+                done.wait()
+            }
+            finished.signal()
+        }
+        thread.start()
+        started.wait()
+    }
+    func release() {
+        done.signal()
+        finished.wait()
+    }
+}
+
+/// A synchronous write, called from async tasks to mix both kinds of writers.
+func synchronousIncrement(_ env: Environment, _ db: Database<StringCodec, BigEndian<Int64>>) throws {
+    try env.write { txn throws in
+        let v = try txn.get("counter", in: db) ?? 0
+        try txn.put(v + 1, forKey: "counter", in: db)
+    }
+}
