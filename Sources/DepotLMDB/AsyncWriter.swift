@@ -158,12 +158,14 @@ final class AsyncWriter: @unchecked Sendable {
             do { try environment.gate.acquireWriter() } catch { claimError = error }
             let batch = takeBatch()
             admit()
+            var handlers: [() -> Void] = []
             if let claimError {
                 for job in batch { job.error = claimError }
             } else {
-                if !batch.isEmpty { run(batch) }
+                if !batch.isEmpty { handlers = run(batch) }
                 environment.gate.releaseWriter()
             }
+            for handler in handlers { handler() }
             if batch.isEmpty { continue }
             lock.withLock {
                 for job in batch { job.state = .done }
@@ -176,9 +178,10 @@ final class AsyncWriter: @unchecked Sendable {
 
     /// Runs a batch in one write transaction, each job in its own child transaction.
     /// The caller holds the writer.
-    private func run(_ batch: [WriteJob]) {
+    private func run(_ batch: [WriteJob]) -> [() -> Void] {
+        var handlers: [() -> Void] = []
         do {
-            try environment.writeHoldingWriter { txn in
+            try environment.writeHoldingWriter({ txn in
                 for job in batch {
                     job.error = nil
                     do {
@@ -189,11 +192,12 @@ final class AsyncWriter: @unchecked Sendable {
                     // A full map fails the whole batch so that it is re-run after growing.
                     if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "group commit") }
                 }
-            }
+            }, afterCommit: &handlers)
         } catch {
             // The commit failed: nobody's work is durable, so everybody gets the error.
             for job in batch { job.error = error }
         }
+        return handlers
     }
 }
 

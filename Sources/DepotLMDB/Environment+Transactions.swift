@@ -26,22 +26,29 @@ extension Environment {
     ///   thread throws ``LMDBError/deadlock``: use ``Transaction/nested(_:)`` instead.
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         try gate.acquireWriter()
-        defer { gate.releaseWriter() }
-        return try writeHoldingWriter(body)
+        var handlers: [() -> Void] = []
+        let result: R
+        do {
+            defer { gate.releaseWriter() }
+            result = try writeHoldingWriter(body, afterCommit: &handlers)
+        }
+        for handler in handlers { handler() }
+        return result
     }
 
-    /// The body of ``write(_:)``; the caller holds the writer.
-    func writeHoldingWriter<R>(_ body: (Transaction) throws -> R) throws -> R {
+    /// The body of ``write(_:)``; the caller holds the writer, and runs the transaction's
+    /// after-commit handlers (returned in `afterCommit`) once it released the writer.
+    func writeHoldingWriter<R>(_ body: (Transaction) throws -> R, afterCommit: inout [() -> Void]) throws -> R {
         while true {
             let txn = try beginWriteHoldingWriter(scoped: true)
             do {
                 let result = try body(txn)
                 if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "write") }
-                try finishWrite(txn, commit: true)
+                afterCommit = try finishWrite(txn, commit: true)
                 return result
             } catch {
                 let mapFull = txn.hitMapFull || LMDBError.mapFull ~= error
-                if txn.handle != nil { try? finishWrite(txn, commit: false) }
+                if txn.handle != nil { _ = try? finishWrite(txn, commit: false) }
                 if mapFull && options.automaticGrowth && !options.readOnly {
                     try growMap()
                     continue
@@ -72,8 +79,12 @@ extension Environment {
         if txn.isReadOnly {
             endRead(txn)
         } else {
-            defer { gate.releaseWriter() }
-            try finishWrite(txn, commit: commit)
+            let handlers: [() -> Void]
+            do {
+                defer { gate.releaseWriter() }
+                handlers = try finishWrite(txn, commit: commit)
+            }
+            for handler in handlers { handler() }
         }
     }
 
@@ -136,7 +147,9 @@ extension Environment {
         }
     }
 
-    func finishWrite(_ txn: Transaction, commit: Bool) throws(LMDBError) {
+    /// Commits or aborts; returns the after-commit handlers to run once the writer is released.
+    @discardableResult
+    func finishWrite(_ txn: Transaction, commit: Bool) throws(LMDBError) -> [() -> Void] {
         guard let h = txn.handle else { throw txn.endedError("commit") }
         txn.handle = nil
         defer {
@@ -153,10 +166,16 @@ extension Environment {
                 throw LMDBError(code: rc, operation: "commit")
             }
             for opened in txn.openedDatabases { databaseCache[opened.name] = opened.record }
+            txn.openedDatabases.removeAll()
+            let handlers = txn.commitHandlers
+            txn.commitHandlers.removeAll()
+            return handlers
         } else {
             mdb_txn_abort(h)
+            txn.openedDatabases.removeAll()
+            txn.commitHandlers.removeAll()
+            return []
         }
-        txn.openedDatabases.removeAll()
     }
 
     /// Doubles the map (up to `maxMapSize`). The caller holds the writer and has no open write transaction.

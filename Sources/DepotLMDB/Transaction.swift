@@ -24,6 +24,21 @@ public final class Transaction {
     var openedDatabases: [(depth: Int, name: String, record: Environment.DatabaseRecord)] = []
     /// Whether this transaction holds the environment's database-open lock until it ends.
     var holdsDatabaseLock = false
+    /// Work to run after this (top-level) write transaction committed.
+    var commitHandlers: [() -> Void] = []
+
+    /// An object that upper layers attach to the transaction (Depot's document layer keeps its
+    /// per-transaction state here). Released when the transaction object is.
+    public var attachment: AnyObject?
+
+    /// Runs `handler` right after this write transaction commits successfully (never on abort).
+    /// Handlers run on the committing thread, after the commit is durable, in registration order.
+    public func afterCommit(_ handler: @escaping () -> Void) {
+        commitHandlers.append(handler)
+    }
+
+    /// How many ``nested(_:)`` child transactions are open right now (0 at the top level).
+    public var nestingDepth: Int { childDepth }
 
     init(environment: Environment, handle: OpaquePointer, readOnly: Bool, scoped: Bool) {
         self.environment = environment

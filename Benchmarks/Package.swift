@@ -1,0 +1,44 @@
+// swift-tools-version: 6.1
+// Depot's benchmarks: a package of its own so that the main package never depends on GRDB or
+// package-benchmark. Build and run it with `--package-path Benchmarks` (see README.md).
+import PackageDescription
+
+let package = Package(
+    name: "DepotBenchmarks",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    dependencies: [
+        .package(name: "Depot", path: ".."),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
+    ],
+    targets: [
+        // The same workloads written straight on liblmdb: the baseline every ratio divides by.
+        .target(
+            name: "CLMDBBench",
+            path: "Sources/CLMDBBench",
+            linkerSettings: [.linkedLibrary("lmdb")]
+        ),
+        .executableTarget(
+            name: "depot-compare",
+            dependencies: [
+                "CLMDBBench",
+                .product(name: "DepotLMDB", package: "Depot"),
+                .product(name: "Depot", package: "Depot"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/depot-compare"
+        ),
+        .executableTarget(
+            name: "DepotBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "DepotLMDB", package: "Depot"),
+            ],
+            path: "Benchmarks/DepotBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

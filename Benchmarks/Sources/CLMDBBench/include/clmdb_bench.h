@@ -1,0 +1,58 @@
+#ifndef CLMDB_BENCH_H
+#define CLMDB_BENCH_H
+// The comparison workloads written straight on liblmdb (the baseline of depot-compare).
+// Every function opens its own environment in `dir` (created if missing) with MDB_NOTLS only
+// (durable defaults), a 2 GiB map, runs the workload on the main database, closes the environment
+// and returns the elapsed nanoseconds (CLOCK_MONOTONIC) of the measured part, or 0 on error (the
+// LMDB error is printed on stderr). Keys are 8-byte big-endian unsigned integers; values are
+// `value_size` bytes.
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Monotonic clock in nanoseconds.
+uint64_t clmdb_now_ns(void);
+
+/// The version string of the liblmdb loaded at run time.
+const char *clmdb_version(void);
+
+/// Puts keys 0..<n (as 8-byte big-endian counters) with MDB_APPEND in one write transaction.
+/// Measured: the put loop (the transaction's begin and its commit are timed into `commit_ns`
+/// when it is not NULL).
+uint64_t clmdb_append_put(const char *dir, size_t n, size_t value_size, uint64_t *commit_ns);
+
+/// Puts the n given keys (in that order, converted to big-endian) in one write transaction.
+/// Measured: the put loop; the commit into `commit_ns` when not NULL.
+uint64_t clmdb_random_put(const char *dir, const uint64_t *keys, size_t n, size_t value_size, uint64_t *commit_ns);
+
+/// Gets the n given keys (in that order) in one read transaction; every key must exist.
+/// Adds the first byte of every value into `*checksum`. Measured: the get loop.
+uint64_t clmdb_random_get(const char *dir, const uint64_t *keys, size_t n, uint64_t *checksum);
+
+/// Walks every record with a cursor (MDB_FIRST, then MDB_NEXT) in one read transaction.
+/// Stores the record count in `*count` and adds the last byte of every value into `*checksum`.
+/// Measured: the walk (cursor open to cursor close).
+uint64_t clmdb_scan(const char *dir, uint64_t *count, uint64_t *checksum);
+
+/// n write transactions of one put each (keys start..<start+n), each committed durably (fsync).
+/// Measured: all of them. If `latencies_ns` is not NULL it receives each transaction's time.
+uint64_t clmdb_durable_single_writes(const char *dir, uint64_t start, size_t n, size_t value_size, uint64_t *latencies_ns);
+
+/// Puts n records in one write transaction, in the given order. Record i's key is
+/// key_blob[key_offsets[i] ..< key_offsets[i+1]] and its value val_blob[val_offsets[i] ..< val_offsets[i+1]]
+/// (offsets arrays hold n + 1 entries). Measured: the whole transaction, begin to durable commit.
+uint64_t clmdb_put_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets,
+                         const uint8_t *val_blob, const size_t *val_offsets, size_t n);
+
+/// Gets the n keys of `key_blob`/`key_offsets` (as above) in one read transaction, adding each
+/// value's length into `*checksum`. Measured: read-transaction begin to end.
+uint64_t clmdb_get_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets, size_t n,
+                         uint64_t *checksum);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,132 @@
+import ArgumentParser
+import Foundation
+
+/// `depot-compare`: the same workloads on C-on-liblmdb ("c"), the DepotLMDB binding ("lmdb"),
+/// the Depot document layer ("documents", via `DocumentWorkloads`) and GRDB/SQLite ("grdb"),
+/// in interleaved rounds in one process; prints median ns/op and ratios.
+@main
+struct DepotCompare: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "depot-compare",
+        abstract: "Compare DepotLMDB, the Depot document layer and GRDB against C on liblmdb."
+    )
+
+    @Flag(help: "3 rounds of smaller workloads (under 2 minutes).")
+    var quick = false
+
+    @Option(help: "Write the results as JSON to this file.")
+    var json: String?
+
+    @Option(help: "Number of rounds (default 5, or 3 with --quick).")
+    var rounds: Int?
+
+    @Option(help: "Folder for the scratch databases (default: the system's temporary folder).")
+    var dir: String?
+
+    @Flag(help: "Skip the concurrent durable-writes (group commit) measurement.")
+    var skipGroupCommit = false
+
+    mutating func run() async throws {
+        let sizes = Sizes(quick: quick, rounds: rounds)
+        let scratch = try Scratch(base: dir)
+        defer { scratch.cleanup() }
+        log("depot-compare: \(sizes.rounds) rounds\(quick ? " (quick)" : ""), scratch folder \(scratch.root)")
+        log("machine: \(Machine.cores) cores, \(Machine.memoryGiB) GiB, \(Machine.kernel), \(Machine.lmdbVersion)")
+
+        let started = Date()
+        var runner = Runner(sizes: sizes, scratch: scratch)
+        try runner.warmUp()
+        for round in 0..<sizes.rounds {
+            let t0 = now()
+            try runner.runRound(round)
+            log(String(format: "round %d/%d done in %.1f s", round + 1, sizes.rounds, Double(now() - t0) / 1e9))
+        }
+        var groupCommit: GroupCommitReport?
+        if !skipGroupCommit {
+            groupCommit = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch)
+        }
+        let elapsed = Date().timeIntervalSince(started)
+
+        let report = Report(sizes: sizes, samples: runner.samples, groupCommit: groupCommit)
+        print(report.table())
+        if let groupCommit { print(groupCommit.table()) }
+        print(String(format: "total time: %.1f s (excluding compile)", elapsed))
+        if let json {
+            let command = (["depot-compare"] + CommandLine.arguments.dropFirst()).joined(separator: " ")
+            try report.writeJSON(to: json, command: command, quick: quick, seconds: elapsed)
+            log("wrote \(json)")
+        }
+    }
+}
+
+func log(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
+
+/// How big each workload is.
+struct Sizes {
+    var rounds: Int
+    var kv: Int            // append put, random get and scan
+    var randomPut: Int
+    var valueSize = 100
+    var durableWrites: Int
+    var documents: Int
+    var codecIterations: Int
+    var groupCommitWrites: Int
+    var groupCommitWriters = [1, 4, 16, 64]
+
+    init(quick: Bool, rounds: Int?) {
+        if quick {
+            self.rounds = rounds ?? 3
+            kv = 200_000; randomPut = 200_000; durableWrites = 100
+            documents = 20_000; codecIterations = 50_000; groupCommitWrites = 400
+        } else {
+            self.rounds = rounds ?? 5
+            kv = 1_000_000; randomPut = 1_000_000; durableWrites = 300
+            documents = 100_000; codecIterations = 200_000; groupCommitWrites = 2_000
+        }
+    }
+}
+
+/// The workloads, in report order, with their operation counts and the columns they have.
+enum Workload: String, CaseIterable {
+    case appendPut = "append_put"
+    case randomPut = "random_put"
+    case randomGet = "random_get"
+    case scan
+    case durableSingleWrite = "durable_single_write"
+    case docInsert = "doc_insert"
+    case docGet = "doc_get"
+    case codec
+
+    var engines: [String] {
+        switch self {
+        case .codec: return ["documents", "json"]
+        case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
+        default: return ["c", "lmdb", "grdb"]
+        }
+    }
+
+    func operations(_ s: Sizes) -> Int {
+        switch self {
+        case .appendPut, .randomGet, .scan: return s.kv
+        case .randomPut: return s.randomPut
+        case .durableSingleWrite: return s.durableWrites
+        case .docInsert, .docGet: return s.documents
+        case .codec: return s.codecIterations
+        }
+    }
+
+    var note: String {
+        switch self {
+        case .appendPut: return "MDB_APPEND puts of 100-byte values, 8-byte big-endian counter keys, one txn (put loop; commit excluded)"
+        case .randomPut: return "puts of random 8-byte keys, one txn (put loop; commit excluded)"
+        case .randomGet: return "gets of existing keys in random order, one read txn, zero-copy"
+        case .scan: return "cursor walk over every record, one read txn"
+        case .durableSingleWrite: return "one durable transaction (fsync) per single-record write, 1 writer"
+        case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
+        case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
+        case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import DepotLMDB
+import Foundation
+
+/// Errors of the document layer. Each names what was wrong and where (alias, collection, ID,
+/// field path); none contains a stored value.
+public enum DepotError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A stored record failed its checksum: the bytes changed on disk or in memory.
+    case checksumMismatch(alias: String, collection: String, id: String)
+    /// A stored record could not be read (unknown format version, truncated header, …).
+    case corruptRecord(alias: String, collection: String, id: String, detail: String)
+    /// A stored document does not decode as the requested type.
+    case decodingFailed(alias: String, collection: String, id: String, fieldPath: String, detail: String)
+    /// A document could not be encoded.
+    case encodingFailed(collection: String, id: String, fieldPath: String, detail: String)
+    /// A parent references a child document that is not stored.
+    case danglingReference(parentCollection: String, parentID: String, childCollection: String, childID: String)
+    /// Resolving references came back to a document already being resolved.
+    case referenceCycle(chain: [String])
+    /// A reference names a collection whose type is not known where it is read.
+    case unknownReferenceType(collection: String, expected: String)
+    /// A collection holds IDs of another kind than the type asks for.
+    case idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind)
+    /// An ID cannot be used as a key (empty string, over 511 bytes, …).
+    case invalidKey(detail: String)
+    /// A store alias name is not acceptable.
+    case invalidAliasName(String, detail: String)
+    /// The alias does not exist (for operations that need an existing one).
+    case unknownAlias(String)
+    /// The collection name is not acceptable.
+    case invalidCollectionName(String, detail: String)
+    /// The store was closed.
+    case storeClosed(path: String)
+    /// A conditional write found another revision than expected.
+    case revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?)
+    /// A unit-of-work or explicit-transaction method was used in the wrong state.
+    case invalidState(String)
+
+    public var description: String {
+        switch self {
+        case let .checksumMismatch(alias, collection, id):
+            return "record \(collection)/\(id) in alias '\(alias)' failed its checksum: the stored bytes are damaged"
+        case let .corruptRecord(alias, collection, id, detail):
+            return "record \(collection)/\(id) in alias '\(alias)' is damaged: \(detail)"
+        case let .decodingFailed(alias, collection, id, path, detail):
+            return "document \(collection)/\(id) in alias '\(alias)' does not decode at '\(path.isEmpty ? "(root)" : path)': \(detail)"
+        case let .encodingFailed(collection, id, path, detail):
+            return "document \(collection)/\(id) cannot be encoded at '\(path.isEmpty ? "(root)" : path)': \(detail)"
+        case let .danglingReference(pc, pid, cc, cid):
+            return "\(pc)/\(pid) references \(cc)/\(cid), which is not stored"
+        case let .referenceCycle(chain):
+            return "reference cycle: " + chain.joined(separator: " → ")
+        case let .unknownReferenceType(collection, expected):
+            return "a reference to collection '\(collection)' cannot be read as \(expected)"
+        case let .idKindMismatch(alias, collection, stored, requested):
+            return "collection '\(collection)' in alias '\(alias)' has \(stored.rawValue) IDs, not \(requested.rawValue)"
+        case let .invalidKey(detail):
+            return "invalid key: \(detail)"
+        case let .invalidAliasName(name, detail):
+            return "invalid alias name '\(name)': \(detail)"
+        case let .unknownAlias(name):
+            return "no alias named '\(name)'"
+        case let .invalidCollectionName(name, detail):
+            return "invalid collection name '\(name)': \(detail)"
+        case let .storeClosed(path):
+            return "the store at '\(path)' is closed"
+        case let .revisionConflict(alias, collection, id, expected, actual):
+            return "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")"
+        case let .invalidState(detail):
+            return detail
+        }
+    }
+}
+
+/// Renders a document value ID for messages.
+func displayID(_ value: DocumentValue) -> String {
+    switch value {
+    case .string(let s): return s
+    case .int(let i): return String(i)
+    case .uint(let u): return String(u)
+    case .uuid(let u): return u.uuidString
+    default: return "\(value)"
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// Errors thrown by the Depot binary codec and by `DocumentValue` conversions.
+///
+/// Type mismatches, missing keys and out-of-range numbers met while decoding a `Decodable`
+/// type are reported as `DecodingError` (with a `codingPath`); `BinaryCodecError` covers structural
+/// problems of the input itself.
+public enum BinaryCodecError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The input contained no bytes.
+    case emptyInput
+    /// The first byte names a format version this codec does not understand.
+    case unsupportedVersion(UInt8)
+    /// The input ended before a complete value could be read.
+    case truncated(offset: Int)
+    /// The input is structurally invalid at `offset`.
+    case malformed(offset: Int, reason: String)
+    /// Values are nested deeper than `limit` levels.
+    case nestingTooDeep(limit: Int)
+    /// The input is larger than the format supports (4 GiB).
+    case inputTooLarge(Int)
+    /// JSON text could not be parsed.
+    case invalidJSON(offset: Int, reason: String)
+    /// A non-finite `Double` (infinity or NaN) cannot be written as JSON.
+    case nonFiniteNumberInJSON(Double)
+
+    /// A human-readable description of the error.
+    public var description: String {
+        switch self {
+        case .emptyInput: return "Empty input"
+        case .unsupportedVersion(let v): return "Unsupported binary format version \(v) (expected \(BinaryFormat.version))"
+        case .truncated(let o): return "Input truncated at offset \(o)"
+        case .malformed(let o, let r): return "Malformed input at offset \(o): \(r)"
+        case .nestingTooDeep(let l): return "Values are nested deeper than \(l) levels"
+        case .inputTooLarge(let n): return "Input of \(n) bytes exceeds the 4 GiB limit"
+        case .invalidJSON(let o, let r): return "Invalid JSON at offset \(o): \(r)"
+        case .nonFiniteNumberInJSON(let d): return "Cannot represent non-finite number \(d) in JSON"
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+/// Decodes `Decodable` values from Depot's binary format (version 1).
+///
+/// Decoding reads directly from the input bytes without copying them. Any byte sequence either
+/// decodes or throws: truncated or malformed input throws `BinaryCodecError`, an unknown version byte
+/// throws `BinaryCodecError.unsupportedVersion`, and type mismatches, missing keys or out-of-range
+/// numbers throw `DecodingError` with the `codingPath` of the offending value.
+///
+/// Not `Sendable` because it may hold a non-`Sendable` `referenceResolver`; create one per use site.
+public struct BinaryDecoder {
+    /// Contextual information exposed to `Decodable` implementations through `Decoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: Any] = [:]
+    /// Optional resolver for REFERENCE tags. Without one, meeting a reference while decoding
+    /// anything but `DocumentValue` throws `DecodingError.typeMismatch`.
+    public var referenceResolver: (any BinaryReferenceDecoding)?
+
+    /// Creates a decoder with no reference resolver.
+    public init() {}
+
+    /// Decodes a value of type `T` from `bytes`. The whole input must be consumed.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        let reader = BinaryReader(bytes)
+        var p = try BinaryReader.checkHeader(reader)
+        let impl = BinaryDecoderImpl(
+            reader: reader, resolver: referenceResolver, userInfo: userInfo,
+            offset: p, keyStack: [], nesting: 0)
+        let value = try impl.decodeValue(T.self, &p, 0, NoKey(), advance: true)
+        guard p == reader.count else {
+            throw BinaryCodecError.malformed(offset: p, reason: "trailing bytes after the root value")
+        }
+        return value
+    }
+
+    /// Decodes a value of type `T` from a byte array.
+    public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+    }
+
+    /// Decodes a value of type `T` from `Data`.
+    public func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try data.withUnsafeBytes { try decode(type, from: $0) }
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+/// Readers for scalar values. Each reads the tagged value at `p`, advances `p` past it, and reports
+/// mismatches with the coding path `path(depth) + [key]`.
+extension BinaryDecoderImpl {
+    @inline(__always)
+    func decodeFast<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T? {
+        let t = T.self
+        if t == String.self { return unsafeBitCast(try readString(&p, depth, key), to: T.self) }
+        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, key), to: T.self) }
+        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, key), to: T.self) }
+        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, key), to: T.self) }
+        return try decodeFastRare(T.self, &p, depth, key)
+    }
+
+    func decodeFastRare<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T? {
+        let t = T.self
+        if t == [String].self {
+            guard let v = try readStringArray(&p, depth, key) else { return nil }
+            return unsafeBitCast(v, to: T.self)
+        }
+        if t == [UInt8].self {
+            guard try reader.tag(at: p) == BinaryTag.bytes else { return nil }
+            var q = p + 1
+            let n = try reader.length(&q)
+            let v = [UInt8](UnsafeRawBufferPointer(start: reader.base + q, count: n))
+            p = q + n
+            return unsafeBitCast(v, to: T.self)
+        }
+        if t == Date.self { return unsafeBitCast(try readDate(&p, depth, key), to: T.self) }
+        if t == Data.self { return unsafeBitCast(try readData(&p, depth, key), to: T.self) }
+        if t == UUID.self { return unsafeBitCast(try readUUID(&p, depth, key), to: T.self) }
+        if t == URL.self { return unsafeBitCast(try readURL(&p, depth, key), to: T.self) }
+        if t == Decimal.self { return unsafeBitCast(try readDecimal(&p, depth, key), to: T.self) }
+        if t == DocumentValue.self { return unsafeBitCast(try reader.documentValue(&p, depth: nesting), to: T.self) }
+        if t == Float.self { return unsafeBitCast(try readFloat(&p, depth, key), to: T.self) }
+        if t == Int64.self { return unsafeBitCast(try readInteger(Int64.self, &p, depth, key), to: T.self) }
+        if t == Int32.self { return unsafeBitCast(try readInteger(Int32.self, &p, depth, key), to: T.self) }
+        if t == Int16.self { return unsafeBitCast(try readInteger(Int16.self, &p, depth, key), to: T.self) }
+        if t == Int8.self { return unsafeBitCast(try readInteger(Int8.self, &p, depth, key), to: T.self) }
+        if t == UInt64.self { return unsafeBitCast(try readInteger(UInt64.self, &p, depth, key), to: T.self) }
+        if t == UInt.self { return unsafeBitCast(try readInteger(UInt.self, &p, depth, key), to: T.self) }
+        if t == UInt32.self { return unsafeBitCast(try readInteger(UInt32.self, &p, depth, key), to: T.self) }
+        if t == UInt16.self { return unsafeBitCast(try readInteger(UInt16.self, &p, depth, key), to: T.self) }
+        if t == UInt8.self { return unsafeBitCast(try readInteger(UInt8.self, &p, depth, key), to: T.self) }
+        return nil
+    }
+
+    @inline(__always)
+    func readNil(at p: Int) throws -> Bool {
+        try reader.tag(at: p) == BinaryTag.null
+    }
+
+    func readBool<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Bool {
+        let t = try reader.tag(at: p)
+        if t == BinaryTag.trueValue { p += 1; return true }
+        if t == BinaryTag.falseValue { p += 1; return false }
+        return try readSlow(Bool.self, &p, depth, key, t)
+    }
+
+    func readString<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> String {
+        let t = try reader.tag(at: p)
+        if t == BinaryTag.string || t == BinaryTag.url || t == BinaryTag.decimal {
+            var q = p + 1
+            let s = try reader.stringPayload(&q)
+            p = q
+            return s
+        }
+        return try readSlow(String.self, &p, depth, key, t)
+    }
+
+    func readStringArray<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> [String]? {
+        guard try reader.tag(at: p) == BinaryTag.array else { return nil }
+        var q = p + 1
+        let (n, end) = try reader.containerHeader(&q, minEntrySize: 1)
+        var result: [String] = []
+        result.reserveCapacity(n)
+        for i in 0..<n {
+            let t = try reader.tag(at: q)
+            guard t == BinaryTag.string else {
+                if t == BinaryTag.reference && resolver != nil { return nil }  // let the generic path resolve
+                throw mismatch(String.self, t, path: path(depth, key) + [IndexKey(i)])
+            }
+            q += 1
+            result.append(try reader.stringPayload(&q))
+        }
+        guard q == end else { throw BinaryCodecError.malformed(offset: q, reason: "array length mismatch") }
+        p = q
+        return result
+    }
+
+    func readDouble<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Double {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        let v: Double
+        switch t {
+        case BinaryTag.double: v = Double(bitPattern: try reader.fixed64(&q))
+        case BinaryTag.float: v = Double(Float(bitPattern: try reader.fixed32(&q)))
+        case BinaryTag.int: v = Double(BinaryWriter.unzigzag(try reader.varint(&q)))
+        case BinaryTag.uint: v = Double(try reader.varint(&q))
+        default: return try readSlow(Double.self, &p, depth, key, t)
+        }
+        p = q
+        return v
+    }
+
+    func readFloat<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Float {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        let v: Float
+        switch t {
+        case BinaryTag.float: v = Float(bitPattern: try reader.fixed32(&q))
+        case BinaryTag.double:
+            let d = Double(bitPattern: try reader.fixed64(&q))
+            guard !d.isFinite || abs(d) <= Double(Float.greatestFiniteMagnitude) else {
+                throw corrupted("Number \(d) does not fit in Float.", depth, key)
+            }
+            v = Float(d)
+        case BinaryTag.int: v = Float(BinaryWriter.unzigzag(try reader.varint(&q)))
+        case BinaryTag.uint: v = Float(try reader.varint(&q))
+        default: return try readSlow(Float.self, &p, depth, key, t)
+        }
+        p = q
+        return v
+    }
+
+    func readInteger<I: FixedWidthInteger & Decodable, K: CodingKey>(_: I.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> I {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        switch t {
+        case BinaryTag.int:
+            let v = BinaryWriter.unzigzag(try reader.varint(&q))
+            guard let r = I(exactly: v) else { throw corrupted("Number \(v) does not fit in \(I.self).", depth, key) }
+            p = q
+            return r
+        case BinaryTag.uint:
+            let v = try reader.varint(&q)
+            guard let r = I(exactly: v) else { throw corrupted("Number \(v) does not fit in \(I.self).", depth, key) }
+            p = q
+            return r
+        case BinaryTag.double, BinaryTag.float:
+            let d = t == BinaryTag.double
+                ? Double(bitPattern: try reader.fixed64(&q)) : Double(Float(bitPattern: try reader.fixed32(&q)))
+            guard let r = I(exactly: d) else { throw corrupted("Number \(d) is not representable as \(I.self).", depth, key) }
+            p = q
+            return r
+        default:
+            return try readSlow(I.self, &p, depth, key, t)
+        }
+    }
+
+    func readDate<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Date {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        switch t {
+        case BinaryTag.date, BinaryTag.double:
+            let v = Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed64(&q)))
+            p = q
+            return v
+        case BinaryTag.string:
+            let s = try reader.stringPayload(&q)
+            guard let d = DocumentValue.parseISO8601(s) else { throw corrupted("Invalid ISO-8601 date \"\(s)\".", depth, key) }
+            p = q
+            return d
+        default:
+            return try readSlow(Date.self, &p, depth, key, t)
+        }
+    }
+
+    func readData<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Data {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        switch t {
+        case BinaryTag.bytes:
+            let n = try reader.length(&q)
+            let v = Data(bytes: reader.base + q, count: n)
+            p = q + n
+            return v
+        case BinaryTag.string:
+            let s = try reader.stringPayload(&q)
+            guard let d = Data(base64Encoded: s) else { throw corrupted("Invalid base64 data.", depth, key) }
+            p = q
+            return d
+        default:
+            return try readSlow(Data.self, &p, depth, key, t)
+        }
+    }
+
+    func readUUID<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> UUID {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        switch t {
+        case BinaryTag.uuid:
+            let v = try reader.uuidPayload(&q)
+            p = q
+            return v
+        case BinaryTag.string:
+            let s = try reader.stringPayload(&q)
+            guard let v = UUID(uuidString: s) else { throw corrupted("Invalid UUID string \"\(s)\".", depth, key) }
+            p = q
+            return v
+        default:
+            return try readSlow(UUID.self, &p, depth, key, t)
+        }
+    }
+
+    func readURL<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> URL {
+        let t = try reader.tag(at: p)
+        guard t == BinaryTag.url || t == BinaryTag.string else { return try readSlow(URL.self, &p, depth, key, t) }
+        var q = p + 1
+        let s = try reader.stringPayload(&q)
+        guard let v = URL(string: s) else { throw corrupted("Invalid URL string.", depth, key) }
+        p = q
+        return v
+    }
+
+    func readDecimal<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Decimal {
+        let t = try reader.tag(at: p)
+        var q = p + 1
+        let v: Decimal
+        switch t {
+        case BinaryTag.decimal, BinaryTag.string:
+            let s = try reader.stringPayload(&q)
+            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
+                throw corrupted("Invalid decimal string \"\(s)\".", depth, key)
+            }
+            v = d
+        case BinaryTag.int: v = Decimal(BinaryWriter.unzigzag(try reader.varint(&q)))
+        case BinaryTag.uint: v = Decimal(try reader.varint(&q))
+        case BinaryTag.double: v = Decimal(Double(bitPattern: try reader.fixed64(&q)))
+        default: return try readSlow(Decimal.self, &p, depth, key, t)
+        }
+        p = q
+        return v
+    }
+}

@@ -1,0 +1,248 @@
+import Foundation
+
+/// Per-depth memo of where the last keyed lookup stopped.
+struct KeyHint {
+    var owner: Int
+    var offset: Int
+    var index: Int
+}
+
+/// The `Decoder` handed to `Decodable` implementations.
+final class BinaryDecoderImpl: Decoder {
+    let reader: BinaryReader
+    let resolver: (any BinaryReferenceDecoding)?
+    let userInfo: [CodingUserInfoKey: Any]
+    /// Offset of the value currently being decoded.
+    var offset: Int
+    /// Coding-path length of the value currently being decoded.
+    var depth: Int
+    var nesting: Int
+    var keyStack: [any CodingKey]
+    var hints: [KeyHint] = []
+
+    init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
+         offset: Int, keyStack: [any CodingKey], nesting: Int) {
+        self.reader = reader
+        self.resolver = resolver
+        self.userInfo = userInfo
+        self.offset = offset
+        self.keyStack = keyStack
+        self.depth = keyStack.count
+        self.nesting = nesting
+    }
+
+    var codingPath: [any CodingKey] { path(depth) }
+
+    func path(_ d: Int) -> [any CodingKey] {
+        d >= keyStack.count ? keyStack : Array(keyStack[..<d])
+    }
+
+    func path<K: CodingKey>(_ d: Int, _ key: K) -> [any CodingKey] {
+        var p = path(d)
+        if K.self != NoKey.self { p.append(key) }
+        return p
+    }
+
+    func pushKey<K: CodingKey>(_ key: K, at d: Int) throws {
+        guard d < BinaryFormat.maxDepth else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
+        if keyStack.count > d { keyStack.removeLast(keyStack.count - d) }
+        keyStack.append(key)
+    }
+
+    // MARK: Decoder
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        KeyedDecodingContainer(try openKeyed(Key.self, at: offset, depth: depth))
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        try openUnkeyed(at: offset, depth: depth)
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        BinarySingleValueDecodingContainer(impl: self, offset: offset, depth: depth)
+    }
+
+    func openKeyed<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> BinaryKeyedDecodingContainer<Key> {
+        let t = try reader.tag(at: p)
+        guard t == BinaryTag.object else {
+            throw mismatch(KeyedDecodingContainer<Key>.self, t, depth, NoKey())
+        }
+        var q = p + 1
+        let (n, end) = try reader.containerHeader(&q, minEntrySize: 2)
+        return BinaryKeyedDecodingContainer<Key>(impl: self, entries: q, end: end, entryCount: n, depth: depth)
+    }
+
+    func openUnkeyed(at p: Int, depth: Int) throws -> BinaryUnkeyedDecodingContainer {
+        let t = try reader.tag(at: p)
+        guard t == BinaryTag.array else {
+            throw mismatch([Any].self, t, depth, NoKey())
+        }
+        var q = p + 1
+        let (n, _) = try reader.containerHeader(&q, minEntrySize: 1)
+        return BinaryUnkeyedDecodingContainer(
+            impl: self, pos: UInt32(truncatingIfNeeded: q), elementCount: UInt32(truncatingIfNeeded: n),
+            index: 0, depth: UInt32(truncatingIfNeeded: depth))
+    }
+
+    func makeSuperDecoder<K: CodingKey>(at p: Int, depth: Int, key: K) -> any Decoder {
+        BinaryDecoderImpl(reader: reader, resolver: resolver, userInfo: userInfo,
+                          offset: p, keyStack: path(depth, key), nesting: nesting + 1)
+    }
+
+    // MARK: Keyed lookup
+
+    /// Finds the value for `key` among `count` entries in `[entries, end)`, scanning linearly from
+    /// just after the last match at this depth and wrapping around once.
+    func find<K: CodingKey>(_ key: K, entries: Int, end: Int, count: Int, depth: Int) throws -> Int? {
+        if count == 0 { return nil }
+        var pos = entries
+        var idx = 0
+        if depth < hints.count {
+            let h = hints[depth]
+            if h.owner == entries && h.index < count && h.offset < end {
+                pos = h.offset
+                idx = h.index
+            }
+        }
+        var name = key.stringValue
+        let r = reader
+        let found: (value: Int, next: Int, index: Int)? = try name.withUTF8 { kb in
+            var scanned = 0
+            while scanned < count {
+                if idx == count {
+                    idx = 0
+                    pos = entries
+                }
+                var q = pos
+                let h = try r.varint(&q)
+                var match = false
+                if h & 1 == 0 {
+                    let n = h >> 1
+                    guard n <= UInt64(end - q) else {
+                        throw BinaryCodecError.malformed(offset: q, reason: "key exceeds its object")
+                    }
+                    let len = Int(n)
+                    if len == kb.count && (len == 0 || memcmp(r.base + q, kb.baseAddress!, len) == 0) {
+                        match = true
+                    }
+                    q += len
+                } else {
+                    guard h == 1 else { throw BinaryCodecError.malformed(offset: q, reason: "invalid key header") }
+                    let v = BinaryWriter.unzigzag(try r.varint(&q))
+                    if let i = key.intValue { match = Int64(i) == v } else { match = key.stringValue == String(v) }
+                }
+                let next = try r.skipValue(at: q)
+                guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
+                idx += 1
+                scanned += 1
+                if match { return (q, next, idx) }
+                pos = next
+            }
+            return nil
+        }
+        guard let found else { return nil }
+        let hint = KeyHint(owner: entries, offset: found.next, index: found.index)
+        if depth < hints.count {
+            hints[depth] = hint
+        } else {
+            while hints.count < depth { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
+            hints.append(hint)
+        }
+        return found.value
+    }
+
+    func allKeys<K: CodingKey>(_: K.Type, entries: Int, end: Int, count: Int) throws -> [K] {
+        var keys: [K] = []
+        var p = entries
+        for _ in 0..<count {
+            let stored = try reader.key(&p)
+            switch stored {
+            case .string(let s, let n):
+                if let k = K(stringValue: try reader.makeString(s, n)) { keys.append(k) }
+            case .int(let v):
+                if let k = K(intValue: Int(v)) ?? K(stringValue: String(v)) { keys.append(k) }
+            }
+            p = try reader.skipValue(at: p)
+            guard p <= end else { throw BinaryCodecError.malformed(offset: p, reason: "value exceeds its object") }
+        }
+        return keys
+    }
+
+    // MARK: Values
+
+    /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value.
+    @inline(__always)
+    func decodeValue<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
+        if let v = try decodeFast(T.self, &p, depth, key) { return v }
+        return try decodeComposite(T.self, &p, depth, key, advance: advance)
+    }
+
+    func decodeComposite<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
+        let t = try reader.tag(at: p)
+        if t == BinaryTag.reference {
+            return try readSlow(T.self, &p, depth, key, t)
+        }
+        let next = advance ? try reader.skipValue(at: p) : p
+        var newDepth = depth
+        if K.self != NoKey.self {
+            try pushKey(key, at: depth)
+            newDepth += 1
+        }
+        guard nesting < BinaryFormat.maxDepth else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
+        let savedOffset = offset, savedDepth = self.depth
+        offset = p
+        self.depth = newDepth
+        nesting += 1
+        defer {
+            offset = savedOffset
+            self.depth = savedDepth
+            nesting -= 1
+        }
+        let value = try T(from: self)
+        p = next
+        return value
+    }
+
+    func resolveReference<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T {
+        var q = p + 1
+        let collection = try reader.stringPayload(&q)
+        let id = try reader.documentValue(&q, depth: BinaryFormat.maxDepth - 1)
+        guard let resolver else {
+            throw DecodingError.typeMismatch(T.self, DecodingError.Context(
+                codingPath: path(depth, key),
+                debugDescription: "Found a reference to \(collection)/\(id) but no referenceResolver is configured."))
+        }
+        let value = try resolver.resolve(T.self, collection: collection, id: id)
+        p = q
+        return value
+    }
+
+    func mismatch<T, K: CodingKey>(_: T.Type, _ tag: UInt8, _ depth: Int, _ key: K) -> any Error {
+        mismatch(T.self, tag, path: path(depth, key))
+    }
+
+    func mismatch<T>(_: T.Type, _ tag: UInt8, path ctxPath: [any CodingKey]) -> any Error {
+        if tag == BinaryTag.null {
+            return DecodingError.valueNotFound(T.self, DecodingError.Context(
+                codingPath: ctxPath, debugDescription: "Expected \(T.self) value but found null instead."))
+        }
+        return DecodingError.typeMismatch(T.self, DecodingError.Context(
+            codingPath: ctxPath, debugDescription: "Expected to decode \(T.self) but found \(BinaryTag.name(tag)) instead."))
+    }
+
+    func corrupted<K: CodingKey>(_ message: String, _ depth: Int, _ key: K) -> any Error {
+        DecodingError.dataCorrupted(DecodingError.Context(codingPath: path(depth, key), debugDescription: message))
+    }
+
+    /// Slow path shared by primitive readers: resolves references, otherwise reports a mismatch.
+    func readSlow<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, _ tag: UInt8) throws -> T {
+        if tag == BinaryTag.reference {
+            if T.self == DocumentValue.self {
+                return unsafeBitCast(try reader.documentValue(&p, depth: nesting), to: T.self)
+            }
+            return try resolveReference(T.self, &p, depth, key)
+        }
+        throw mismatch(T.self, tag, depth, key)
+    }
+}

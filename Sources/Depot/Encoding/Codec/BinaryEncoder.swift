@@ -1,0 +1,49 @@
+import Foundation
+
+/// Encodes `Encodable` values into Depot's compact, self-describing binary format (version 1).
+///
+/// The output starts with one format-version byte followed by one tagged value. Containers carry
+/// their element count and byte length so readers can skip them without parsing.
+///
+/// `BinaryEncoder` is a cheap value type; create one per use site. It is not `Sendable` because it
+/// may hold a non-`Sendable` `referenceHook`.
+public struct BinaryEncoder {
+    /// Contextual information exposed to `Encodable` implementations through `Encoder.userInfo`.
+    public var userInfo: [CodingUserInfoKey: Any] = [:]
+    /// Optional hook that can turn values below the root into references.
+    public var referenceHook: (any BinaryReferenceEncoding)?
+    /// Initial capacity reserved by `encode(_:)` for the output buffer.
+    public var initialCapacity: Int = 128
+
+    /// Creates an encoder with no reference hook.
+    public init() {}
+
+    /// Encodes `value` into a new byte array.
+    /// - Throws: `EncodingError` if a value cannot be encoded or containers are misused.
+    public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(initialCapacity)
+        try encode(value, into: &out)
+        return out
+    }
+
+    /// Appends the encoding of `value` (version byte + value) to `buffer`.
+    /// On error, `buffer` is restored to its original length.
+    public func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws {
+        let originalCount = buffer.count
+        let impl = BinaryEncoderImpl(hook: referenceHook, userInfo: userInfo)
+        swap(&impl.buffer, &buffer)
+        defer { swap(&impl.buffer, &buffer) }
+        do {
+            try impl.encodeRoot(value)
+        } catch {
+            impl.buffer.removeSubrange(originalCount...)
+            throw error
+        }
+    }
+
+    /// Encodes `value` into `Data`.
+    public func encodeData<T: Encodable>(_ value: T) throws -> Data {
+        Data(try encode(value))
+    }
+}

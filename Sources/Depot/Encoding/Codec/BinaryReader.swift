@@ -1,0 +1,198 @@
+import Foundation
+
+/// A stored key inside an object entry.
+enum StoredKey {
+    case string(start: Int, count: Int)
+    case int(Int64)
+}
+
+/// Bounds-checked reads over an `UnsafeRawBufferPointer`. Every read validates against `count`
+/// before touching memory, so any byte sequence yields values or thrown `BinaryCodecError`s.
+struct BinaryReader {
+    let base: UnsafeRawPointer
+    let count: Int
+
+    init(_ buffer: UnsafeRawBufferPointer) {
+        if let b = buffer.baseAddress {
+            base = b
+            count = buffer.count
+        } else {
+            base = UnsafeRawPointer(bitPattern: 0x10)!  // never dereferenced: count == 0
+            count = 0
+        }
+    }
+
+    @inline(__always)
+    func byte(_ p: Int) -> UInt8 { base.load(fromByteOffset: p, as: UInt8.self) }
+
+    @inline(__always)
+    func tag(at p: Int) throws -> UInt8 {
+        guard UInt(bitPattern: p) < UInt(bitPattern: count) else { throw BinaryCodecError.truncated(offset: p) }
+        return byte(p)
+    }
+
+    @inline(__always)
+    func varint(_ p: inout Int) throws -> UInt64 {
+        guard UInt(bitPattern: p) < UInt(bitPattern: count) else { throw BinaryCodecError.truncated(offset: p) }
+        let b0 = byte(p)
+        if b0 < 0x80 {
+            p += 1
+            return UInt64(b0)
+        }
+        return try varintSlow(&p)
+    }
+
+    func varintSlow(_ p: inout Int) throws -> UInt64 {
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        var q = p
+        while true {
+            guard q < count else { throw BinaryCodecError.truncated(offset: q) }
+            let b = byte(q)
+            q += 1
+            if shift == 63 && b > 1 { throw BinaryCodecError.malformed(offset: p, reason: "varint overflows 64 bits") }
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 {
+                p = q
+                return result
+            }
+            shift += 7
+            if shift > 63 { throw BinaryCodecError.malformed(offset: p, reason: "varint too long") }
+        }
+    }
+
+    /// Reads a varint length and checks that that many bytes remain.
+    @inline(__always)
+    func length(_ p: inout Int) throws -> Int {
+        let n = try varint(&p)
+        guard n <= UInt64(count - p) else { throw BinaryCodecError.malformed(offset: p, reason: "length \(n) exceeds remaining input") }
+        return Int(n)
+    }
+
+    @inline(__always)
+    func need(_ p: Int, _ n: Int) throws {
+        guard p <= count - n else { throw BinaryCodecError.truncated(offset: p) }
+    }
+
+    @inline(__always)
+    func fixed64(_ p: inout Int) throws -> UInt64 {
+        try need(p, 8)
+        let v = base.loadUnaligned(fromByteOffset: p, as: UInt64.self)
+        p += 8
+        return UInt64(littleEndian: v)
+    }
+
+    @inline(__always)
+    func fixed32(_ p: inout Int) throws -> UInt32 {
+        try need(p, 4)
+        let v = base.loadUnaligned(fromByteOffset: p, as: UInt32.self)
+        p += 4
+        return UInt32(littleEndian: v)
+    }
+
+    func uuidPayload(_ p: inout Int) throws -> UUID {
+        try need(p, 16)
+        var u = UUID().uuid
+        withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + p, count: 16)) }
+        p += 16
+        return UUID(uuid: u)
+    }
+
+    /// Makes a validated String from `n` bytes at `p` (bounds already checked).
+    @inline(__always)
+    func makeString(_ p: Int, _ n: Int) throws -> String {
+        let buf = UnsafeBufferPointer(start: (base + p).assumingMemoryBound(to: UInt8.self), count: n)
+        var s = String(decoding: buf, as: UTF8.self)
+        // String(decoding:) repairs invalid UTF-8; a repaired string differs from the input bytes.
+        let valid = s.withUTF8 { u in u.count == n && (n == 0 || memcmp(u.baseAddress!, buf.baseAddress!, n) == 0) }
+        guard valid else { throw BinaryCodecError.malformed(offset: p, reason: "invalid UTF-8") }
+        return s
+    }
+
+    /// Varint length + UTF-8 (after the tag).
+    @inline(__always)
+    func stringPayload(_ p: inout Int) throws -> String {
+        let n = try length(&p)
+        let s = try makeString(p, n)
+        p += n
+        return s
+    }
+
+    /// Reads `count` and byte length of a container (after the tag); returns the element count and end offset.
+    @inline(__always)
+    func containerHeader(_ p: inout Int, minEntrySize: Int) throws -> (count: Int, end: Int) {
+        let n = try varint(&p)
+        let len = try length(&p)
+        guard n <= UInt64(len / minEntrySize) else {
+            throw BinaryCodecError.malformed(offset: p, reason: "element count \(n) impossible for \(len) bytes")
+        }
+        return (Int(n), p + len)
+    }
+
+    func key(_ p: inout Int) throws -> StoredKey {
+        let h = try varint(&p)
+        if h & 1 == 0 {
+            let n = h >> 1
+            guard n <= UInt64(count - p) else { throw BinaryCodecError.malformed(offset: p, reason: "key length exceeds input") }
+            let s = p
+            p += Int(n)
+            return .string(start: s, count: Int(n))
+        }
+        guard h == 1 else { throw BinaryCodecError.malformed(offset: p, reason: "invalid key header") }
+        return .int(BinaryWriter.unzigzag(try varint(&p)))
+    }
+
+    func keyString(_ p: inout Int) throws -> String {
+        switch try key(&p) {
+        case .string(let s, let n): return try makeString(s, n)
+        case .int(let v): return String(v)
+        }
+    }
+
+    /// Returns the offset just past the value starting at `p`. Never recurses more than one level.
+    func skipValue(at p: Int) throws -> Int {
+        let t = try tag(at: p)
+        var q = p + 1
+        switch t {
+        case BinaryTag.null, BinaryTag.falseValue, BinaryTag.trueValue:
+            return q
+        case BinaryTag.int, BinaryTag.uint:
+            _ = try varint(&q)
+            return q
+        case BinaryTag.float:
+            try need(q, 4)
+            return q + 4
+        case BinaryTag.double, BinaryTag.date:
+            try need(q, 8)
+            return q + 8
+        case BinaryTag.uuid:
+            try need(q, 16)
+            return q + 16
+        case BinaryTag.string, BinaryTag.bytes, BinaryTag.url, BinaryTag.decimal:
+            let n = try length(&q)
+            return q + n
+        case BinaryTag.array, BinaryTag.object:
+            _ = try varint(&q)
+            let n = try length(&q)
+            return q + n
+        case BinaryTag.reference:
+            let n = try length(&q)
+            q += n
+            guard try tag(at: q) != BinaryTag.reference else {
+                throw BinaryCodecError.malformed(offset: q, reason: "reference id cannot be a reference")
+            }
+            return try skipValue(at: q)
+        default:
+            throw BinaryCodecError.malformed(offset: p, reason: "unknown tag \(t)")
+        }
+    }
+
+    /// Checks the version byte and size; returns the offset of the root value.
+    static func checkHeader(_ r: BinaryReader) throws -> Int {
+        guard r.count > 0 else { throw BinaryCodecError.emptyInput }
+        guard r.count < Int(UInt32.max) else { throw BinaryCodecError.inputTooLarge(r.count) }
+        let v = r.byte(0)
+        guard v == BinaryFormat.version else { throw BinaryCodecError.unsupportedVersion(v) }
+        return 1
+    }
+}

@@ -1,0 +1,61 @@
+/// The envelope of every stored document:
+///
+/// ```
+/// offset 0   u8   record format version (1)
+/// offset 1   u8   flags (bit 0: content-keyed; bits 1-3: sync status, see SyncStatus)
+/// offset 2   u64  revision, little-endian (1 on creation, +1 on every update)
+/// offset 10  u32  CRC-32C of bytes 0..<10 and 14..<end, little-endian
+/// offset 14  …    the document in Depot's binary Codable format
+/// ```
+///
+/// The checksum is verified on every read; a mismatch is ``DepotError/checksumMismatch(alias:collection:id:)``.
+enum Record {
+    static let version: UInt8 = 1
+    static let headerSize = 14
+
+    struct Header: Equatable {
+        var flags: UInt8
+        var revision: UInt64
+    }
+
+    /// Writes a header placeholder; call ``seal(_:)`` after appending the payload.
+    static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(version)
+        buffer.append(flags)
+        withUnsafeBytes(of: revision.littleEndian) { buffer.append(contentsOf: $0) }
+        buffer.append(contentsOf: [0, 0, 0, 0])
+    }
+
+    /// Fills in the checksum.
+    static func seal(_ buffer: inout [UInt8]) {
+        let crc = buffer.withUnsafeBytes { all -> UInt32 in
+            let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[0..<10]))
+            return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[headerSize...]), continuing: head)
+        }
+        buffer[10] = UInt8(truncatingIfNeeded: crc)
+        buffer[11] = UInt8(truncatingIfNeeded: crc >> 8)
+        buffer[12] = UInt8(truncatingIfNeeded: crc >> 16)
+        buffer[13] = UInt8(truncatingIfNeeded: crc >> 24)
+    }
+
+    enum Problem: Error { case tooShort, unknownVersion(UInt8), checksum }
+
+    /// Checks a stored record and returns its header and payload.
+    static func open(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> (Header, UnsafeRawBufferPointer) {
+        guard bytes.count >= headerSize else { throw .tooShort }
+        guard bytes[0] == version else { throw .unknownVersion(bytes[0]) }
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 10, as: UInt32.self))
+        let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<10]))
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
+        guard CRC32C.checksum(payload, continuing: head) == stored else { throw .checksum }
+        let revision = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
+        return (Header(flags: bytes[1], revision: revision), payload)
+    }
+
+    /// The header without verifying the checksum (for revisions of records about to be replaced).
+    static func peekHeader(_ bytes: UnsafeRawBufferPointer) -> Header? {
+        guard bytes.count >= headerSize, bytes[0] == version else { return nil }
+        return Header(flags: bytes[1], revision: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self)))
+    }
+}

@@ -1,0 +1,113 @@
+import DepotLMDB
+
+extension DocumentTransaction {
+    /// Parks a value that has no identity (GarageStorage semantics). Its key is the SHA-256 of
+    /// its encoded content, so parking the same content twice keeps one record, and parking a
+    /// changed copy keeps **two** (the old one stays until deleted by value). Prefer
+    /// ``Document`` types: they update in place.
+    ///
+    /// The collection is the type's name. Returns the content key (64 hex digits).
+    @discardableResult
+    public func park<T: Encodable>(unidentified value: T) throws -> String {
+        let collection = String(describing: T.self)
+        var payload = context.takeBuffer()
+        defer { context.giveBack(payload) }
+        do {
+            var encoder = BinaryEncoder()
+            encoder.referenceHook = referenceHook
+            try encoder.encode(value, into: &payload)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: fieldPath(of: error), detail: "\(error)")
+        }
+        let key = SHA256.hash(payload)
+        let db = try context.database(alias: alias, collection: collection, kind: .content, create: true)!
+        let hex = key.withUnsafeBytes { displayID(IDKind.content.value(ofKey: $0)) }
+        _ = try key.withUnsafeBytes { keyBytes in
+            try writeRecord(key: keyBytes, db: db, collection: collection, kind: .content, flags: 1, expected: nil,
+                            displayID: { hex }) { buffer in buffer.append(contentsOf: payload) }
+        }
+        return hex
+    }
+
+    /// Every unidentified value of type `T` (in content-key order, which is arbitrary).
+    public func retrieveAll<T: Decodable>(unidentified type: T.Type) throws -> [T] {
+        let collection = String(describing: T.self)
+        guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return [] }
+        var result: [T] = []
+        try context.txn.forEachRaw(in: db) { key, value in
+            result.append(try decodeRecord(T.self, value, collection: collection, key: key, kind: .content))
+            return true
+        }
+        return result
+    }
+
+    /// Deletes the unidentified record holding exactly this content. Returns whether it was stored.
+    @discardableResult
+    public func delete<T: Encodable>(unidentified value: T) throws -> Bool {
+        let collection = String(describing: T.self)
+        guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return false }
+        var encoder = BinaryEncoder()
+        encoder.referenceHook = nil
+        let key = SHA256.hash(try encoder.encode(value))
+        let deleted = try context.txn.delete(key, in: db)
+        if deleted {
+            context.recorder?.record(.init(alias: alias, collection: collection, key: key), existedBefore: true, existsNow: false, idKind: .content)
+        }
+        return deleted
+    }
+}
+
+/// One stored document as the CLI's `export` prints it.
+public struct ExportedDocument: Sendable, Hashable {
+    /// The alias it belongs to.
+    public var alias: String
+    /// Its collection.
+    public var collection: String
+    /// Its ID (a content hash for unidentified documents).
+    public var id: DocumentValue
+    /// Its content; references appear as ``DocumentValue/reference(collection:id:)``.
+    public var document: DocumentValue
+    /// The record's revision.
+    public var revision: UInt64
+
+    /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
+    /// `{"$ref": {"collection": C2, "id": ID2}}`.
+    public func jsonLine() throws -> String {
+        let line = DocumentValue.object([("collection", .string(collection)), ("id", id), ("document", document)])
+        return try line.jsonString(sortedKeys: false)
+    }
+}
+
+extension DocumentTransaction {
+    /// Visits every stored document of `collection` (or of every collection) of this alias as a
+    /// schemaless value, checksums verified; return false to stop.
+    public func export(collection: String? = nil, _ body: (ExportedDocument) throws -> Bool) throws {
+        let names = try collection.map { [$0] } ?? collections()
+        for name in names {
+            guard let (db, kind) = try context.existingDatabase(alias: alias, collection: name) else { continue }
+            var stop = false
+            try context.txn.forEachRaw(in: db) { key, value in
+                let id = kind.value(ofKey: key)
+                let header: Record.Header
+                let payload: UnsafeRawBufferPointer
+                do {
+                    (header, payload) = try Record.open(value)
+                } catch Record.Problem.checksum {
+                    throw DepotError.checksumMismatch(alias: alias, collection: name, id: displayID(id))
+                } catch {
+                    throw DepotError.corruptRecord(alias: alias, collection: name, id: displayID(id), detail: "\(error)")
+                }
+                let document: DocumentValue
+                do {
+                    document = try DocumentValue(binary: payload)
+                } catch {
+                    throw DepotError.corruptRecord(alias: alias, collection: name, id: displayID(id), detail: "\(error)")
+                }
+                let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision))
+                if !keepGoing { stop = true }
+                return keepGoing
+            }
+            if stop { return }
+        }
+    }
+}

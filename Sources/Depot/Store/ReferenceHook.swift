@@ -1,0 +1,62 @@
+import DepotLMDB
+
+/// Connects the binary codec to the document layer: identified sub-documents are parked as
+/// their own records and written as references; references are resolved from the same
+/// transaction when read, so every parent sees a child's latest version.
+final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
+    unowned let transaction: DocumentTransaction
+
+    init(_ transaction: DocumentTransaction) { self.transaction = transaction }
+
+    func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
+        guard let document = value as? any Document else { return nil }
+        return try parkReferenced(document)
+    }
+
+    private func parkReferenced<D: Document>(_ document: D) throws -> (collection: String, id: DocumentValue) {
+        let key = document.id.keyBytes
+        let refKey = TransactionContext.RefKey(alias: transaction.alias, collection: D.collection, key: key)
+        // A document already being parked (a cycle through references) is only referenced.
+        if !transaction.context.parking.contains(refKey) {
+            try transaction.park(document)
+        }
+        return (D.collection, document.id.documentValue)
+    }
+
+    func resolve<T: Decodable>(_ type: T.Type, collection: String, id: DocumentValue) throws -> T {
+        guard let documentType = T.self as? any Document.Type else {
+            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+        }
+        let resolved = try resolveDocument(documentType, collection: collection, id: id)
+        guard let typed = resolved as? T else {
+            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+        }
+        return typed
+    }
+
+    private func resolveDocument<D: Document>(_ type: D.Type, collection: String, id: DocumentValue) throws -> D {
+        guard collection == D.collection, let typedID = D.ID(documentValue: id) else {
+            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: D.self))
+        }
+        let context = transaction.context
+        let refKey = TransactionContext.RefKey(alias: transaction.alias, collection: collection, key: typedID.keyBytes)
+        if context.resolving.contains(refKey) {
+            let chain = (context.resolving + [refKey]).map { "\($0.collection)/\(displayKey($0))" }
+            throw DepotError.referenceCycle(chain: chain)
+        }
+        guard let document = try transaction.retrieve(D.self, id: typedID) else {
+            let parent = context.resolving.last
+            throw DepotError.danglingReference(parentCollection: parent?.collection ?? "?",
+                                               parentID: parent.map(displayKey) ?? "?",
+                                               childCollection: collection, childID: displayID(id))
+        }
+        return document
+    }
+
+    private func displayKey(_ key: TransactionContext.RefKey) -> String {
+        guard let kind = try? transaction.context.storedKind(
+            alias: key.alias, collection: key.collection,
+            name: StoreLayout.documentDatabase(alias: key.alias, collection: key.collection)) else { return "?" }
+        return key.key.withUnsafeBytes { displayID(kind.value(ofKey: $0)) }
+    }
+}

@@ -1,0 +1,254 @@
+import DepotLMDB
+import Foundation
+
+/// How a ``Store`` opens its environment.
+public struct StoreOptions: Sendable {
+    /// The LMDB environment options (map size, readers, …). `maxDatabases` defaults to 1,024
+    /// here: each collection of each alias is a named database.
+    public var environment: EnvironmentOptions
+    /// Whether parks and deletes made outside a transaction commit at once (the default), or
+    /// collect in a unit of work that ``Store/save()`` commits (GarageStorage's autosave).
+    public var autosave: Bool = true
+
+    /// The default options.
+    public init() {
+        environment = EnvironmentOptions()
+        environment.maxDatabases = 1024
+    }
+}
+
+/// A document store in a folder: typed `Codable` documents, references between them,
+/// aliases (isolated stores sharing one schema and one file), transactions and change sets.
+///
+/// ```swift
+/// let store = try Store(path: "./data")
+/// try store.write { tx in try tx.park(Employee(id: "e1", name: "Ada", salary: 100)) }
+/// let ada = try store.read { tx in try tx.retrieve(Employee.self, id: "e1") }
+/// let archive = try store.alias("Archive")        // same schema, separate records
+/// ```
+///
+/// `Store` is `Sendable`: reads may run from any task; writes are serialized (one LMDB writer);
+/// closures are synchronous, so a transaction never spans an `await`. Opening the same folder
+/// twice in a process shares one environment (and one set of observers).
+public final class Store: @unchecked Sendable {
+    // @unchecked Sendable: `core` is Sendable; `autosaveValue` and `pending` are guarded by `lock`.
+    /// The alias of a store opened with ``init(path:options:)``.
+    public static let defaultAlias = "default"
+
+    let core: StoreCore
+    /// The alias this handle reads and writes.
+    public let alias: String
+    private let lock = NSLock()
+    private var autosaveValue: Bool
+    private var pending: [(DocumentTransaction) throws -> Void] = []
+
+    /// Opens (creating if needed) the store in the folder at `path`.
+    public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
+        let environment = try Environment.open(path: path, options: options.environment)
+        try self.init(environment: environment, autosave: options.autosave)
+    }
+
+    /// A store over an environment you opened yourself (sharing it with raw key/value work).
+    public convenience init(environment: Environment, autosave: Bool = true) throws {
+        self.init(core: try StoreCore.core(for: environment), alias: Store.defaultAlias, autosave: autosave)
+    }
+
+    init(core: StoreCore, alias: String, autosave: Bool) {
+        self.core = core
+        self.alias = alias
+        self.autosaveValue = autosave
+    }
+
+    /// The LMDB environment under this store.
+    public var environment: Environment { core.environment }
+
+    /// The folder of the store.
+    public var path: String { core.environment.path }
+
+    // MARK: Aliases
+
+    /// An isolated store with the same schema, kept in its own named databases in the same
+    /// environment. Nothing is written until something is parked in it.
+    public func alias(_ name: String) throws -> Store {
+        try StoreLayout.validateAlias(name)
+        return Store(core: core, alias: name, autosave: autosave)
+    }
+
+    /// The aliases that hold (or held) collections, sorted.
+    public func aliases() throws -> [String] {
+        try environment.read { txn in
+            let keys = try txn.entries(in: core.meta, range: .prefix("collection/")).map(\.key)
+            return Set(keys.compactMap { $0.split(separator: "/", maxSplits: 2).dropFirst().first.map(String.init) }).sorted()
+        }
+    }
+
+    /// Deletes every document of alias `name`; its collections stay known.
+    @discardableResult
+    public func clearAlias(_ name: String) throws -> Int {
+        try StoreLayout.validateAlias(name)
+        return try write { tx in try tx.alias(name).deleteEverything() }
+    }
+
+    /// Removes alias `name` entirely: its documents, collections and descriptors.
+    public func dropAlias(_ name: String) throws {
+        try StoreLayout.validateAlias(name)
+        var dropped: [String] = []
+        try write { tx in
+            let view = try tx.alias(name)
+            for collection in try view.collections() {
+                _ = try view.deleteCollection(collection)
+                let dbName = StoreLayout.documentDatabase(alias: name, collection: collection)
+                if let (db, _) = try tx.context.existingDatabase(alias: name, collection: collection) {
+                    try tx.lmdbTransaction.drop(db)
+                }
+                tx.context.forgetDatabase(dbName)
+                _ = try tx.lmdbTransaction.delete(StoreLayout.descriptorKey(alias: name, collection: collection), in: core.meta)
+                dropped.append(dbName)
+            }
+        }
+        core.forget(databases: dropped)
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only snapshot.
+    public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        try environment.read { txn in try body(view(of: txn)) }
+    }
+
+    /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws.
+    /// Observers get the change set after the commit. `body` may run again if the map had to
+    /// grow, so keep side effects out of it.
+    public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        try environment.write { txn in try body(view(of: txn)) }
+    }
+
+    /// Runs `body` on the environment's writer thread, group-committed with other async writes;
+    /// returns once the commit is durable. A closure that throws undoes only its own work.
+    public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
+        try await environment.write { [self] txn in
+            let tx = view(of: txn)
+            let mark = tx.context.mark
+            do {
+                return try body(tx)
+            } catch {
+                tx.context.revert(to: mark)
+                throw error
+            }
+        }
+    }
+
+    /// Begins a transaction you end with ``DocumentTransaction/commit()`` or
+    /// ``DocumentTransaction/rollback()`` (DLData's explicit flow). A write transaction must end
+    /// on the thread that began it; until then other writers wait.
+    public func beginTransaction(readOnly: Bool = false) throws -> DocumentTransaction {
+        let txn = try environment.beginTransaction(readOnly: readOnly)
+        return DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self), explicit: true)
+    }
+
+    func view(of txn: Transaction) -> DocumentTransaction {
+        DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self))
+    }
+
+    // MARK: Observation
+
+    /// Registers `observer` (held weakly) for the change sets of every commit.
+    public func addObserver(_ observer: any StoreObserver) { _ = core.add(observer) }
+
+    /// Unregisters `observer`.
+    public func removeObserver(_ observer: any StoreObserver) { core.remove(observer: observer) }
+
+    /// Change sets of every commit, as an `AsyncSequence`; with `alias` and/or `collections`,
+    /// only those parts (commits that touch none of them are skipped). The stream buffers without
+    /// bound; cancel the iterating task to stop it.
+    public func changes(alias: String? = nil, collections: Set<String>? = nil) -> AsyncStream<ChangeSet> {
+        core.stream(alias: alias, collections: collections)
+    }
+
+    /// Change sets touching documents of type `D` in this store's alias.
+    public func changes<D: Document>(of type: D.Type) -> AsyncStream<ChangeSet> {
+        core.stream(alias: alias, collections: [D.collection])
+    }
+
+    // MARK: Autosave and the unit of work
+
+    /// With autosave on (the default), ``park(_:)`` and ``delete(_:)`` called on the store commit
+    /// at once. With it off they collect in a unit of work: reads through the store see them,
+    /// ``save()`` commits them in one transaction, ``rollback()`` discards them.
+    public var autosave: Bool {
+        get { lock.withLock { autosaveValue } }
+        set { lock.withLock { autosaveValue = newValue } }
+    }
+
+    /// Whether the unit of work holds unsaved changes.
+    public var hasUnsavedChanges: Bool { lock.withLock { !pending.isEmpty } }
+
+    /// Commits the unit of work in one transaction. On error nothing is committed and the unit
+    /// of work is kept.
+    public func save() throws {
+        let work = lock.withLock { pending }
+        if work.isEmpty { return }
+        try write { tx in for step in work { try step(tx) } }
+        lock.withLock { pending.removeFirst(min(work.count, pending.count)) }
+    }
+
+    /// Discards the unit of work.
+    public func rollback() { lock.withLock { pending.removeAll() } }
+
+    /// Runs a change now (autosave) or adds it to the unit of work.
+    func perform(_ change: @escaping (DocumentTransaction) throws -> Void) throws {
+        if autosave {
+            try write { try change($0) }
+            return
+        }
+        // Check that the change applies before accepting it into the unit of work.
+        let work = lock.withLock { pending } + [change]
+        try simulate(work) { _ in }
+        lock.withLock { pending.append(change) }
+    }
+
+    /// Reads through the store: with unsaved changes, inside a write transaction that applies
+    /// them and then rolls back, so the read sees them.
+    func readThrough<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        let work = lock.withLock { pending }
+        if work.isEmpty { return try read(body) }
+        var result: R?
+        try simulate(work) { result = try body($0) }
+        return result!
+    }
+
+    private struct Discard: Error {}
+
+    private func simulate(_ work: [(DocumentTransaction) throws -> Void], _ body: (DocumentTransaction) throws -> Void) throws {
+        do {
+            try environment.write { txn in
+                let tx = view(of: txn)
+                for step in work { try step(tx) }
+                try body(tx)
+                throw Discard()
+            }
+        } catch is Discard {}
+    }
+
+    /// Parks `document` now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ document: D) throws { try perform { try $0.park(document) } }
+    /// Parks several documents now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ documents: [D]) throws { try perform { try $0.park(documents) } }
+    /// Deletes `document` now, or in the unit of work when autosave is off.
+    public func delete<D: Document>(_ document: D) throws { try perform { _ = try $0.delete(document) } }
+    /// Deletes by ID now, or in the unit of work when autosave is off.
+    public func delete<D: Document>(_ type: D.Type, id: D.ID) throws { try perform { _ = try $0.delete(D.self, id: id) } }
+    /// Deletes every document of `D` now, or in the unit of work when autosave is off.
+    public func deleteAll<D: Document>(_ type: D.Type) throws { try perform { _ = try $0.deleteAll(D.self) } }
+    /// Deletes every document of this alias now, or in the unit of work when autosave is off.
+    public func deleteEverything() throws { try perform { _ = try $0.deleteEverything() } }
+
+    /// The document of type `D` with `id` (seeing unsaved changes).
+    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? { try readThrough { try $0.retrieve(D.self, id: id) } }
+    /// Every document of type `D` in ID order (seeing unsaved changes).
+    public func retrieveAll<D: Document>(_ type: D.Type) throws -> [D] { try readThrough { try $0.retrieveAll(D.self) } }
+    /// How many documents of type `D` are stored (counting unsaved changes).
+    public func count<D: Document>(_ type: D.Type) throws -> Int { try readThrough { try $0.count(D.self) } }
+    /// Whether a document of type `D` with `id` is stored (seeing unsaved changes).
+    public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool { try readThrough { try $0.exists(D.self, id: id) } }
+}

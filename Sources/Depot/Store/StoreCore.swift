@@ -1,0 +1,138 @@
+import DepotLMDB
+import Foundation
+
+/// What every ``Store`` handle on one environment shares: the environment, the observers and
+/// the descriptors of known collections.
+///
+/// `@unchecked Sendable`: mutable state is guarded by `lock`; the environment is `Sendable`.
+final class StoreCore: @unchecked Sendable {
+    let environment: Environment
+    private let lock = NSLock()
+    private var descriptors: [String: IDKind] = [:]
+    private var observers: [(id: UUID, ref: WeakObserver)] = []
+    private var streams: [UUID: (alias: String?, collections: Set<String>?, continuation: AsyncStream<ChangeSet>.Continuation)] = [:]
+    private var observing = false
+    let meta: Database<StringCodec, BytesCodec>
+
+    struct WeakObserver { weak var observer: (any StoreObserver)? }
+
+    private static let registryLock = NSLock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: WeakCore] = [:]
+    struct WeakCore { weak var core: StoreCore? }
+
+    /// The core of `environment`, shared by every store opened on it.
+    static func core(for environment: Environment) throws -> StoreCore {
+        try registryLock.withLock {
+            let key = ObjectIdentifier(environment)
+            if let core = registry[key]?.core, core.environment === environment { return core }
+            let core = try StoreCore(environment: environment)
+            registry = registry.filter { $0.value.core != nil }
+            registry[key] = WeakCore(core: core)
+            return core
+        }
+    }
+
+    private init(environment: Environment) throws {
+        self.environment = environment
+        if environment.options.readOnly {
+            meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: BytesCodec.self, create: false)
+        } else {
+            meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: BytesCodec.self)
+        }
+    }
+
+    // MARK: Collection descriptors
+
+    func knownKind(of database: String) -> IDKind? { lock.withLock { descriptors[database] } }
+
+    func remember(_ kind: IDKind, for database: String) { lock.withLock { descriptors[database] = kind } }
+
+    func forget(databases: [String]) { lock.withLock { for d in databases { descriptors[d] = nil } } }
+
+    // MARK: Observation
+
+    /// Whether anybody listens; transactions record changes only then.
+    var hasObservers: Bool { lock.withLock { observing } }
+
+    func add(_ observer: any StoreObserver) -> UUID {
+        lock.withLock {
+            let id = UUID()
+            observers.append((id, WeakObserver(observer: observer)))
+            observing = true
+            return id
+        }
+    }
+
+    func remove(observer: any StoreObserver) {
+        lock.withLock {
+            observers.removeAll { $0.ref.observer == nil || $0.ref.observer === observer }
+            observing = !observers.isEmpty || !streams.isEmpty
+        }
+    }
+
+    func stream(alias: String?, collections: Set<String>?) -> AsyncStream<ChangeSet> {
+        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
+        let id = UUID()
+        lock.withLock {
+            streams[id] = (alias, collections, continuation)
+            observing = true
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            self.lock.withLock {
+                self.streams[id] = nil
+                self.observing = !self.observers.isEmpty || !self.streams.isEmpty
+            }
+        }
+        return stream
+    }
+
+    /// Hands a committed change set to every observer and stream.
+    func publish(_ changes: ChangeSet, from store: Store) {
+        if changes.isEmpty { return }
+        let (targets, sinks) = lock.withLock { () -> ([any StoreObserver], [(String?, Set<String>?, AsyncStream<ChangeSet>.Continuation)]) in
+            observers.removeAll { $0.ref.observer == nil }
+            return (observers.compactMap { $0.ref.observer }, streams.values.map { ($0.alias, $0.collections, $0.continuation) })
+        }
+        for observer in targets {
+            observer.store(store, didCommit: changes)
+            observer.store(store, createdObjects: changes.createdByCollection, updatedObjects: changes.updatedByCollection, deletedObjects: changes.deletedByCollection)
+        }
+        for (alias, collections, continuation) in sinks {
+            let part = (alias == nil && collections == nil) ? changes : changes.filtered(alias: alias, collections: collections)
+            if !part.isEmpty { continuation.yield(part) }
+        }
+    }
+}
+
+extension ChangeSet {
+    /// IDs grouped as DLData's delegate reports them: `[alias/collection: [IDs]]`.
+    var createdByCollection: [String: [DocumentValue]] { grouped(\.created) }
+    var updatedByCollection: [String: [DocumentValue]] { grouped(\.updated) }
+    var deletedByCollection: [String: [DocumentValue]] { grouped(\.deleted) }
+
+    private func grouped(_ path: KeyPath<CollectionChanges, [DocumentValue]>) -> [String: [DocumentValue]] {
+        var result: [String: [DocumentValue]] = [:]
+        for c in collections where !c[keyPath: path].isEmpty { result[c.alias + "/" + c.collection] = c[keyPath: path] }
+        return result
+    }
+}
+
+/// Told after every successful commit of the store's environment (all aliases).
+///
+/// Both methods have default implementations: adopt the one you like. They are called on the
+/// committing thread, after the commit is durable and the writer released.
+public protocol StoreObserver: AnyObject, Sendable {
+    /// The whole change set of one commit.
+    func store(_ store: Store, didCommit changes: ChangeSet)
+    /// DLData's `dataManager:createdObjects:updatedObjects:deletedObjects:`: IDs keyed by
+    /// `"alias/collection"`.
+    func store(_ store: Store, createdObjects: [String: [DocumentValue]], updatedObjects: [String: [DocumentValue]],
+               deletedObjects: [String: [DocumentValue]])
+}
+
+extension StoreObserver {
+    public func store(_ store: Store, didCommit changes: ChangeSet) {}
+    public func store(_ store: Store, createdObjects: [String: [DocumentValue]], updatedObjects: [String: [DocumentValue]],
+                      deletedObjects: [String: [DocumentValue]]) {}
+}

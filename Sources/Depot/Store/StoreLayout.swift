@@ -1,0 +1,51 @@
+import DepotLMDB
+
+/// How documents are laid out in LMDB's named databases.
+///
+/// - `depot.meta`: the store's own records: collection descriptors
+///   (`collection/<alias>/<collection>` → ID kind), alias markers (`alias/<alias>`), the
+///   unique-ID counter.
+/// - `depot.doc/<alias>/<collection>`: one database per collection and alias; keys are the IDs'
+///   key bytes, values are ``Record``s.
+///
+/// Nothing is stored in LMDB's main database, whose keys are the names of the named databases.
+enum StoreLayout {
+    static let metaDatabase = "depot.meta"
+    static let documentPrefix = "depot.doc/"
+
+    static func documentDatabase(alias: String, collection: String) -> String {
+        documentPrefix + alias + "/" + collection
+    }
+
+    static func descriptorKey(alias: String, collection: String) -> String {
+        "collection/" + alias + "/" + collection
+    }
+
+    static func aliasKey(_ alias: String) -> String { "alias/" + alias }
+
+    /// Splits a document database name into alias and collection.
+    static func parse(_ name: String) -> (alias: String, collection: String)? {
+        guard name.hasPrefix(documentPrefix) else { return nil }
+        let rest = name.dropFirst(documentPrefix.count)
+        guard let slash = rest.firstIndex(of: "/") else { return nil }
+        return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
+    }
+
+    static func validateAlias(_ name: String) throws {
+        if name.isEmpty { throw DepotError.invalidAliasName(name, detail: "it is empty") }
+        if name.utf8.count > 100 { throw DepotError.invalidAliasName(name, detail: "it is longer than 100 bytes") }
+        if name.contains("/") { throw DepotError.invalidAliasName(name, detail: "it contains '/'") }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw DepotError.invalidAliasName(name, detail: "it contains control characters")
+        }
+    }
+
+    static func validateCollection(_ name: String) throws {
+        if name.isEmpty { throw DepotError.invalidCollectionName(name, detail: "it is empty") }
+        if name.utf8.count > 300 { throw DepotError.invalidCollectionName(name, detail: "it is longer than 300 bytes") }
+        if name.contains("/") { throw DepotError.invalidCollectionName(name, detail: "it contains '/'") }
+        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw DepotError.invalidCollectionName(name, detail: "it contains control characters")
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import DepotLMDB
+
+/// The document layer's state for one top-level LMDB transaction, shared by every alias view
+/// of it: opened collection databases, the change recorder, encode buffers, and the stacks that
+/// guard reference cycles. Savepoints mark it and roll it back with the LMDB child transaction.
+final class TransactionContext {
+    let txn: Transaction
+    let core: StoreCore
+    let recorder: ChangeRecorder?
+    private var databases: [String: (db: Database<BytesCodec, BytesCodec>, depth: Int)] = [:]
+    private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
+    private var spareBuffers: [[UInt8]] = []
+    /// Documents being parked right now (collection, key): a reference back to one of them is
+    /// written without parking it again.
+    var parking: Set<RefKey> = []
+    /// Documents being resolved right now, outermost first (for dangling-reference messages and cycles).
+    var resolving: [RefKey] = []
+
+    struct RefKey: Hashable {
+        var alias: String
+        var collection: String
+        var key: [UInt8]
+    }
+
+    struct Mark {
+        let recorder: Int
+        let depth: Int
+    }
+
+    private init(txn: Transaction, core: StoreCore, recordChanges: Bool) {
+        self.txn = txn
+        self.core = core
+        self.recorder = recordChanges ? ChangeRecorder() : nil
+    }
+
+    /// The context of `txn`, created (and hooked to its commit) on first use.
+    static func of(_ txn: Transaction, core: StoreCore, store: Store) -> TransactionContext {
+        if let existing = txn.attachment as? TransactionContext { return existing }
+        let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers)
+        txn.attachment = context
+        if !txn.isReadOnly {
+            txn.afterCommit { [context, store] in
+                for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
+                if let recorder = context.recorder, !recorder.isEmpty {
+                    context.core.publish(recorder.changeSet(transactionID: nil), from: store)
+                }
+            }
+        }
+        return context
+    }
+
+    // MARK: Savepoints
+
+    var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth) }
+
+    /// Forgets what was done after `mark` (its LMDB child transaction was aborted).
+    func revert(to mark: Mark) {
+        recorder?.revert(to: mark.recorder)
+        databases = databases.filter { $0.value.depth <= mark.depth }
+        pendingDescriptors.removeAll { $0.depth > mark.depth }
+    }
+
+    /// Entries made inside a committed child now belong to its parent.
+    func promote(toDepth depth: Int) {
+        for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, depth) }
+        for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
+    }
+
+    // MARK: Buffers
+
+    func takeBuffer() -> [UInt8] {
+        if var b = spareBuffers.popLast() { b.removeAll(keepingCapacity: true); return b }
+        var b = [UInt8]()
+        b.reserveCapacity(256)
+        return b
+    }
+
+    func giveBack(_ buffer: [UInt8]) { spareBuffers.append(buffer) }
+
+    // MARK: Collection databases
+
+    /// The database of `collection` in `alias`, checking (and on first write recording) the kind
+    /// of its IDs. Returns nil when it does not exist and `create` is false.
+    func database(alias: String, collection: String, kind: IDKind, create: Bool) throws -> Database<BytesCodec, BytesCodec>? {
+        let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+        if let cached = databases[name] { return cached.db }
+        try StoreLayout.validateCollection(collection)
+        let stored = try storedKind(alias: alias, collection: collection, name: name)
+        if let stored, stored != kind {
+            throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: stored, requested: kind)
+        }
+        let db: Database<BytesCodec, BytesCodec>
+        do {
+            db = try txn.openDatabase(name, key: BytesCodec.self, value: BytesCodec.self, create: create && !txn.isReadOnly)
+        } catch LMDBError.notFound {
+            return nil
+        }
+        if stored == nil && !txn.isReadOnly {
+            try txn.put(Array(kind.rawValue.utf8), forKey: StoreLayout.descriptorKey(alias: alias, collection: collection), in: core.meta)
+            pendingDescriptors.append((name, kind, txn.nestingDepth))
+        }
+        databases[name] = (db, txn.nestingDepth)
+        return db
+    }
+
+    /// The database of a collection whatever its ID kind (for export and administration).
+    func existingDatabase(alias: String, collection: String) throws -> (Database<BytesCodec, BytesCodec>, IDKind)? {
+        let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+        guard let kind = try storedKind(alias: alias, collection: collection, name: name) else { return nil }
+        if let cached = databases[name] { return (cached.db, kind) }
+        do {
+            let db = try txn.openDatabase(name, key: BytesCodec.self, value: BytesCodec.self, create: false)
+            databases[name] = (db, txn.nestingDepth)
+            return (db, kind)
+        } catch LMDBError.notFound {
+            return nil
+        }
+    }
+
+    func storedKind(alias: String, collection: String, name: String) throws -> IDKind? {
+        if let known = core.knownKind(of: name) { return known }
+        if let pending = pendingDescriptors.last(where: { $0.name == name }) { return pending.kind }
+        let raw = try txn.get(StoreLayout.descriptorKey(alias: alias, collection: collection), in: core.meta)
+        guard let raw else { return nil }
+        guard let kind = IDKind(rawValue: String(decoding: raw, as: UTF8.self)) else {
+            throw DepotError.corruptRecord(alias: alias, collection: collection, id: "(descriptor)", detail: "unknown ID kind")
+        }
+        return kind
+    }
+
+    /// Drops cached handles of databases that were dropped in this transaction.
+    func forgetDatabase(_ name: String) {
+        databases[name] = nil
+        pendingDescriptors.removeAll { $0.name == name }
+    }
+}
