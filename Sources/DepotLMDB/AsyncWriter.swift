@@ -223,6 +223,7 @@ extension Environment {
     /// its closure ran gets `CancellationError`; callers beyond
     /// ``GroupCommitOptions/maxQueueLength`` wait for room. `body` runs on another thread, so
     /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
+    @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
         let writer = try asyncWriter()
         await writer.waitForRoom()

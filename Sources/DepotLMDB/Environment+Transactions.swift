@@ -24,6 +24,7 @@ extension Environment {
     ///
     /// - Throws: what `body` throws, or an ``LMDBError``. A write inside a write on the same
     ///   thread throws ``LMDBError/deadlock``: use ``Transaction/nested(_:)`` instead.
+    @discardableResult
     public func write<R>(_ body: (Transaction) throws -> R) throws -> R {
         try gate.acquireWriter()
         var handlers: [() -> Void] = []

@@ -92,6 +92,7 @@ public final class Transaction {
     /// Runs `body` in a child transaction (a savepoint): its changes join the parent when `body`
     /// returns, and are undone alone when it throws. The same `Transaction` object is used
     /// inside, so code that captured the parent works unchanged.
+    @discardableResult
     public func nested<R>(_ body: (Transaction) throws -> R) throws -> R {
         let parent = try liveHandle("begin child transaction")
         if isReadOnly {

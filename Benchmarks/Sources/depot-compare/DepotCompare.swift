@@ -34,7 +34,7 @@ struct DepotCompare: AsyncParsableCommand {
         log("machine: \(Machine.cores) cores, \(Machine.memoryGiB) GiB, \(Machine.kernel), \(Machine.lmdbVersion)")
 
         let started = Date()
-        var runner = Runner(sizes: sizes, scratch: scratch)
+        var runner = try Runner(sizes: sizes, scratch: scratch)
         try runner.warmUp()
         for round in 0..<sizes.rounds {
             let t0 = now()

@@ -40,6 +40,7 @@ public final class DocumentTransaction {
     /// Runs `body` in a savepoint (an LMDB child transaction): when it throws, its changes (and
     /// its entries in the change set) are undone and the error rethrown; the rest of the
     /// transaction goes on.
+    @discardableResult
     public func savepoint<R>(_ body: () throws -> R) throws -> R {
         let mark = context.mark
         do {
@@ -47,7 +48,7 @@ public final class DocumentTransaction {
             context.promote(toDepth: mark.depth)
             return result
         } catch {
-            context.revert(to: mark)
+            context.revert(to: mark, childDepth: mark.depth + 1)
             throw error
         }
     }

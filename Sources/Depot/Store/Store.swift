@@ -119,20 +119,25 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws.
     /// Observers get the change set after the commit. `body` may run again if the map had to
     /// grow, so keep side effects out of it.
+    @discardableResult
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         try environment.write { txn in try body(view(of: txn)) }
     }
 
     /// Runs `body` on the environment's writer thread, group-committed with other async writes;
     /// returns once the commit is durable. A closure that throws undoes only its own work.
+    @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
         try await environment.write { [self] txn in
+            // The writer runs this inside a child transaction of the batch's transaction.
             let tx = view(of: txn)
             let mark = tx.context.mark
             do {
-                return try body(tx)
+                let result = try body(tx)
+                tx.context.promote(toDepth: mark.depth - 1)
+                return result
             } catch {
-                tx.context.revert(to: mark)
+                tx.context.revert(to: mark, childDepth: mark.depth)
                 throw error
             }
         }

@@ -53,11 +53,12 @@ final class TransactionContext {
 
     var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth) }
 
-    /// Forgets what was done after `mark` (its LMDB child transaction was aborted).
-    func revert(to mark: Mark) {
+    /// Forgets what was done after `mark`: the LMDB child transaction at `childDepth` (and any
+    /// deeper) was aborted, so handles and descriptors opened there are gone too.
+    func revert(to mark: Mark, childDepth: Int) {
         recorder?.revert(to: mark.recorder)
-        databases = databases.filter { $0.value.depth <= mark.depth }
-        pendingDescriptors.removeAll { $0.depth > mark.depth }
+        databases = databases.filter { $0.value.depth < childDepth }
+        pendingDescriptors.removeAll { $0.depth >= childDepth }
     }
 
     /// Entries made inside a committed child now belong to its parent.

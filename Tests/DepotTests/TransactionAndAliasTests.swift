@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+@testable import Depot
+import DepotLMDB
+
+private struct Boom: Error {}
+
+@Suite("Store transactions and aliases")
+struct TransactionAndAliasTests {
+    let folder = TemporaryFolder()
+    let store: Store
+
+    init() throws { store = try Store(path: folder.path) }
+
+    @Test(arguments: ["default", "ManagerA", "ManagerB"])
+    func sameBodyWorksInEveryAlias(_ alias: String) throws {
+        let s = try store.alias(alias)
+        try s.write { tx throws in
+            try tx.park(sampleEmployee("e1"))
+            try tx.park(sampleEmployee("e2", department: Department(id: "d", name: alias)))
+        }
+        #expect(try s.count(Employee.self) == 2)
+        #expect(try s.retrieve(Employee.self, id: "e2")?.department?.name == alias)
+        #expect(try s.read { try $0.collections() } == ["Department", "Employee"])
+    }
+
+    @Test func aliasesAreIsolatedAndOneTransactionSpansThem() throws {
+        let a = try store.alias("ManagerA"), b = try store.alias("ManagerB")
+        try a.write { tx throws in
+            try tx.park(sampleEmployee("x"))
+            try tx.alias("ManagerB").park(sampleEmployee("y"))
+        }
+        #expect(try a.retrieveAll(Employee.self).map(\.id) == ["x"])
+        #expect(try b.retrieveAll(Employee.self).map(\.id) == ["y"])
+        #expect(try store.count(Employee.self) == 0)
+        #expect(throws: Boom.self) {
+            try a.write { tx throws in
+                try tx.park(sampleEmployee("x2"))
+                try tx.alias("ManagerB").park(sampleEmployee("y2"))
+                throw Boom()
+            }
+        }
+        #expect(try a.count(Employee.self) == 1 && b.count(Employee.self) == 1)
+        #expect(try store.aliases() == ["ManagerA", "ManagerB"])
+        #expect(try store.clearAlias("ManagerA") == 1)
+        #expect(try a.count(Employee.self) == 0)
+        try store.dropAlias("ManagerB")
+        #expect(try store.aliases() == ["ManagerA"])
+        #expect(try b.count(Employee.self) == 0)
+        #expect(throws: DepotError.self) { _ = try store.alias("bad/name") }
+        #expect(throws: DepotError.self) { _ = try store.alias("") }
+    }
+
+    @Test func throwHalfwayThroughLeavesNothing() throws {
+        #expect(throws: Boom.self) {
+            try store.write { tx throws in
+                for i in 0..<50 {
+                    try tx.park(sampleEmployee("e\(i)", department: Department(id: "d\(i)", name: "D")))
+                    if i == 25 { throw Boom() }
+                }
+            }
+        }
+        #expect(try store.count(Employee.self) == 0)
+        #expect(try store.count(Department.self) == 0)
+    }
+
+    @Test func savepointRollbackKeepsTheRest() throws {
+        try store.write { tx throws in
+            try tx.park(sampleEmployee("kept"))
+            _ = try? tx.savepoint {
+                try tx.park(sampleEmployee("undone"))
+                throw Boom()
+            }
+            try tx.savepoint { try tx.park(sampleEmployee("child-kept")) }
+        }
+        #expect(try store.retrieveAll(Employee.self).map(\.id) == ["child-kept", "kept"])
+    }
+
+    @Test func explicitBeginCommitRollback() throws {
+        let tx = try store.beginTransaction()
+        try tx.park(sampleEmployee("e1"))
+        try tx.commit()
+        #expect(try store.exists(Employee.self, id: "e1"))
+        #expect(throws: LMDBError.badTransaction) { try tx.commit() }
+        let tx2 = try store.beginTransaction()
+        try tx2.park(sampleEmployee("e2"))
+        tx2.rollback()
+        #expect(try store.exists(Employee.self, id: "e2") == false)
+        try store.write { scoped throws in
+            #expect(throws: DepotError.self) { try scoped.commit() }
+        }
+    }
+
+    @Test func autosaveOffCollectsAUnitOfWork() throws {
+        store.autosave = false
+        try store.park(sampleEmployee("p1"))
+        try store.park(sampleEmployee("p2"))
+        try store.delete(Employee.self, id: "p1")
+        #expect(store.hasUnsavedChanges)
+        // Reads through the store see pending changes; another handle does not.
+        #expect(try store.retrieveAll(Employee.self).map(\.id) == ["p2"])
+        #expect(try store.read { try $0.count(Employee.self) } == 0)
+        try store.save()
+        #expect(!store.hasUnsavedChanges)
+        #expect(try store.read { try $0.retrieveAll(Employee.self).map(\.id) } == ["p2"])
+        try store.park(sampleEmployee("p3"))
+        store.rollback()
+        #expect(try store.retrieveAll(Employee.self).map(\.id) == ["p2"])
+        store.autosave = true
+        try store.park(sampleEmployee("p4"))
+        #expect(try store.read { try $0.count(Employee.self) } == 2)
+    }
+
+    @Test func sameFolderTwiceSharesTheEnvironment() throws {
+        let other = try Store(path: folder.path + "/")
+        #expect(other.environment === store.environment)
+        try store.write { tx in try tx.park(sampleEmployee("shared")) }
+        #expect(try other.exists(Employee.self, id: "shared"))
+        let elsewhere = try Store(path: folder.sub("second"))
+        #expect(elsewhere.environment !== store.environment)
+        #expect(try elsewhere.count(Employee.self) == 0)
+    }
+
+    @Test func asyncWritesFromManyTasks() async throws {
+        let store = self.store
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<200 {
+                group.addTask { _ = try await store.write { tx in try tx.park(sampleEmployee("a\(i)")) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count(Employee.self) == 200)
+    }
+}
