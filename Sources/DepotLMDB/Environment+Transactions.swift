@@ -126,7 +126,22 @@ extension Environment {
         guard let h = txn.handle else { return }
         txn.handle = nil
         mdb_txn_reset(h)
+        if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
         if let extra = gate.exitReader(returning: h) { mdb_txn_abort(extra) }
+    }
+
+    /// A read transaction that opened databases: LMDB closed those handles at reset, so open
+    /// them in a short transaction that commits (making them usable everywhere), then let other
+    /// transactions open databases again.
+    @usableFromInline
+    func publishDatabasesOpened(by txn: Transaction) {
+        let opened = txn.openedDatabases
+        txn.openedDatabases.removeAll()
+        txn.holdsDatabaseLock = false
+        for entry in opened where databaseCache[entry.name] == nil {
+            _ = try? openDatabaseInOwnReadTransaction(entry.name.isEmpty ? nil : entry.name, flags: entry.record.flags)
+        }
+        databaseLock.unlock()
     }
 
     func beginWriteHoldingWriter(scoped: Bool) throws(LMDBError) -> Transaction {

@@ -126,20 +126,10 @@ extension Transaction {
         if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record {
             return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
         }
-        if isReadOnly {
-            // Not in this (pooled, later reset) transaction: LMDB would close the handle at reset.
-            // Open it in a short read transaction of its own that commits, then check that this
-            // snapshot can use it.
-            let record = try env.openDatabaseInOwnReadTransaction(name, flags: flags)
-            var actual: UInt32 = 0
-            if mdb_dbi_flags(txn, record.dbi, &actual) != 0 {
-                throw LMDBError(code: LMDBError.badDatabase.code, operation: "open database", database: name,
-                                detail: "the database was first opened after this read transaction began; open it with env.openDatabase before the transaction")
-            }
-            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
-        }
+        // Opened in this transaction (LMDB makes the handle public when it commits; a read
+        // transaction is reset instead, so `endRead` opens it once more to cache it).
         var dbi: MDB_dbi = 0
-        let rc = mdb_dbi_open(txn, name, flags.rawValue | (create ? UInt32(MDB_CREATE) : 0), &dbi)
+        let rc = mdb_dbi_open(txn, name, flags.rawValue | (create && !isReadOnly ? UInt32(MDB_CREATE) : 0), &dbi)
         if rc != 0 {
             throw LMDBError(code: rc, operation: "open database", database: name,
                             detail: rc == MDB_NOTFOUND ? "no database of that name exists" :

@@ -30,6 +30,7 @@ struct Demo {
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try keyValueTour()
         try mapGrowthTour()
+        try documentTour()
         print("\nDone. Look inside with: depot stat --path \(root)/kv")
     }
 

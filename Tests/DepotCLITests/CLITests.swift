@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Depot
 
 @Suite("depot CLI (key/value)")
 struct CLIKeyValueTests {
@@ -92,5 +93,50 @@ struct CLIKeyValueTests {
         #expect(filled.out.contains("wrote 2500 records"))
         let listed = try depot("list", "--path", dir, "--db", "load", "--limit", "2")
         #expect(listed.out.hasPrefix("key-000000001\t"))
+    }
+}
+
+struct CLIDoc: Document, Equatable {
+    static var collection: String { "Doc" }
+    var id: Int
+    var title: String
+    var owner: CLIOwner?
+}
+struct CLIOwner: Document, Equatable {
+    static var collection: String { "Owner" }
+    var id: String
+    var name: String
+}
+
+@Suite("depot export (a second process reads committed documents)")
+struct CLIExportTests {
+    @Test func exportShowsDocumentsAndReferences() throws {
+        let folder = TemporaryFolder("depot-export")
+        let store = try Store(path: folder.path)
+        try store.write { tx in
+            try tx.park(CLIDoc(id: 2, title: "Zwei ✓", owner: CLIOwner(id: "o1", name: "Ann")))
+            try tx.park(CLIDoc(id: -1, title: "minus one", owner: nil))
+            try tx.alias("Other").park(CLIDoc(id: 7, title: "other", owner: nil))
+        }
+        let exe = try #require(depotExecutable())
+        let out = try runProcess(exe, ["export", "--path", folder.path, "--collection", "Doc"])
+        #expect(out.status == 0, "\(out.err)")
+        let lines = out.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2)
+        let first = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+        #expect(first?["id"] as? Int == -1, "integer IDs export in numeric order")
+        let second = try JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any]
+        let doc = second?["document"] as? [String: Any]
+        #expect(doc?["title"] as? String == "Zwei ✓")
+        let ref = (doc?["owner"] as? [String: Any])?["$ref"] as? [String: Any]
+        #expect(ref?["collection"] as? String == "Owner" && ref?["id"] as? String == "o1")
+        let all = try runProcess(exe, ["export", "--path", folder.path])
+        #expect(all.out.split(separator: "\n").count == 3, "Doc ×2 and Owner ×1 in the default alias")
+        let other = try runProcess(exe, ["export", "--path", folder.path, "--alias", "Other"])
+        #expect(other.out.contains("\"title\":\"other\""))
+        let missing = try runProcess(exe, ["export", "--path", folder.path, "--alias", "Nope"])
+        #expect(missing.status == 1 && missing.err.contains("no alias named 'Nope'"))
+        let noCollection = try runProcess(exe, ["export", "--path", folder.path, "--collection", "Nope"])
+        #expect(noCollection.status == 1 && noCollection.err.contains("no collection named 'Nope'"))
     }
 }

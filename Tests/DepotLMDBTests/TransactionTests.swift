@@ -171,3 +171,32 @@ struct TransactionTests {
         #expect(try env.read { try $0.get("x", in: temp) } == nil)
     }
 }
+
+@Suite("Databases first opened inside a read transaction")
+struct ReadOpenTests {
+    @Test func readTransactionCanOpenAnExistingDatabase() throws {
+        let folder = TemporaryFolder()
+        do {
+            let env = try Environment.open(path: folder.path)
+            let db = try env.openDatabase("late", key: StringCodec.self, value: StringCodec.self)
+            try env.write { try $0.put("v", forKey: "k", in: db) }
+        }
+        // A fresh environment: the handle is not cached yet; open it inside a read.
+        let env = try Environment.open(path: folder.path)
+        let value = try env.read { txn -> String? in
+            let db = try txn.openDatabase("late", key: StringCodec.self, value: StringCodec.self, create: false)
+            return try txn.get("k", in: db)
+        }
+        #expect(value == "v")
+        // And again: now cached, usable by later transactions from any thread.
+        let again = try env.read { txn in
+            try txn.get("k", in: try txn.openDatabase("late", key: StringCodec.self, value: StringCodec.self, create: false))
+        }
+        #expect(again == "v")
+        #expect(throws: LMDBError.notFound) {
+            try env.read { txn in _ = try txn.openDatabase("absent", key: StringCodec.self, value: StringCodec.self, create: false) }
+        }
+        // A writer can still create databases afterwards (the open lock was released).
+        try env.write { txn in _ = try txn.openDatabase("new", key: StringCodec.self, value: StringCodec.self) }
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Depot
+import DepotLMDB
+import Foundation
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Print stored documents as JSON Lines: {\"collection\": C, \"id\": ID, \"document\": {…}}.",
+        discussion: "References to other documents are written as {\"$ref\": {\"collection\": C2, \"id\": ID2}}.")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The store alias.") var alias: String = Store.defaultAlias
+    @Option(help: "Only this collection.") var collection: String?
+
+    func run() throws {
+        try reportingErrors {
+            let env = try openExisting(location.path)
+            let store = try Store(environment: env)
+            let aliases = try store.aliases()
+            guard aliases.contains(alias) else {
+                printError("error: no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
+                throw ExitCode(1)
+            }
+            let view = try store.alias(alias)
+            try view.read { tx in
+                if let collection, !(try tx.collections().contains(collection)) {
+                    printError("error: no collection named '\(collection)' in alias '\(alias)'")
+                    throw ExitCode(1)
+                }
+                var out = ""
+                try tx.export(collection: collection) { document in
+                    out += try document.jsonLine()
+                    out += "\n"
+                    if out.utf8.count > 1 << 16 {
+                        FileHandle.standardOutput.write(Data(out.utf8))
+                        out = ""
+                    }
+                    return true
+                }
+                FileHandle.standardOutput.write(Data(out.utf8))
+            }
+        }
+    }
+}
