@@ -61,6 +61,12 @@ public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Ha
         self.maxKeySize = maxKeySize
     }
 
+    /// Rebuilds a handle from its parts, for storage adapters that keep handles in their own
+    /// types. `handle` must be the ``dbi`` of a database of the same environment.
+    public init(handle: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int) {
+        self.init(dbi: handle, name: name, flags: flags, maxKeySize: maxKeySize)
+    }
+
     /// The same database seen through other codecs (the bytes stay as they are).
     public func retyped<K2: LMDBCodec, V2: LMDBCodec>(key: K2.Type, value: V2.Type) -> Database<K2, V2> {
         Database<K2, V2>(dbi: dbi, name: name, flags: flags, maxKeySize: maxKeySize)

@@ -110,3 +110,15 @@ public enum UUIDCodec: LMDBCodec {
         return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
     }
 }
+
+/// Bytes lent straight from and to LMDB, without copying: encoding passes the buffer through,
+/// decoding returns a pointer into the memory map that is valid only until the transaction
+/// ends or the next write in it. For storage adapters and hot paths that copy what they keep.
+public enum RawBytesCodec: LMDBCodec {
+    @inlinable
+    public static func withBytes<R>(of value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(value)
+    }
+    @inlinable
+    public static func decode(_ bytes: UnsafeRawBufferPointer) throws -> UnsafeRawBufferPointer { bytes }
+}

@@ -155,3 +155,26 @@ struct DocumentTests {
         }
     }
 }
+
+struct Node: Document, Equatable {
+    var id: Int
+    var next: [Node]
+}
+
+@Suite("Reference cycles")
+struct ReferenceCycleTests {
+    @Test func cycleInStoredDataIsAClearError() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        try store.write { tx in
+            try tx.park(Node(id: 1, next: [Node(id: 2, next: [])]))
+            try tx.park(Node(id: 2, next: [Node(id: 1, next: [])]))  // 2 → 1 → 2: a cycle on disk
+        }
+        let error = #expect(throws: DepotError.self) { _ = try store.retrieve(Node.self, id: 1) }
+        guard case .referenceCycle(let chain)? = error else {
+            Issue.record("expected referenceCycle, got \(String(describing: error))")
+            return
+        }
+        #expect(chain == ["Node/1", "Node/2", "Node/1"])
+    }
+}

@@ -26,6 +26,9 @@ struct DepotCompare: AsyncParsableCommand {
     @Flag(help: "Skip the concurrent durable-writes (group commit) measurement.")
     var skipGroupCommit = false
 
+    @Option(help: "Run only these workloads (comma-separated names, e.g. scan,random_get; for profiling).")
+    var only: String?
+
     mutating func run() async throws {
         let sizes = Sizes(quick: quick, rounds: rounds)
         let scratch = try Scratch(base: dir)
@@ -35,6 +38,16 @@ struct DepotCompare: AsyncParsableCommand {
 
         let started = Date()
         var runner = try Runner(sizes: sizes, scratch: scratch)
+        if let only {
+            let names = only.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+            let chosen = try names.map { name -> Workload in
+                guard let w = Workload(rawValue: name) else {
+                    throw ValidationError("unknown workload '\(name)'; known: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return w
+            }
+            runner.only = Set(chosen)
+        }
         try runner.warmUp()
         for round in 0..<sizes.rounds {
             let t0 = now()

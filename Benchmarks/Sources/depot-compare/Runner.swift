@@ -11,6 +11,13 @@ struct Runner {
     let packed: PackedRecords
     let ageSum: Int
     var samples: [Workload: [String: [Double]]] = [:]
+    /// When set, only these workloads run (append put always runs to fill get and scan).
+    var only: Set<Workload>?
+
+    func runs(_ workloads: Workload...) -> Bool {
+        guard let only else { return true }
+        return workloads.contains { only.contains($0) }
+    }
 
     init(sizes: Sizes, scratch: Scratch) throws {
         self.sizes = sizes
@@ -55,7 +62,7 @@ struct Runner {
         let expectedScanSum = UInt64(n) * UInt64(value[value.count - 1])
 
         // Key/value workloads: append, then random get and scan on what append wrote.
-        for engine in rotated(engines, round) {
+        for engine in rotated(engines, round) where runs(.appendPut, .randomGet, .scan) {
             let folder = scratch.folder("kv-\(engine.name)")
             record(.appendPut, engine.name, ns: try engine.appendPut(folder: folder, n: n, value: value), ops: n)
             var sum: UInt64 = 0
@@ -69,23 +76,23 @@ struct Runner {
             }
             scratch.remove(folder)
         }
-        for engine in rotated(engines, round + 1) {
+        for engine in rotated(engines, round + 1) where runs(.randomPut) {
             let folder = scratch.folder("put-\(engine.name)")
             record(.randomPut, engine.name, ns: try engine.randomPut(folder: folder, keys: putKeys, value: value), ops: putKeys.count)
             scratch.remove(folder)
         }
-        for engine in rotated(engines, round + 2) {
+        for engine in rotated(engines, round + 2) where runs(.durableSingleWrite) {
             let folder = scratch.folder("durable-\(engine.name)")
             let writes = sizes.durableWrites
             record(.durableSingleWrite, engine.name, ns: try engine.durableSingleWrites(folder: folder, n: writes, value: value), ops: writes)
             scratch.remove(folder)
         }
 
-        try runDocuments(round)
+        if runs(.docInsert, .docGet) { try runDocuments(round) }
 
         // Codec round trips.
         let iterations = sizes.codecIterations
-        for column in rotated(["json", "documents"], round) {
+        for column in rotated(["json", "documents"], round) where runs(.codec) {
             var checksum = 0
             let ns: UInt64? = column == "json"
                 ? try JSONCodecWorkload.run(people, iterations: iterations, checksum: &checksum)

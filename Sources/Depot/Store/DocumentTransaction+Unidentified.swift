@@ -34,7 +34,7 @@ extension DocumentTransaction {
         let collection = String(describing: T.self)
         guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return [] }
         var result: [T] = []
-        try context.txn.forEachRaw(in: db) { key, value in
+        try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
             result.append(try decodeRecord(T.self, value, collection: collection, key: key, kind: .content))
             return true
         }
@@ -49,7 +49,7 @@ extension DocumentTransaction {
         var encoder = BinaryEncoder()
         encoder.referenceHook = nil
         let key = SHA256.hash(try encoder.encode(value))
-        let deleted = try context.txn.delete(key, in: db)
+        let deleted = try context.txn.delete(forKey: key, in: db)
         if deleted {
             context.recorder?.record(.init(alias: alias, collection: collection, key: key), existedBefore: true, existsNow: false, idKind: .content)
         }
@@ -86,7 +86,7 @@ extension DocumentTransaction {
         for name in names {
             guard let (db, kind) = try context.existingDatabase(alias: alias, collection: name) else { continue }
             var stop = false
-            try context.txn.forEachRaw(in: db) { key, value in
+            try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
                 let id = kind.value(ofKey: key)
                 let header: Record.Header
                 let payload: UnsafeRawBufferPointer

@@ -23,8 +23,9 @@ public final class DocumentTransaction {
         self.isExplicit = explicit
     }
 
-    /// The underlying LMDB transaction, for mixing raw key/value work into the same commit.
-    public var lmdbTransaction: Transaction { context.txn }
+    /// The underlying LMDB transaction, for mixing raw key/value work into the same commit
+    /// (nil when the store runs on another storage driver).
+    public var lmdbTransaction: Transaction? { context.txn as? Transaction }
 
     /// Whether this is a read-only transaction.
     public var isReadOnly: Bool { context.txn.isReadOnly }
@@ -44,7 +45,7 @@ public final class DocumentTransaction {
     public func savepoint<R>(_ body: () throws -> R) throws -> R {
         let mark = context.mark
         do {
-            let result = try context.txn.nested { _ in try body() }
+            let result = try context.txn.savepoint { try body() }
             context.promote(toDepth: mark.depth)
             return result
         } catch {
@@ -60,13 +61,14 @@ public final class DocumentTransaction {
         guard isExplicit else {
             throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
-        try context.txn.commit()
+        guard let txn = context.txn as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
+        try txn.commit()
     }
 
     /// Rolls back a transaction from ``Store/beginTransaction()``: nothing of it is kept.
     public func rollback() {
         guard isExplicit else { return }
-        context.txn.abort()
+        (context.txn as? Transaction)?.abort()
     }
 
     // MARK: Parking (upsert)
@@ -91,9 +93,8 @@ public final class DocumentTransaction {
         let db = try context.database(alias: alias, collection: collection, kind: D.ID.idKind, create: true)!
         return try document.id.withKeyBytes { key in
             try checkKey(key, collection: collection)
-            let refKey = TransactionContext.RefKey(alias: alias, collection: collection, key: [UInt8](key))
-            context.parking.insert(refKey)
-            defer { context.parking.remove(refKey) }
+            context.parking.append(.init(alias: alias, collection: collection, key: key))
+            defer { context.parking.removeLast() }
             return try writeRecord(key: key, db: db, collection: collection, kind: D.ID.idKind, flags: 0, expected: expected,
                                    displayID: { displayID(document.id.documentValue) }) { buffer in
                 var encoder = BinaryEncoder()
@@ -104,11 +105,11 @@ public final class DocumentTransaction {
     }
 
     /// Encodes into a record under `key` and returns the new revision.
-    func writeRecord(key: UnsafeRawBufferPointer, db: Database<BytesCodec, BytesCodec>, collection: String, kind: IDKind,
+    func writeRecord(key: UnsafeRawBufferPointer, db: Keyspace, collection: String, kind: IDKind,
                      flags: UInt8, expected: UInt64?, displayID: () -> String,
                      encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
         let txn = context.txn
-        let old = try txn.withValue(forKey: [UInt8](key), in: db) { Record.peekHeader($0) ?? Record.Header(flags: 0, revision: 0) }
+        let old = try txn.withValue(forKey: key, in: db) { Record.peekHeader($0) ?? Record.Header(flags: 0, revision: 0) }
         if let expected, expected != (old?.revision ?? 0) {
             throw DepotError.revisionConflict(alias: alias, collection: collection, id: displayID(), expected: expected, actual: old?.revision)
         }
@@ -122,7 +123,7 @@ public final class DocumentTransaction {
             throw DepotError.encodingFailed(collection: collection, id: displayID(), fieldPath: fieldPath(of: error), detail: "\(error)")
         }
         Record.seal(&buffer)
-        try txn.put(buffer, forKey: [UInt8](key), in: db)
+        try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: db) }
         context.recorder?.record(.init(alias: alias, collection: collection, key: [UInt8](key)),
                                  existedBefore: old != nil, existsNow: true, idKind: kind)
         return revision
@@ -140,7 +141,7 @@ public final class DocumentTransaction {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return nil }
         return try id.withKeyBytes { key in
             if key.isEmpty || key.count > 511 { return nil }
-            return try context.txn.withValue(forKey: [UInt8](key), in: db) { bytes in
+            return try context.txn.withValue(forKey: key, in: db) { bytes in
                 try decodeRecord(D.self, bytes, collection: D.collection, key: key, kind: D.ID.idKind)
             }
         }
@@ -157,7 +158,7 @@ public final class DocumentTransaction {
     /// return false to stop.
     public func forEach<D: Document>(_ type: D.Type, reverse: Bool = false, _ body: (D) throws -> Bool) throws {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return }
-        try context.txn.forEachRaw(in: db, reverse: reverse) { key, value in
+        try context.txn.scan(db, prefix: nil, reverse: reverse) { key, value in
             try body(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind))
         }
     }
@@ -173,7 +174,7 @@ public final class DocumentTransaction {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return false }
         return try id.withKeyBytes { key in
             if key.isEmpty || key.count > 511 { return false }
-            return try context.txn.contains([UInt8](key), in: db)
+            return try context.txn.withValue(forKey: key, in: db) { _ in true } ?? false
         }
     }
 
@@ -181,7 +182,7 @@ public final class DocumentTransaction {
     public func revision<D: Document>(of type: D.Type, id: D.ID) throws -> UInt64? {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return nil }
         return try id.withKeyBytes { key in
-            try context.txn.withValue(forKey: [UInt8](key), in: db) { Record.peekHeader($0)?.revision }
+            try context.txn.withValue(forKey: key, in: db) { Record.peekHeader($0)?.revision }
         } ?? nil
     }
 
@@ -196,8 +197,7 @@ public final class DocumentTransaction {
         } catch {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         }
-        let refKey = TransactionContext.RefKey(alias: alias, collection: collection, key: [UInt8](key))
-        context.resolving.append(refKey)
+        context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
         do {
             var decoder = BinaryDecoder()
@@ -225,7 +225,7 @@ public final class DocumentTransaction {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return false }
         return try id.withKeyBytes { key in
             if key.isEmpty || key.count > 511 { return false }
-            let deleted = try context.txn.delete([UInt8](key), in: db)
+            let deleted = try context.txn.delete(forKey: key, in: db)
             if deleted {
                 context.recorder?.record(.init(alias: alias, collection: D.collection, key: [UInt8](key)),
                                          existedBefore: true, existsNow: false, idKind: D.ID.idKind)
@@ -246,7 +246,7 @@ public final class DocumentTransaction {
         guard let (db, kind) = try context.existingDatabase(alias: alias, collection: collection) else { return 0 }
         let count = try context.txn.count(db)
         if let recorder = context.recorder {
-            try context.txn.forEachRaw(in: db) { key, _ in
+            try context.txn.scan(db, prefix: nil, reverse: false) { key, _ in
                 recorder.record(.init(alias: alias, collection: collection, key: [UInt8](key)), existedBefore: true, existsNow: false, idKind: kind)
                 return true
             }
@@ -266,7 +266,8 @@ public final class DocumentTransaction {
     /// The collections this alias has held documents in.
     public func collections() throws -> [String] {
         let prefix = "collection/" + alias + "/"
-        return try context.txn.entries(in: context.core.meta, range: .prefix(prefix)).map { String($0.key.dropFirst(prefix.count)) }
+        return try context.txn.entries(context.core.metaKeyspace, prefix: Array(prefix.utf8))
+            .map { String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self) }
     }
 }
 

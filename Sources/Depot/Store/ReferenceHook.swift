@@ -14,12 +14,12 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
     }
 
     private func parkReferenced<D: Document>(_ document: D) throws -> (collection: String, id: DocumentValue) {
-        let key = document.id.keyBytes
-        let refKey = TransactionContext.RefKey(alias: transaction.alias, collection: D.collection, key: key)
+        let alias = transaction.alias
         // A document already being parked (a cycle through references) is only referenced.
-        if !transaction.context.parking.contains(refKey) {
-            try transaction.park(document)
+        let inProgress = document.id.withKeyBytes { key in
+            transaction.context.parking.contains { $0.matches(alias: alias, collection: D.collection, key: key) }
         }
+        if !inProgress { try transaction.park(document) }
         return (D.collection, document.id.documentValue)
     }
 
@@ -39,9 +39,12 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
             throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: D.self))
         }
         let context = transaction.context
-        let refKey = TransactionContext.RefKey(alias: transaction.alias, collection: collection, key: typedID.keyBytes)
-        if context.resolving.contains(refKey) {
-            let chain = (context.resolving + [refKey]).map { "\($0.collection)/\(displayKey($0))" }
+        let alias = transaction.alias
+        let cycle = typedID.withKeyBytes { key in
+            context.resolving.contains { $0.matches(alias: alias, collection: collection, key: key) }
+        }
+        if cycle {
+            let chain = context.resolving.map { "\($0.collection)/\(displayKey($0))" } + ["\(collection)/\(displayID(id))"]
             throw DepotError.referenceCycle(chain: chain)
         }
         guard let document = try transaction.retrieve(D.self, id: typedID) else {
@@ -53,10 +56,10 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         return document
     }
 
-    private func displayKey(_ key: TransactionContext.RefKey) -> String {
+    private func displayKey(_ key: TransactionContext.InProgress) -> String {
         guard let kind = try? transaction.context.storedKind(
             alias: key.alias, collection: key.collection,
             name: StoreLayout.documentDatabase(alias: key.alias, collection: key.collection)) else { return "?" }
-        return key.key.withUnsafeBytes { displayID(kind.value(ofKey: $0)) }
+        return displayID(kind.value(ofKey: key.key))
     }
 }

@@ -99,10 +99,10 @@ public final class Store: @unchecked Sendable {
                 _ = try view.deleteCollection(collection)
                 let dbName = StoreLayout.documentDatabase(alias: name, collection: collection)
                 if let (db, _) = try tx.context.existingDatabase(alias: name, collection: collection) {
-                    try tx.lmdbTransaction.drop(db)
+                    try tx.context.txn.drop(db)
                 }
                 tx.context.forgetDatabase(dbName)
-                _ = try tx.lmdbTransaction.delete(StoreLayout.descriptorKey(alias: name, collection: collection), in: core.meta)
+                _ = try tx.context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: core.metaKeyspace)
                 dropped.append(dbName)
             }
         }

@@ -13,6 +13,8 @@ final class StoreCore: @unchecked Sendable {
     private var streams: [UUID: (alias: String?, collections: Set<String>?, continuation: AsyncStream<ChangeSet>.Continuation)] = [:]
     private var observing = false
     let meta: Database<StringCodec, BytesCodec>
+    /// The meta database as a keyspace of the storage interface.
+    var metaKeyspace: Keyspace { Keyspace(name: StoreLayout.metaDatabase, handle: meta.dbi) }
 
     struct WeakObserver { weak var observer: (any StoreObserver)? }
 

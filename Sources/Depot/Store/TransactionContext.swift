@@ -4,22 +4,26 @@ import DepotLMDB
 /// of it: opened collection databases, the change recorder, encode buffers, and the stacks that
 /// guard reference cycles. Savepoints mark it and roll it back with the LMDB child transaction.
 final class TransactionContext {
-    let txn: Transaction
+    let txn: any StorageTransaction
     let core: StoreCore
     let recorder: ChangeRecorder?
-    private var databases: [String: (db: Database<BytesCodec, BytesCodec>, depth: Int)] = [:]
+    private var databases: [String: (db: Keyspace, depth: Int)] = [:]
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
     private var spareBuffers: [[UInt8]] = []
-    /// Documents being parked right now (collection, key): a reference back to one of them is
-    /// written without parking it again.
-    var parking: Set<RefKey> = []
-    /// Documents being resolved right now, outermost first (for dangling-reference messages and cycles).
-    var resolving: [RefKey] = []
+    /// Documents being parked right now, outermost first: a reference back to one of them is
+    /// written without parking it again. Keys are borrowed for the duration of the park.
+    var parking: [InProgress] = []
+    /// Documents being resolved right now, outermost first (for dangling-reference messages and
+    /// cycles). Keys are borrowed for the duration of the decode.
+    var resolving: [InProgress] = []
 
-    struct RefKey: Hashable {
+    struct InProgress {
         var alias: String
         var collection: String
-        var key: [UInt8]
+        var key: UnsafeRawBufferPointer
+        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
+            self.collection == collection && self.alias == alias && key.elementsEqual(other)
+        }
     }
 
     struct Mark {
@@ -27,14 +31,14 @@ final class TransactionContext {
         let depth: Int
     }
 
-    private init(txn: Transaction, core: StoreCore, recordChanges: Bool) {
+    private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool) {
         self.txn = txn
         self.core = core
         self.recorder = recordChanges ? ChangeRecorder() : nil
     }
 
     /// The context of `txn`, created (and hooked to its commit) on first use.
-    static func of(_ txn: Transaction, core: StoreCore, store: Store) -> TransactionContext {
+    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
         if let existing = txn.attachment as? TransactionContext { return existing }
         let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers)
         txn.attachment = context
@@ -82,7 +86,7 @@ final class TransactionContext {
 
     /// The database of `collection` in `alias`, checking (and on first write recording) the kind
     /// of its IDs. Returns nil when it does not exist and `create` is false.
-    func database(alias: String, collection: String, kind: IDKind, create: Bool) throws -> Database<BytesCodec, BytesCodec>? {
+    func database(alias: String, collection: String, kind: IDKind, create: Bool) throws -> Keyspace? {
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         if let cached = databases[name] { return cached.db }
         try StoreLayout.validateCollection(collection)
@@ -90,14 +94,9 @@ final class TransactionContext {
         if let stored, stored != kind {
             throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: stored, requested: kind)
         }
-        let db: Database<BytesCodec, BytesCodec>
-        do {
-            db = try txn.openDatabase(name, key: BytesCodec.self, value: BytesCodec.self, create: create && !txn.isReadOnly)
-        } catch LMDBError.notFound {
-            return nil
-        }
+        guard let db = try txn.keyspace(named: name, create: create && !txn.isReadOnly) else { return nil }
         if stored == nil && !txn.isReadOnly {
-            try txn.put(Array(kind.rawValue.utf8), forKey: StoreLayout.descriptorKey(alias: alias, collection: collection), in: core.meta)
+            try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: core.metaKeyspace)
             pendingDescriptors.append((name, kind, txn.nestingDepth))
         }
         databases[name] = (db, txn.nestingDepth)
@@ -105,23 +104,19 @@ final class TransactionContext {
     }
 
     /// The database of a collection whatever its ID kind (for export and administration).
-    func existingDatabase(alias: String, collection: String) throws -> (Database<BytesCodec, BytesCodec>, IDKind)? {
+    func existingDatabase(alias: String, collection: String) throws -> (Keyspace, IDKind)? {
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         guard let kind = try storedKind(alias: alias, collection: collection, name: name) else { return nil }
         if let cached = databases[name] { return (cached.db, kind) }
-        do {
-            let db = try txn.openDatabase(name, key: BytesCodec.self, value: BytesCodec.self, create: false)
-            databases[name] = (db, txn.nestingDepth)
-            return (db, kind)
-        } catch LMDBError.notFound {
-            return nil
-        }
+        guard let db = try txn.keyspace(named: name, create: false) else { return nil }
+        databases[name] = (db, txn.nestingDepth)
+        return (db, kind)
     }
 
     func storedKind(alias: String, collection: String, name: String) throws -> IDKind? {
         if let known = core.knownKind(of: name) { return known }
         if let pending = pendingDescriptors.last(where: { $0.name == name }) { return pending.kind }
-        let raw = try txn.get(StoreLayout.descriptorKey(alias: alias, collection: collection), in: core.meta)
+        let raw = try txn.get(Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: core.metaKeyspace)
         guard let raw else { return nil }
         guard let kind = IDKind(rawValue: String(decoding: raw, as: UTF8.self)) else {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: "(descriptor)", detail: "unknown ID kind")

@@ -1,0 +1,101 @@
+import DepotLMDB
+
+/// One ordered keyspace (byte keys → byte values) of a storage backend, as the document layer
+/// sees it. For LMDB a keyspace is a named database and `handle` its `MDB_dbi`.
+struct Keyspace: Hashable {
+    let name: String
+    let handle: UInt32
+}
+
+/// The narrow interface through which the document layer reaches storage: keyspaces with
+/// get, put, delete and ordered scans inside a transaction, plus savepoints and an after-commit
+/// hook. LMDB's ``Transaction`` is the default implementation; keys and values are lent as
+/// buffers so that the hot path copies nothing.
+protocol StorageTransaction: AnyObject {
+    var isReadOnly: Bool { get }
+    /// How many savepoints are open (0 at the top level).
+    var nestingDepth: Int { get }
+    /// State the document layer keeps for the transaction's lifetime.
+    var attachment: AnyObject? { get set }
+    /// Runs after a successful top-level commit.
+    func afterCommit(_ handler: @escaping () -> Void)
+    /// The keyspace `name`, created if `create`; nil when absent and not created.
+    func keyspace(named name: String, create: Bool) throws -> Keyspace?
+    /// Calls `body` with the value under `key` (valid only during the call); nil when absent.
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    /// Stores `value` under `key`.
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
+    /// Deletes `key`; returns whether it was present.
+    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool
+    /// Visits entries in key order (or reverse), only keys starting with `prefix` when given;
+    /// `body` returns false to stop.
+    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Number of entries.
+    func count(_ keyspace: Keyspace) throws -> Int
+    /// Deletes every entry, keeping the keyspace.
+    func clear(_ keyspace: Keyspace) throws
+    /// Deletes the keyspace itself.
+    func drop(_ keyspace: Keyspace) throws
+    /// Runs `body` as a savepoint: undone alone when it throws.
+    func savepoint<R>(_ body: () throws -> R) throws -> R
+}
+
+extension StorageTransaction {
+    func withValue<R>(forKey key: [UInt8], in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { try withValue(forKey: $0, in: keyspace, body) }
+    }
+    func get(_ key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+        try withValue(forKey: key, in: keyspace) { [UInt8]($0) }
+    }
+    func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: Keyspace) throws {
+        try value.withUnsafeBytes { v in try key.withUnsafeBytes { k in try put(v, forKey: k, in: keyspace) } }
+    }
+    func delete(forKey key: [UInt8], in keyspace: Keyspace) throws -> Bool {
+        try key.withUnsafeBytes { try delete(forKey: $0, in: keyspace) }
+    }
+    /// Entries whose keys start with `prefix`, copied.
+    func entries(_ keyspace: Keyspace, prefix: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
+        var result: [(key: [UInt8], value: [UInt8])] = []
+        try scan(keyspace, prefix: prefix, reverse: false) { k, v in result.append(([UInt8](k), [UInt8](v))); return true }
+        return result
+    }
+}
+
+// MARK: - LMDB
+
+extension Transaction: StorageTransaction {
+    private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
+        Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: environment.maxKeySize)
+    }
+
+    func keyspace(named name: String, create: Bool) throws -> Keyspace? {
+        do {
+            let db = try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self, create: create && !isReadOnly)
+            return Keyspace(name: name, handle: db.dbi)
+        } catch LMDBError.notFound {
+            return nil
+        }
+    }
+
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try withValue(forKey: key, in: database(keyspace), body)
+    }
+
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try put(value, forKey: key, in: database(keyspace), flags: [])
+    }
+
+    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+        try delete(key, in: database(keyspace))
+    }
+
+    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        let db = database(keyspace).raw
+        try forEachRaw(in: db, range: prefix.map { .prefix($0) } ?? .all, reverse: reverse, body)
+    }
+
+    func count(_ keyspace: Keyspace) throws -> Int { try count(database(keyspace)) }
+    func clear(_ keyspace: Keyspace) throws { try clear(database(keyspace)) }
+    func drop(_ keyspace: Keyspace) throws { try drop(database(keyspace)) }
+    func savepoint<R>(_ body: () throws -> R) throws -> R { try nested { _ in try body() } }
+}
