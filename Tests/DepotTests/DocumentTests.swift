@@ -167,8 +167,9 @@ struct ReferenceCycleTests {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path)
         try store.write { tx in
-            try tx.park(Node(id: 1, next: [Node(id: 2, next: [])]))
-            try tx.park(Node(id: 2, next: [Node(id: 1, next: [])]))  // 2 → 1 → 2: a cycle on disk
+            // Node 1 is being parked when its grandchild (Node 1 again) is met: that one is only
+            // referenced, so the records form a cycle 1 → 2 → 1 on disk.
+            try tx.park(Node(id: 1, next: [Node(id: 2, next: [Node(id: 1, next: [])])]))
         }
         let error = #expect(throws: DepotError.self) { _ = try store.retrieve(Node.self, id: 1) }
         guard case .referenceCycle(let chain)? = error else {
