@@ -40,6 +40,10 @@ final class AsyncWriter: @unchecked Sendable {
     private var head = 0
     private var admissionWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopped = false
+    /// Queue slots in use: queued jobs plus callers admitted but not yet queued.
+    private var slots = 0
+    /// The most slots ever in use (backpressure keeps it at or below `maxQueueLength`).
+    private(set) var peakSlots = 0
     private unowned let environment: Environment
     let options: GroupCommitOptions
     private var thread: Thread?
@@ -59,30 +63,48 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     var pending: Int { lock.withLock { queue.count - head } }
-    var statistics: (batches: Int, largest: Int) { lock.withLock { (batchesCommitted, largestBatch) } }
+    var statistics: (batches: Int, largest: Int, peakQueue: Int) { lock.withLock { (batchesCommitted, largestBatch, peakSlots) } }
 
-    /// Suspends while the queue is full.
-    func waitForRoom() async {
-        let full = lock.withLock { queue.count - head >= options.maxQueueLength }
-        if !full { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted: Bool = lock.withLock {
-                if queue.count - head < options.maxQueueLength || stopped { return true }
-                admissionWaiters.append(continuation)
+    /// Claims a queue slot, suspending while all `maxQueueLength` slots are in use
+    /// (backpressure). Returns false when the writer has stopped.
+    func acquireSlot() async -> Bool {
+        while true {
+            let admitted: Bool? = lock.withLock {
+                if stopped { return nil }
+                if slots < options.maxQueueLength {
+                    slots += 1
+                    peakSlots = max(peakSlots, slots)
+                    return true
+                }
                 return false
             }
-            if admitted { continuation.resume() }
+            if let admitted { if admitted { return true } } else { return false }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now: Bool = lock.withLock {
+                    if slots < options.maxQueueLength || stopped { return true }
+                    admissionWaiters.append(continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
         }
     }
 
-    /// Queues `job`; returns false when the writer has stopped.
+    /// Gives back a slot that was not used (the caller was cancelled before queueing).
+    func releaseSlot() {
+        lock.withLock { slots -= 1 }
+        admit()
+    }
+
+    /// Queues `job` in a slot claimed with ``acquireSlot()``; returns false when stopped.
     func enqueue(_ job: WriteJob) -> Bool {
-        lock.withLock {
-            if stopped { return false }
+        let queued: Bool = lock.withLock {
+            if stopped { slots -= 1; return false }
             queue.append(job)
             lock.broadcast()
             return true
         }
+        return queued
     }
 
     /// Removes a job that has not started; returns whether it was removed.
@@ -126,6 +148,7 @@ final class AsyncWriter: @unchecked Sendable {
         while head < queue.count && batch.count < options.maxBatchSize {
             let job = queue[head]
             head += 1
+            slots -= 1
             if job.state == .queued {
                 job.state = .running
                 batch.append(job)
@@ -140,7 +163,7 @@ final class AsyncWriter: @unchecked Sendable {
 
     private func admit() {
         let waiters: [CheckedContinuation<Void, Never>] = lock.withLock {
-            let room = options.maxQueueLength - (queue.count - head)
+            let room = options.maxQueueLength - slots
             guard room > 0, !admissionWaiters.isEmpty else { return [] }
             let n = min(room, admissionWaiters.count)
             let w = Array(admissionWaiters.prefix(n))
@@ -226,8 +249,11 @@ extension Environment {
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
         let writer = try asyncWriter()
-        await writer.waitForRoom()
-        try Task.checkCancellation()
+        guard await writer.acquireSlot() else { throw TransactionGate.closedError("async write") }
+        if Task.isCancelled {
+            writer.releaseSlot()
+            throw CancellationError()
+        }
         let completion = Completion<R>()
         let job = WriteJob(run: { txn in completion.value = try body(txn) }, finish: { error in
             completion.complete(error.map { .failure($0) } ?? .success(completion.value!))

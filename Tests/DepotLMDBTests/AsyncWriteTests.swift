@@ -99,6 +99,9 @@ struct AsyncWriteTests {
         }
         #expect(try env.read { try $0.count(db) } == 10_000)
         #expect(try env.asyncWriter().pending == 0)
+        let stats = try env.asyncWriter().statistics
+        #expect(stats.peakQueue <= 64, "backpressure keeps the queue bounded")
+        #expect(stats.peakQueue > 1)
     }
 }
 
@@ -129,5 +132,56 @@ func synchronousIncrement(_ env: Environment, _ db: Database<StringCodec, BigEnd
     try env.write { txn throws in
         let v = try txn.get("counter", in: db) ?? 0
         try txn.put(v + 1, forKey: "counter", in: db)
+    }
+}
+
+@Suite("Async write guarantees")
+struct AsyncGuaranteeTests {
+    @Test func effectsOfOneCallerHappenInOrder() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("o", key: StringCodec.self, value: BigEndian<Int64>.self)
+        let log = try env.openDatabase("log", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
+        // Noise from other tasks, so batches mix callers.
+        let noise = Task {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for i in 0..<300 { group.addTask { try await env.write { try $0.put(Int64(i), forKey: "noise\(i)", in: db) } } }
+                try await group.waitForAll()
+            }
+        }
+        for step in 1...100 as ClosedRange<Int64> {
+            try await env.write { txn in
+                let previous = try txn.get("mine", in: db) ?? 0
+                try txn.put(previous, forKey: step, in: log) // what this step saw
+                try txn.put(step, forKey: "mine", in: db)
+            }
+            // Read-your-writes: the await returned after the commit.
+            #expect(try env.read { try $0.get("mine", in: db) } == step)
+        }
+        try await noise.value
+        let seen = try env.read { try $0.entries(in: log).map { $0.value } }
+        #expect(seen == Array(0..<100))
+    }
+
+    @Test func acknowledgedWritesAreVisibleToANewProcess() async throws {
+        let exe = try #require(depotExecutable())
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("acks", key: StringCodec.self, value: StringCodec.self)
+        let acknowledged = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<500 {
+                group.addTask {
+                    let key = String(format: "k%04d", i)
+                    try await env.write { try $0.put("v\(i)", forKey: key, in: db) }
+                    return key
+                }
+            }
+            var keys: [String] = []
+            for try await k in group { keys.append(k) }
+            return keys
+        }
+        let listed = try runProcess(exe, ["list", "--path", folder.path, "--db", "acks"])
+        let keys = listed.out.split(separator: "\n").map { String($0.split(separator: "\t")[0]) }
+        #expect(keys == acknowledged.sorted())
     }
 }
