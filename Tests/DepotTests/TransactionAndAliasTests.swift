@@ -132,3 +132,38 @@ struct TransactionAndAliasTests {
         #expect(try store.count(Employee.self) == 200)
     }
 }
+
+@Suite("Optimistic concurrency")
+struct RevisionTests {
+    @Test func conditionalParkFailsWhenTheRevisionMoved() async throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        try await store.write { tx throws in
+            #expect(try tx.park(sampleEmployee("e", salary: 1), ifRevision: 0) == 1)  // 0: only if absent
+            #expect(throws: DepotError.revisionConflict(alias: "default", collection: "Employee", id: "e", expected: 0, actual: 1)) {
+                try tx.park(sampleEmployee("e", salary: 9), ifRevision: 0)
+            }
+        }
+        let seen = try #require(try store.read { try $0.revision(of: Employee.self, id: "e") })
+        // Two writers read revision 1; only the first compare-and-set wins.
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for salary in [10, 20] {
+                group.addTask {
+                    do {
+                        _ = try await store.write { tx in try tx.park(sampleEmployee("e", salary: salary), ifRevision: seen) }
+                        return true
+                    } catch DepotError.revisionConflict {
+                        return false
+                    } catch {
+                        return false
+                    }
+                }
+            }
+            var wins = 0
+            for await won in group where won { wins += 1 }
+            return wins
+        }
+        #expect(outcomes == 1)
+        #expect(try store.read { try $0.revision(of: Employee.self, id: "e") } == 2)
+    }
+}

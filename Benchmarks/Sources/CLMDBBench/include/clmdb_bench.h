@@ -29,12 +29,13 @@ uint64_t clmdb_append_put(const char *dir, size_t n, size_t value_size, uint64_t
 uint64_t clmdb_random_put(const char *dir, const uint64_t *keys, size_t n, size_t value_size, uint64_t *commit_ns);
 
 /// Gets the n given keys (in that order) in one read transaction; every key must exist.
-/// Adds the first byte of every value into `*checksum`. Measured: the get loop.
+/// Adds the first byte of every value into `*checksum`. Measured: the get loop (after an untimed
+/// pass over every record, so that page faults of the fresh map are not measured).
 uint64_t clmdb_random_get(const char *dir, const uint64_t *keys, size_t n, uint64_t *checksum);
 
 /// Walks every record with a cursor (MDB_FIRST, then MDB_NEXT) in one read transaction.
 /// Stores the record count in `*count` and adds the last byte of every value into `*checksum`.
-/// Measured: the walk (cursor open to cursor close).
+/// Measured: the walk (cursor open to cursor close), after an untimed pass as above.
 uint64_t clmdb_scan(const char *dir, uint64_t *count, uint64_t *checksum);
 
 /// n write transactions of one put each (keys start..<start+n), each committed durably (fsync).
