@@ -73,7 +73,7 @@ public struct ExportedDocument: Sendable, Hashable {
     /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
     /// `{"$ref": {"collection": C2, "id": ID2}}`.
     public func jsonLine() throws -> String {
-        let line = DocumentValue.object([("collection", .string(collection)), ("id", id), ("document", document)])
+        let line = DocumentValue.object(pairs: [("collection", .string(collection)), ("id", id), ("document", document)])
         return try line.jsonString(sortedKeys: false)
     }
 }

@@ -14,6 +14,8 @@ public struct BinaryDecoder {
     /// Optional resolver for REFERENCE tags. Without one, meeting a reference while decoding
     /// anything but `DocumentValue` throws `DecodingError.typeMismatch`.
     public var referenceResolver: (any BinaryReferenceDecoding)?
+    /// Decoder state reused across calls while idle (a nested decode with the same decoder gets a fresh one).
+    private let cachedImpl = BinaryDecoderImpl()
 
     /// Creates a decoder with no reference resolver.
     public init() {}
@@ -22,10 +24,10 @@ public struct BinaryDecoder {
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         let reader = BinaryReader(bytes)
         var p = try BinaryReader.checkHeader(reader)
-        let impl = BinaryDecoderImpl(
-            reader: reader, resolver: referenceResolver, userInfo: userInfo,
-            offset: p, keyStack: [], nesting: 0)
-        let value = try impl.decodeValue(T.self, &p, 0, NoKey(), advance: true)
+        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        impl.begin(reader: reader, resolver: referenceResolver, userInfo: userInfo, offset: p)
+        defer { impl.end() }
+        let value = try impl.decodeValue(T.self, &p, 0, nil, advance: true)
         guard p == reader.count else {
             throw BinaryCodecError.malformed(offset: p, reason: "trailing bytes after the root value")
         }

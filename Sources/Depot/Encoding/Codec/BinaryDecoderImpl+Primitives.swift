@@ -3,47 +3,40 @@ import Foundation
 /// Readers for scalar values. Each reads the tagged value at `p`, advances `p` past it, and reports
 /// mismatches with the coding path `path(depth) + [key]`.
 extension BinaryDecoderImpl {
-    @inline(__always)
-    func decodeFast<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T? {
-        let t = T.self
-        if t == String.self { return unsafeBitCast(try readString(&p, depth, key), to: T.self) }
-        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, key), to: T.self) }
-        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, key), to: T.self) }
-        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, key), to: T.self) }
-        return try decodeFastRare(T.self, &p, depth, key)
-    }
-
-    func decodeFastRare<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T? {
-        let t = T.self
-        if t == [String].self {
-            guard let v = try readStringArray(&p, depth, key) else { return nil }
+    /// Decodes one of the natively supported non-core types.
+    func decodeFast<T: Decodable>(_ kind: FastKind, _: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+        switch kind {
+        case .stringArray:
+            guard let v = try readStringArray(&p, depth, key) else {
+                return try decodeComposite(T.self, &p, depth, key, advance: advance)
+            }
             return unsafeBitCast(v, to: T.self)
-        }
-        if t == [UInt8].self {
-            guard try reader.tag(at: p) == BinaryTag.bytes else { return nil }
+        case .byteArray:
+            guard try reader.tag(at: p) == BinaryTag.bytes else {
+                return try decodeComposite(T.self, &p, depth, key, advance: advance)
+            }
             var q = p + 1
             let n = try reader.length(&q)
             let v = [UInt8](UnsafeRawBufferPointer(start: reader.base + q, count: n))
             p = q + n
             return unsafeBitCast(v, to: T.self)
+        case .date: return unsafeBitCast(try readDate(&p, depth, key), to: T.self)
+        case .data: return unsafeBitCast(try readData(&p, depth, key), to: T.self)
+        case .uuid: return unsafeBitCast(try readUUID(&p, depth, key), to: T.self)
+        case .url: return unsafeBitCast(try readURL(&p, depth, key), to: T.self)
+        case .decimal: return unsafeBitCast(try readDecimal(&p, depth, key), to: T.self)
+        case .document: return unsafeBitCast(try reader.documentValue(&p, depth: nesting), to: T.self)
+        case .float: return unsafeBitCast(try readFloat(&p, depth, key), to: T.self)
+        case .int64: return unsafeBitCast(try readInteger(Int64.self, &p, depth, key), to: T.self)
+        case .int32: return unsafeBitCast(try readInteger(Int32.self, &p, depth, key), to: T.self)
+        case .int16: return unsafeBitCast(try readInteger(Int16.self, &p, depth, key), to: T.self)
+        case .int8: return unsafeBitCast(try readInteger(Int8.self, &p, depth, key), to: T.self)
+        case .uint64: return unsafeBitCast(try readInteger(UInt64.self, &p, depth, key), to: T.self)
+        case .uint: return unsafeBitCast(try readInteger(UInt.self, &p, depth, key), to: T.self)
+        case .uint32: return unsafeBitCast(try readInteger(UInt32.self, &p, depth, key), to: T.self)
+        case .uint16: return unsafeBitCast(try readInteger(UInt16.self, &p, depth, key), to: T.self)
+        case .uint8: return unsafeBitCast(try readInteger(UInt8.self, &p, depth, key), to: T.self)
         }
-        if t == Date.self { return unsafeBitCast(try readDate(&p, depth, key), to: T.self) }
-        if t == Data.self { return unsafeBitCast(try readData(&p, depth, key), to: T.self) }
-        if t == UUID.self { return unsafeBitCast(try readUUID(&p, depth, key), to: T.self) }
-        if t == URL.self { return unsafeBitCast(try readURL(&p, depth, key), to: T.self) }
-        if t == Decimal.self { return unsafeBitCast(try readDecimal(&p, depth, key), to: T.self) }
-        if t == DocumentValue.self { return unsafeBitCast(try reader.documentValue(&p, depth: nesting), to: T.self) }
-        if t == Float.self { return unsafeBitCast(try readFloat(&p, depth, key), to: T.self) }
-        if t == Int64.self { return unsafeBitCast(try readInteger(Int64.self, &p, depth, key), to: T.self) }
-        if t == Int32.self { return unsafeBitCast(try readInteger(Int32.self, &p, depth, key), to: T.self) }
-        if t == Int16.self { return unsafeBitCast(try readInteger(Int16.self, &p, depth, key), to: T.self) }
-        if t == Int8.self { return unsafeBitCast(try readInteger(Int8.self, &p, depth, key), to: T.self) }
-        if t == UInt64.self { return unsafeBitCast(try readInteger(UInt64.self, &p, depth, key), to: T.self) }
-        if t == UInt.self { return unsafeBitCast(try readInteger(UInt.self, &p, depth, key), to: T.self) }
-        if t == UInt32.self { return unsafeBitCast(try readInteger(UInt32.self, &p, depth, key), to: T.self) }
-        if t == UInt16.self { return unsafeBitCast(try readInteger(UInt16.self, &p, depth, key), to: T.self) }
-        if t == UInt8.self { return unsafeBitCast(try readInteger(UInt8.self, &p, depth, key), to: T.self) }
-        return nil
     }
 
     @inline(__always)
@@ -51,14 +44,14 @@ extension BinaryDecoderImpl {
         try reader.tag(at: p) == BinaryTag.null
     }
 
-    func readBool<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Bool {
+    func readBool(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Bool {
         let t = try reader.tag(at: p)
         if t == BinaryTag.trueValue { p += 1; return true }
         if t == BinaryTag.falseValue { p += 1; return false }
         return try readSlow(Bool.self, &p, depth, key, t)
     }
 
-    func readString<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> String {
+    func readString(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> String {
         let t = try reader.tag(at: p)
         if t == BinaryTag.string || t == BinaryTag.url || t == BinaryTag.decimal {
             var q = p + 1
@@ -69,7 +62,7 @@ extension BinaryDecoderImpl {
         return try readSlow(String.self, &p, depth, key, t)
     }
 
-    func readStringArray<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> [String]? {
+    func readStringArray(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> [String]? {
         guard try reader.tag(at: p) == BinaryTag.array else { return nil }
         var q = p + 1
         let (n, end) = try reader.containerHeader(&q, minEntrySize: 1)
@@ -89,7 +82,7 @@ extension BinaryDecoderImpl {
         return result
     }
 
-    func readDouble<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Double {
+    func readDouble(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Double {
         let t = try reader.tag(at: p)
         var q = p + 1
         let v: Double
@@ -104,7 +97,7 @@ extension BinaryDecoderImpl {
         return v
     }
 
-    func readFloat<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Float {
+    func readFloat(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Float {
         let t = try reader.tag(at: p)
         var q = p + 1
         let v: Float
@@ -124,7 +117,7 @@ extension BinaryDecoderImpl {
         return v
     }
 
-    func readInteger<I: FixedWidthInteger & Decodable, K: CodingKey>(_: I.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> I {
+    func readInteger<I: FixedWidthInteger & Decodable>(_: I.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> I {
         let t = try reader.tag(at: p)
         var q = p + 1
         switch t {
@@ -149,7 +142,7 @@ extension BinaryDecoderImpl {
         }
     }
 
-    func readDate<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Date {
+    func readDate(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Date {
         let t = try reader.tag(at: p)
         var q = p + 1
         switch t {
@@ -167,7 +160,7 @@ extension BinaryDecoderImpl {
         }
     }
 
-    func readData<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Data {
+    func readData(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Data {
         let t = try reader.tag(at: p)
         var q = p + 1
         switch t {
@@ -186,7 +179,7 @@ extension BinaryDecoderImpl {
         }
     }
 
-    func readUUID<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> UUID {
+    func readUUID(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> UUID {
         let t = try reader.tag(at: p)
         var q = p + 1
         switch t {
@@ -204,7 +197,7 @@ extension BinaryDecoderImpl {
         }
     }
 
-    func readURL<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> URL {
+    func readURL(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> URL {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.url || t == BinaryTag.string else { return try readSlow(URL.self, &p, depth, key, t) }
         var q = p + 1
@@ -214,7 +207,7 @@ extension BinaryDecoderImpl {
         return v
     }
 
-    func readDecimal<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> Decimal {
+    func readDecimal(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Decimal {
         let t = try reader.tag(at: p)
         var q = p + 1
         let v: Decimal
@@ -232,5 +225,34 @@ extension BinaryDecoderImpl {
         }
         p = q
         return v
+    }
+}
+
+/// Types (other than String/Int/Bool/Double) decoded natively rather than through `init(from:)`.
+enum FastKind {
+    case stringArray, byteArray, date, data, uuid, url, decimal, document, float
+    case int64, int32, int16, int8, uint64, uint, uint32, uint16, uint8
+
+    @inline(__always)
+    static func of(_ t: Any.Type) -> FastKind? {
+        if t == [String].self { return .stringArray }
+        if t == [UInt8].self { return .byteArray }
+        if t == Date.self { return .date }
+        if t == Data.self { return .data }
+        if t == UUID.self { return .uuid }
+        if t == URL.self { return .url }
+        if t == Decimal.self { return .decimal }
+        if t == DocumentValue.self { return .document }
+        if t == Float.self { return .float }
+        if t == Int64.self { return .int64 }
+        if t == Int32.self { return .int32 }
+        if t == Int16.self { return .int16 }
+        if t == Int8.self { return .int8 }
+        if t == UInt64.self { return .uint64 }
+        if t == UInt.self { return .uint }
+        if t == UInt32.self { return .uint32 }
+        if t == UInt16.self { return .uint16 }
+        if t == UInt8.self { return .uint8 }
+        return nil
     }
 }

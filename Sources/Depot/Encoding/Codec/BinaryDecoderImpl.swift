@@ -9,16 +9,21 @@ struct KeyHint {
 
 /// The `Decoder` handed to `Decodable` implementations.
 final class BinaryDecoderImpl: Decoder {
-    let reader: BinaryReader
-    let resolver: (any BinaryReferenceDecoding)?
-    let userInfo: [CodingUserInfoKey: Any]
+    @exclusivity(unchecked) var reader: BinaryReader
+    @exclusivity(unchecked) var resolver: (any BinaryReferenceDecoding)?
+    @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any]
+    /// True while a decode is running (a `BinaryDecoder` reuses its impl when it is idle).
+    @exclusivity(unchecked) var inUse = false
     /// Offset of the value currently being decoded.
-    var offset: Int
+    @exclusivity(unchecked) var offset: Int
     /// Coding-path length of the value currently being decoded.
-    var depth: Int
-    var nesting: Int
-    var keyStack: [any CodingKey]
-    var hints: [KeyHint] = []
+    @exclusivity(unchecked) var depth: Int
+    @exclusivity(unchecked) var nesting: Int
+    @exclusivity(unchecked) var keyStack: [any CodingKey]
+    /// Lookup hint for depth 0 (kept inline to avoid an allocation for flat documents).
+    @exclusivity(unchecked) var hint0 = KeyHint(owner: -1, offset: 0, index: 0)
+    /// Lookup hints for depths 1...
+    @exclusivity(unchecked) var hints: [KeyHint] = []
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
@@ -31,19 +36,47 @@ final class BinaryDecoderImpl: Decoder {
         self.nesting = nesting
     }
 
+    /// An idle decoder to be prepared with `begin`.
+    convenience init() {
+        self.init(reader: BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0)), resolver: nil, userInfo: [:],
+                  offset: 0, keyStack: [], nesting: 0)
+    }
+
+    /// Prepares for one top-level decode.
+    func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any], offset: Int) {
+        inUse = true
+        self.reader = reader
+        self.resolver = resolver
+        self.userInfo = userInfo
+        self.offset = offset
+        depth = 0
+        nesting = 0
+        hint0 = KeyHint(owner: -1, offset: 0, index: 0)
+    }
+
+    /// Drops per-decode state, keeping allocated capacity.
+    func end() {
+        reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        resolver = nil
+        userInfo = [:]
+        keyStack.removeAll(keepingCapacity: true)
+        hints.removeAll(keepingCapacity: true)
+        inUse = false
+    }
+
     var codingPath: [any CodingKey] { path(depth) }
 
     func path(_ d: Int) -> [any CodingKey] {
         d >= keyStack.count ? keyStack : Array(keyStack[..<d])
     }
 
-    func path<K: CodingKey>(_ d: Int, _ key: K) -> [any CodingKey] {
+    func path(_ d: Int, _ key: (any CodingKey)?) -> [any CodingKey] {
         var p = path(d)
-        if K.self != NoKey.self { p.append(key) }
+        if let key { p.append(key) }
         return p
     }
 
-    func pushKey<K: CodingKey>(_ key: K, at d: Int) throws {
+    func pushKey(_ key: any CodingKey, at d: Int) throws {
         guard d < BinaryFormat.maxDepth else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
         if keyStack.count > d { keyStack.removeLast(keyStack.count - d) }
         keyStack.append(key)
@@ -66,7 +99,7 @@ final class BinaryDecoderImpl: Decoder {
     func openKeyed<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> BinaryKeyedDecodingContainer<Key> {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.object else {
-            throw mismatch(KeyedDecodingContainer<Key>.self, t, depth, NoKey())
+            throw mismatch(KeyedDecodingContainer<Key>.self, t, depth, nil)
         }
         var q = p + 1
         let (n, end) = try reader.containerHeader(&q, minEntrySize: 2)
@@ -76,7 +109,7 @@ final class BinaryDecoderImpl: Decoder {
     func openUnkeyed(at p: Int, depth: Int) throws -> BinaryUnkeyedDecodingContainer {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.array else {
-            throw mismatch([Any].self, t, depth, NoKey())
+            throw mismatch([Any].self, t, depth, nil)
         }
         var q = p + 1
         let (n, _) = try reader.containerHeader(&q, minEntrySize: 1)
@@ -85,7 +118,7 @@ final class BinaryDecoderImpl: Decoder {
             index: 0, depth: UInt32(truncatingIfNeeded: depth))
     }
 
-    func makeSuperDecoder<K: CodingKey>(at p: Int, depth: Int, key: K) -> any Decoder {
+    func makeSuperDecoder(at p: Int, depth: Int, key: any CodingKey) -> any Decoder {
         BinaryDecoderImpl(reader: reader, resolver: resolver, userInfo: userInfo,
                           offset: p, keyStack: path(depth, key), nesting: nesting + 1)
     }
@@ -98,12 +131,10 @@ final class BinaryDecoderImpl: Decoder {
         if count == 0 { return nil }
         var pos = entries
         var idx = 0
-        if depth < hints.count {
-            let h = hints[depth]
-            if h.owner == entries && h.index < count && h.offset < end {
-                pos = h.offset
-                idx = h.index
-            }
+        let h = depth == 0 ? hint0 : (depth <= hints.count ? hints[depth - 1] : KeyHint(owner: -1, offset: 0, index: 0))
+        if h.owner == entries && h.index < count && h.offset < end {
+            pos = h.offset
+            idx = h.index
         }
         var name = key.stringValue
         let r = reader
@@ -119,7 +150,7 @@ final class BinaryDecoderImpl: Decoder {
                 var match = false
                 if h & 1 == 0 {
                     let n = h >> 1
-                    guard n <= UInt64(end - q) else {
+                    guard q <= end, n <= UInt64(end - q) else {
                         throw BinaryCodecError.malformed(offset: q, reason: "key exceeds its object")
                     }
                     let len = Int(n)
@@ -143,10 +174,12 @@ final class BinaryDecoderImpl: Decoder {
         }
         guard let found else { return nil }
         let hint = KeyHint(owner: entries, offset: found.next, index: found.index)
-        if depth < hints.count {
-            hints[depth] = hint
+        if depth == 0 {
+            hint0 = hint
+        } else if depth <= hints.count {
+            hints[depth - 1] = hint
         } else {
-            while hints.count < depth { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
+            while hints.count < depth - 1 { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
             hints.append(hint)
         }
         return found.value
@@ -173,19 +206,24 @@ final class BinaryDecoderImpl: Decoder {
 
     /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value.
     @inline(__always)
-    func decodeValue<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
-        if let v = try decodeFast(T.self, &p, depth, key) { return v }
+    func decodeValue<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+        let t = T.self
+        if t == String.self { return unsafeBitCast(try readString(&p, depth, key), to: T.self) }
+        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, key), to: T.self) }
+        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, key), to: T.self) }
+        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, key), to: T.self) }
+        if let kind = FastKind.of(T.self) { return try decodeFast(kind, T.self, &p, depth, key, advance: advance) }
         return try decodeComposite(T.self, &p, depth, key, advance: advance)
     }
 
-    func decodeComposite<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
+    func decodeComposite<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
         let t = try reader.tag(at: p)
         if t == BinaryTag.reference {
             return try readSlow(T.self, &p, depth, key, t)
         }
         let next = advance ? try reader.skipValue(at: p) : p
         var newDepth = depth
-        if K.self != NoKey.self {
+        if let key {
             try pushKey(key, at: depth)
             newDepth += 1
         }
@@ -204,7 +242,7 @@ final class BinaryDecoderImpl: Decoder {
         return value
     }
 
-    func resolveReference<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K) throws -> T {
+    func resolveReference<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> T {
         var q = p + 1
         let collection = try reader.stringPayload(&q)
         let id = try reader.documentValue(&q, depth: BinaryFormat.maxDepth - 1)
@@ -218,7 +256,7 @@ final class BinaryDecoderImpl: Decoder {
         return value
     }
 
-    func mismatch<T, K: CodingKey>(_: T.Type, _ tag: UInt8, _ depth: Int, _ key: K) -> any Error {
+    func mismatch<T>(_: T.Type, _ tag: UInt8, _ depth: Int, _ key: (any CodingKey)?) -> any Error {
         mismatch(T.self, tag, path: path(depth, key))
     }
 
@@ -231,12 +269,12 @@ final class BinaryDecoderImpl: Decoder {
             codingPath: ctxPath, debugDescription: "Expected to decode \(T.self) but found \(BinaryTag.name(tag)) instead."))
     }
 
-    func corrupted<K: CodingKey>(_ message: String, _ depth: Int, _ key: K) -> any Error {
+    func corrupted(_ message: String, _ depth: Int, _ key: (any CodingKey)?) -> any Error {
         DecodingError.dataCorrupted(DecodingError.Context(codingPath: path(depth, key), debugDescription: message))
     }
 
     /// Slow path shared by primitive readers: resolves references, otherwise reports a mismatch.
-    func readSlow<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, _ tag: UInt8) throws -> T {
+    func readSlow<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, _ tag: UInt8) throws -> T {
         if tag == BinaryTag.reference {
             if T.self == DocumentValue.self {
                 return unsafeBitCast(try reader.documentValue(&p, depth: nesting), to: T.self)

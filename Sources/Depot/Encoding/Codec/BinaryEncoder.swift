@@ -14,6 +14,8 @@ public struct BinaryEncoder {
     public var referenceHook: (any BinaryReferenceEncoding)?
     /// Initial capacity reserved by `encode(_:)` for the output buffer.
     public var initialCapacity: Int = 128
+    /// Encoder state reused across calls while idle (a nested encode with the same encoder gets a fresh one).
+    private let cachedImpl = BinaryEncoderImpl()
 
     /// Creates an encoder with no reference hook.
     public init() {}
@@ -31,9 +33,13 @@ public struct BinaryEncoder {
     /// On error, `buffer` is restored to its original length.
     public func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws {
         let originalCount = buffer.count
-        let impl = BinaryEncoderImpl(hook: referenceHook, userInfo: userInfo)
+        let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
+        impl.begin(hook: referenceHook, userInfo: userInfo)
         swap(&impl.buffer, &buffer)
-        defer { swap(&impl.buffer, &buffer) }
+        defer {
+            swap(&impl.buffer, &buffer)
+            impl.end()
+        }
         do {
             try impl.encodeRoot(value)
         } catch {

@@ -16,23 +16,44 @@ struct EncoderFrame {
 /// The `Encoder` handed to `Encodable` implementations. Writes straight into one buffer; containers
 /// must be used in nesting order (a container is closed once an outer container writes again).
 final class BinaryEncoderImpl: Encoder {
-    var buffer: [UInt8] = []
-    var frames: [EncoderFrame] = []
-    var keyStack: [any CodingKey] = []
+    @exclusivity(unchecked) var buffer: [UInt8] = []
+    @exclusivity(unchecked) var frames: [EncoderFrame] = []
+    @exclusivity(unchecked) var keyStack: [any CodingKey] = []
     /// Coding-path length of the value currently being encoded.
-    var depth = 0
+    @exclusivity(unchecked) var depth = 0
     /// Number of composite values currently being encoded (recursion guard).
-    var nesting = 0
+    @exclusivity(unchecked) var nesting = 0
     /// Start of the current value slot and the number of frames when it began.
-    var slotStart = 0
-    var slotFrameBase = 0
-    var deferredError: (any Error)?
-    let hook: (any BinaryReferenceEncoding)?
-    let userInfo: [CodingUserInfoKey: Any]
+    @exclusivity(unchecked) var slotStart = 0
+    @exclusivity(unchecked) var slotFrameBase = 0
+    @exclusivity(unchecked) var deferredError: (any Error)?
+    @exclusivity(unchecked) var hook: (any BinaryReferenceEncoding)?
+    @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any] = [:]
+    /// True while an encode is running (a `BinaryEncoder` reuses its impl when it is idle).
+    @exclusivity(unchecked) var inUse = false
 
-    init(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
+    init() {}
+
+    /// Prepares for one top-level encode.
+    func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
+        inUse = true
         self.hook = hook
         self.userInfo = userInfo
+        depth = 0
+        nesting = 0
+        slotStart = 0
+        slotFrameBase = 0
+        deferredError = nil
+    }
+
+    /// Releases per-encode state but keeps allocated capacity for reuse.
+    func end() {
+        hook = nil
+        userInfo = [:]
+        deferredError = nil
+        frames.removeAll(keepingCapacity: true)
+        keyStack.removeAll(keepingCapacity: true)
+        inUse = false
     }
 
     var codingPath: [any CodingKey] { path(depth) }

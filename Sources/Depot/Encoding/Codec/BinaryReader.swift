@@ -102,11 +102,27 @@ struct BinaryReader {
     @inline(__always)
     func makeString(_ p: Int, _ n: Int) throws -> String {
         let buf = UnsafeBufferPointer(start: (base + p).assumingMemoryBound(to: UInt8.self), count: n)
+        if isASCII(p, n) { return String(decoding: buf, as: UTF8.self) }
         var s = String(decoding: buf, as: UTF8.self)
         // String(decoding:) repairs invalid UTF-8; a repaired string differs from the input bytes.
         let valid = s.withUTF8 { u in u.count == n && (n == 0 || memcmp(u.baseAddress!, buf.baseAddress!, n) == 0) }
         guard valid else { throw BinaryCodecError.malformed(offset: p, reason: "invalid UTF-8") }
         return s
+    }
+
+    @inline(__always)
+    func isASCII(_ p: Int, _ n: Int) -> Bool {
+        var i = 0
+        var acc: UInt64 = 0
+        while i + 8 <= n {
+            acc |= base.loadUnaligned(fromByteOffset: p + i, as: UInt64.self)
+            i += 8
+        }
+        while i < n {
+            acc |= UInt64(byte(p + i))
+            i += 1
+        }
+        return acc & 0x8080_8080_8080_8080 == 0
     }
 
     /// Varint length + UTF-8 (after the tag).

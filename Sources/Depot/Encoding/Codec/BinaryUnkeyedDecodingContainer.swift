@@ -128,7 +128,7 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
 
     var codingPath: [any CodingKey] { impl.path(depth) }
 
-    private var noKey: NoKey { NoKey() }
+    private var noKey: (any CodingKey)? { nil }
 
     func decodeNil() -> Bool { (try? impl.readNil(at: offset)) ?? false }
 

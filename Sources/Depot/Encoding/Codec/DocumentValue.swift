@@ -45,7 +45,7 @@ public enum DocumentValue: Sendable, Hashable {
     }
 
     /// Creates an object from ordered `(key, value)` pairs.
-    public static func object(_ pairs: [(String, DocumentValue)]) -> DocumentValue {
+    public static func object(pairs: [(String, DocumentValue)]) -> DocumentValue {
         .object(pairs.map { Field($0.0, $0.1) })
     }
 
