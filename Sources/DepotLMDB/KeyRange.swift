@@ -13,6 +13,11 @@ public struct KeyRange<Key> {
         public var key: Key
         /// Whether the key itself is in the range.
         public var inclusive: Bool
+        /// Creates a range end.
+        public init(key: Key, inclusive: Bool) {
+            self.key = key
+            self.inclusive = inclusive
+        }
     }
 
     /// The lower end, or nil for no lower limit.

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <lmdb.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,13 @@ uint64_t clmdb_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void clmdb_bench_keep_heap(void) {
+#if defined(__GLIBC__)
+    mallopt(M_TRIM_THRESHOLD, 0x7fffffff);
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+#endif
 }
 
 const char *clmdb_version(void) { return mdb_version(NULL, NULL, NULL); }

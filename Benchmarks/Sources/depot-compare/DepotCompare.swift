@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLMDBBench
 import Foundation
 
 /// `depot-compare`: the same workloads on C-on-liblmdb ("c"), the DepotLMDB binding ("lmdb"),
@@ -30,6 +31,9 @@ struct DepotCompare: AsyncParsableCommand {
     var only: String?
 
     mutating func run() async throws {
+        // Keep freed heap memory in the process (no trimming back to the OS), so that no engine
+        // pays page faults for memory another engine just returned: LMDB mallocs every dirty page.
+        clmdb_bench_keep_heap()
         let sizes = Sizes(quick: quick, rounds: rounds)
         let scratch = try Scratch(base: dir)
         defer { scratch.cleanup() }

@@ -1,4 +1,6 @@
+#if !DEPOT_COMPARE_NO_DOCUMENTS
 import Depot
+#endif
 import DepotLMDB
 
 /// **Hook for the Depot document layer (module `Depot`).** The runner already calls these and

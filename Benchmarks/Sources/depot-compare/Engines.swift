@@ -43,9 +43,10 @@ struct LMDBEngine: KVEngine {
     let name = "lmdb"
     typealias KV = Database<BigEndian<UInt64>, BytesCodec>
 
-    static func open(_ folder: String) throws -> (Environment, KV) {
+    static func open(_ folder: String, maxWait: Duration = .zero) throws -> (Environment, KV) {
         var options = EnvironmentOptions()
         options.mapSize = 2 << 30   // as the C side: no growth during the run
+        options.groupCommit.maxWait = maxWait
         let env = try Environment.open(path: folder, options: options)
         let db = try env.openDatabase(nil, key: BigEndian<UInt64>.self, value: BytesCodec.self)
         return (env, db)

@@ -30,8 +30,9 @@ func syncDurableWrite(_ env: Environment, _ db: LMDBEngine.KV, key: UInt64, valu
 }
 
 enum GroupCommitBench {
-    static func run(writers: Int, totalWrites: Int, grouped: Bool, folder: String, value: [UInt8]) async throws -> GroupCommitSample {
-        let (env, db) = try LMDBEngine.open(folder)
+    static func run(writers: Int, totalWrites: Int, grouped: Bool, maxWait: Duration = .zero,
+                    folder: String, value: [UInt8]) async throws -> GroupCommitSample {
+        let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait)
         defer { try? env.close() }
         let perTask = max(1, totalWrites / writers)
         let t0 = now()

@@ -34,6 +34,17 @@ public enum DepotError: Error, Sendable, Equatable, CustomStringConvertible {
     case revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?)
     /// A unit-of-work or explicit-transaction method was used in the wrong state.
     case invalidState(String)
+    /// Parking would give two documents the same value in a unique index (the value itself is
+    /// not repeated in the message).
+    case uniqueIndexViolation(alias: String, collection: String, index: String, id: String, conflictingID: String)
+    /// No fetch request of that name is registered.
+    case unknownFetchRequest(String)
+    /// A registered fetch request was executed as another document type.
+    case fetchRequestTypeMismatch(name: String, registered: String, requested: String)
+    /// A substitution variable of a fetch request was not given.
+    case missingSubstitution(request: String, variable: String)
+    /// A substitution variable has a value of the wrong type.
+    case mistypedSubstitution(request: String, variable: String, expected: String, actual: String)
 
     public var description: String {
         switch self {
@@ -67,6 +78,16 @@ public enum DepotError: Error, Sendable, Equatable, CustomStringConvertible {
             return "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")"
         case let .invalidState(detail):
             return detail
+        case let .uniqueIndexViolation(alias, collection, index, id, other):
+            return "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(other)"
+        case let .unknownFetchRequest(name):
+            return "no fetch request named '\(name)' is registered"
+        case let .fetchRequestTypeMismatch(name, registered, requested):
+            return "fetch request '\(name)' fetches \(registered), not \(requested)"
+        case let .missingSubstitution(request, variable):
+            return "fetch request '\(request)' needs a value for '\(variable)'"
+        case let .mistypedSubstitution(request, variable, expected, actual):
+            return "fetch request '\(request)': '\(variable)' must be \(expected), got \(actual)"
         }
     }
 }

@@ -18,6 +18,10 @@ import Foundation
 public protocol Document: Codable, Identifiable where ID: DocumentID {
     /// The collection the documents of this type are stored in.
     static var collection: String { get }
+    /// Secondary indexes of this type (none by default). See ``DocumentIndex``.
+    static var indexes: [DocumentIndex<Self>] { get }
+    /// Whether the documents are listed in the sync-status index (see ``Syncable``).
+    static var tracksSyncStatus: Bool { get }
 }
 
 extension Document {

@@ -19,17 +19,21 @@ protocol StorageTransaction: AnyObject {
     var attachment: AnyObject? { get set }
     /// Runs after a successful top-level commit.
     func afterCommit(_ handler: @escaping () -> Void)
-    /// The keyspace `name`, created if `create`; nil when absent and not created.
-    func keyspace(named name: String, create: Bool) throws -> Keyspace?
+    /// The keyspace `name`, created if `create`; nil when absent and not created. A `multiValue`
+    /// keyspace keeps several sorted values per key (LMDB's dupSort; values ≤ 511 bytes).
+    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace?
     /// Calls `body` with the value under `key` (valid only during the call); nil when absent.
     func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
     /// Stores `value` under `key`.
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
-    /// Deletes `key`; returns whether it was present.
+    /// Deletes `key` (all its values); returns whether it was present.
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool
-    /// Visits entries in key order (or reverse), only keys starting with `prefix` when given;
-    /// `body` returns false to stop.
-    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
+    /// Deletes one value of a key of a multi-value keyspace; returns whether it was present.
+    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool
+    /// Visits entries in key order (or reverse): keys from `lower` (included) to `upper`
+    /// (excluded), only those starting with `prefix` when given; `body` returns false to stop.
+    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws
     /// Number of entries.
     func count(_ keyspace: Keyspace) throws -> Int
     /// Deletes every entry, keeping the keyspace.
@@ -41,6 +45,15 @@ protocol StorageTransaction: AnyObject {
 }
 
 extension StorageTransaction {
+    func keyspace(named name: String, create: Bool) throws -> Keyspace? {
+        try keyspace(named: name, create: create, multiValue: false)
+    }
+    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try scan(keyspace, lower: nil, upper: nil, prefix: prefix, reverse: reverse, body)
+    }
+    func put(_ value: [UInt8], forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) }
+    }
     func withValue<R>(forKey key: [UInt8], in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try key.withUnsafeBytes { try withValue(forKey: $0, in: keyspace, body) }
     }
@@ -68,9 +81,10 @@ extension Transaction: StorageTransaction {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: environment.maxKeySize)
     }
 
-    func keyspace(named name: String, create: Bool) throws -> Keyspace? {
+    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
         do {
-            let db = try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self, create: create && !isReadOnly)
+            let db = try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self,
+                                      flags: multiValue ? .dupSort : [], create: create && !isReadOnly)
             return Keyspace(name: name, handle: db.dbi)
         } catch LMDBError.notFound {
             return nil
@@ -89,9 +103,16 @@ extension Transaction: StorageTransaction {
         try delete(key, in: database(keyspace))
     }
 
-    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+        try delete(key, value: value, in: database(keyspace))
+    }
+
+    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let db = database(keyspace).raw
-        try forEachRaw(in: db, range: prefix.map { .prefix($0) } ?? .all, reverse: reverse, body)
+        let range = KeyRange<[UInt8]>(lower: lower.map { .init(key: $0, inclusive: true) },
+                                      upper: upper.map { .init(key: $0, inclusive: false) }, prefix: prefix)
+        try forEachRaw(in: db, range: range, reverse: reverse, body)
     }
 
     func count(_ keyspace: Keyspace) throws -> Int { try count(database(keyspace)) }

@@ -23,7 +23,7 @@ extension DocumentTransaction {
         let db = try context.database(alias: alias, collection: collection, kind: .content, create: true)!
         let hex = key.withUnsafeBytes { displayID(IDKind.content.value(ofKey: $0)) }
         _ = try key.withUnsafeBytes { keyBytes in
-            try writeRecord(key: keyBytes, db: db, collection: collection, kind: .content, flags: 1, expected: nil,
+            try writeRecord(key: keyBytes, db: db, collection: collection, kind: .content, flags: 1 | SyncStatus.notSynced.recordFlags, expected: nil,
                             displayID: { hex }) { buffer in buffer.append(contentsOf: payload) }
         }
         return hex

@@ -91,23 +91,42 @@ public final class DocumentTransaction {
     public func park<D: Document>(_ document: D, ifRevision expected: UInt64?) throws -> UInt64 {
         let collection = D.collection
         let db = try context.database(alias: alias, collection: collection, kind: D.ID.idKind, create: true)!
+        let indexes = try usableIndexes(D.self)
+        let status = Self.parkStatus(of: document)
         return try document.id.withKeyBytes { key in
             try checkKey(key, collection: collection)
             context.parking.append(.init(alias: alias, collection: collection, key: key))
             defer { context.parking.removeLast() }
-            return try writeRecord(key: key, db: db, collection: collection, kind: D.ID.idKind, flags: 0, expected: expected,
-                                   displayID: { displayID(document.id.documentValue) }) { buffer in
+            var old: D?
+            if !indexes.isEmpty {
+                old = try? context.txn.withValue(forKey: key, in: db) { try decodeRecord(D.self, $0, collection: collection, key: key, kind: D.ID.idKind) }
+                try checkUniqueIndexes(indexes, for: document, key: key)
+            }
+            let (revision, oldHeader) = try writeRecord(key: key, db: db, collection: collection, kind: D.ID.idKind,
+                                                        flags: status.recordFlags, expected: expected,
+                                                        displayID: { displayID(document.id.documentValue) }) { buffer in
                 var encoder = BinaryEncoder()
                 encoder.referenceHook = referenceHook
                 try encoder.encode(document, into: &buffer)
             }
+            if !indexes.isEmpty { try updateIndexes(indexes, old: old, new: document, key: key) }
+            if D.tracksSyncStatus {
+                try updateSyncIndex(collection: collection, key: key, old: oldHeader.map { SyncStatus(recordFlags: $0.flags) }, new: status)
+            }
+            return revision
         }
+    }
+
+    /// The status a park stores: a Syncable's own (unless undetermined), else `.notSynced`.
+    static func parkStatus<D: Document>(of document: D) -> SyncStatus {
+        if let syncable = document as? any Syncable, syncable.syncStatus != .undetermined { return syncable.syncStatus }
+        return .notSynced
     }
 
     /// Encodes into a record under `key` and returns the new revision.
     func writeRecord(key: UnsafeRawBufferPointer, db: Keyspace, collection: String, kind: IDKind,
                      flags: UInt8, expected: UInt64?, displayID: () -> String,
-                     encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+                     encode: (inout [UInt8]) throws -> Void) throws -> (revision: UInt64, old: Record.Header?) {
         let txn = context.txn
         let old = try txn.withValue(forKey: key, in: db) { Record.peekHeader($0) ?? Record.Header(flags: 0, revision: 0) }
         if let expected, expected != (old?.revision ?? 0) {
@@ -126,7 +145,7 @@ public final class DocumentTransaction {
         try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: db) }
         context.recorder?.record(.init(alias: alias, collection: collection, key: [UInt8](key)),
                                  existedBefore: old != nil, existsNow: true, idKind: kind)
-        return revision
+        return (revision, old)
     }
 
     func checkKey(_ key: UnsafeRawBufferPointer, collection: String) throws {
@@ -202,7 +221,12 @@ public final class DocumentTransaction {
         do {
             var decoder = BinaryDecoder()
             decoder.referenceResolver = referenceHook
-            return try decoder.decode(D.self, from: payload)
+            let document = try decoder.decode(D.self, from: payload)
+            if var syncable = document as? any Syncable {
+                syncable.syncStatus = SyncStatus(recordFlags: bytes[1])
+                return syncable as! D
+            }
+            return document
         } catch let error as DecodingError {
             throw DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
                                             fieldPath: fieldPath(of: error), detail: decodingDetail(error))
@@ -223,10 +247,18 @@ public final class DocumentTransaction {
     @discardableResult
     public func delete<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool {
         guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return false }
+        let indexes = try usableIndexes(D.self)
         return try id.withKeyBytes { key in
             if key.isEmpty || key.count > 511 { return false }
+            var old: D?
+            if !indexes.isEmpty {
+                old = try? context.txn.withValue(forKey: key, in: db) { try decodeRecord(D.self, $0, collection: D.collection, key: key, kind: D.ID.idKind) }
+            }
+            let oldStatus = D.tracksSyncStatus ? try context.txn.withValue(forKey: key, in: db) { Record.peekHeader($0).map { SyncStatus(recordFlags: $0.flags) } } ?? nil : nil
             let deleted = try context.txn.delete(forKey: key, in: db)
             if deleted {
+                if !indexes.isEmpty { try updateIndexes(indexes, old: old, new: nil, key: key) }
+                if let oldStatus { try updateSyncIndex(collection: D.collection, key: key, old: oldStatus, new: nil) }
                 context.recorder?.record(.init(alias: alias, collection: D.collection, key: [UInt8](key)),
                                          existedBefore: true, existsNow: false, idKind: D.ID.idKind)
             }
@@ -251,6 +283,7 @@ public final class DocumentTransaction {
                 return true
             }
         }
+        try clearIndexes(collection: collection)
         try context.txn.clear(db)
         return count
     }

@@ -105,6 +105,20 @@ public final class Store: @unchecked Sendable {
                 _ = try tx.context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: core.metaKeyspace)
                 dropped.append(dbName)
             }
+            // Index keyspaces, their meta records and the alias's sync-status keyspace.
+            let indexPrefix = "index/" + name + "/"
+            for (metaKey, kind) in try tx.context.txn.entries(core.metaKeyspace, prefix: Array(indexPrefix.utf8)) {
+                let rest = String(decoding: metaKey.dropFirst(indexPrefix.utf8.count), as: UTF8.self)
+                if let slash = rest.firstIndex(of: "/") {
+                    let collection = String(rest[..<slash]), index = String(rest[rest.index(after: slash)...])
+                    let unique = String(decoding: kind, as: UTF8.self) == "unique"
+                    if let ks = try view.indexKeyspace(collection: collection, index: index, unique: unique, create: false) {
+                        try tx.context.txn.drop(ks)
+                    }
+                }
+                _ = try tx.context.txn.delete(forKey: metaKey, in: core.metaKeyspace)
+            }
+            if let ks = try view.syncKeyspace(create: false) { try tx.context.txn.drop(ks) }
         }
         core.forget(databases: dropped)
     }

@@ -49,7 +49,40 @@ final class StoreCore: @unchecked Sendable {
 
     func remember(_ kind: IDKind, for database: String) { lock.withLock { descriptors[database] = kind } }
 
-    func forget(databases: [String]) { lock.withLock { for d in databases { descriptors[d] = nil } } }
+    func forget(databases: [String]) {
+        lock.withLock {
+            for d in databases { descriptors[d] = nil }
+            indexes = indexes.filter { name in !databases.contains { name.hasPrefix(d2i($0)) } }
+        }
+    }
+
+    private var indexes: Set<String> = []
+    private func d2i(_ documentDatabase: String) -> String {
+        StoreLayout.indexPrefix + documentDatabase.dropFirst(StoreLayout.documentPrefix.count) + "/"
+    }
+    func isIndexKnown(_ name: String) -> Bool { lock.withLock { indexes.contains(name) } }
+    func rememberIndex(_ name: String, unique: Bool) { lock.withLock { _ = indexes.insert(name) } }
+
+    // MARK: Unique IDs
+
+    private var generator: UniqueIDs?
+
+    func uniqueIDs(store: Store) -> UniqueIDs {
+        lock.withLock {
+            if let generator { return generator }
+            let made = UniqueIDs(core: self, blockSize: 256)
+            generator = made
+            return made
+        }
+    }
+
+    // MARK: Named fetch requests
+
+    private var templates: [String: FetchRequestTemplate] = [:]
+
+    func register(_ template: FetchRequestTemplate) { lock.withLock { templates[template.name] = template } }
+    func template(named name: String) -> FetchRequestTemplate? { lock.withLock { templates[name] } }
+    var templateNames: [String] { lock.withLock { templates.keys.sorted() } }
 
     // MARK: Observation
 

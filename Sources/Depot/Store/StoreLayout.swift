@@ -12,6 +12,18 @@ import DepotLMDB
 enum StoreLayout {
     static let metaDatabase = "depot.meta"
     static let documentPrefix = "depot.doc/"
+    static let indexPrefix = "depot.idx/"
+    static let syncPrefix = "depot.sync/"
+
+    static func indexDatabase(alias: String, collection: String, index: String) -> String {
+        indexPrefix + alias + "/" + collection + "/" + index
+    }
+
+    static func indexMetaKey(alias: String, collection: String, index: String) -> String {
+        "index/" + alias + "/" + collection + "/" + index
+    }
+
+    static func syncDatabase(alias: String) -> String { syncPrefix + alias }
 
     static func documentDatabase(alias: String, collection: String) -> String {
         documentPrefix + alias + "/" + collection

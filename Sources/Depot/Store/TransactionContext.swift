@@ -9,6 +9,9 @@ final class TransactionContext {
     let recorder: ChangeRecorder?
     private var databases: [String: (db: Keyspace, depth: Int)] = [:]
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
+    /// Index keyspaces known to be built in this transaction (name → unique), with the depth
+    /// they were confirmed at.
+    private var builtIndexes: [String: (unique: Bool, depth: Int)] = [:]
     private var spareBuffers: [[UInt8]] = []
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
@@ -45,6 +48,7 @@ final class TransactionContext {
         if !txn.isReadOnly {
             txn.afterCommit { [context, store] in
                 for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
+                for (name, entry) in context.builtIndexes { context.core.rememberIndex(name, unique: entry.unique) }
                 if let recorder = context.recorder, !recorder.isEmpty {
                     context.core.publish(recorder.changeSet(transactionID: nil), from: store)
                 }
@@ -63,12 +67,14 @@ final class TransactionContext {
         recorder?.revert(to: mark.recorder)
         databases = databases.filter { $0.value.depth < childDepth }
         pendingDescriptors.removeAll { $0.depth >= childDepth }
+        builtIndexes = builtIndexes.filter { $0.value.depth < childDepth }
     }
 
     /// Entries made inside a committed child now belong to its parent.
     func promote(toDepth depth: Int) {
         for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, depth) }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
+        for (name, entry) in builtIndexes where entry.depth > depth { builtIndexes[name] = (entry.unique, depth) }
     }
 
     // MARK: Buffers
@@ -123,6 +129,21 @@ final class TransactionContext {
         }
         return kind
     }
+
+    // MARK: Index state
+
+    /// Whether the index keyspace `name` is built: known to the store, confirmed in this
+    /// transaction, or recorded in the meta database.
+    func isIndexBuilt(_ name: String, metaKey: String) throws -> Bool {
+        if core.isIndexKnown(name) || builtIndexes[name] != nil { return true }
+        if try txn.get(Array(metaKey.utf8), in: core.metaKeyspace) != nil {
+            builtIndexes[name] = (true, 0)
+            return true
+        }
+        return false
+    }
+
+    func markIndexBuilt(_ name: String, unique: Bool) { builtIndexes[name] = (unique, txn.nestingDepth) }
 
     /// Drops cached handles of databases that were dropped in this transaction.
     func forgetDatabase(_ name: String) {

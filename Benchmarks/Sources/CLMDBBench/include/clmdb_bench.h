@@ -16,6 +16,10 @@ extern "C" {
 /// Monotonic clock in nanoseconds.
 uint64_t clmdb_now_ns(void);
 
+/// Keeps freed heap memory in the process (glibc: no trimming to the OS, no mmap for blocks
+/// under 64 MiB), so that no engine pays page faults for memory another engine just freed.
+void clmdb_bench_keep_heap(void);
+
 /// The version string of the liblmdb loaded at run time.
 const char *clmdb_version(void);
 

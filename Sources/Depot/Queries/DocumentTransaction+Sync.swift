@@ -1,0 +1,158 @@
+import DepotLMDB
+import Foundation
+
+extension DocumentTransaction {
+    /// The sync status of a stored document, or nil when it is not stored.
+    public func syncStatus<D: Document>(of type: D.Type, id: D.ID) throws -> SyncStatus? {
+        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return nil }
+        return try id.withKeyBytes { key in
+            try context.txn.withValue(forKey: key, in: db) { Record.peekHeader($0).map { SyncStatus(recordFlags: $0.flags) } } ?? nil
+        }
+    }
+
+    /// Sets the sync status of documents of `D`; returns the IDs that are not stored.
+    /// The documents' content and revision stay as they are.
+    @discardableResult
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws -> [D.ID] {
+        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return ids }
+        var missing: [D.ID] = []
+        for id in ids {
+            try id.withKeyBytes { key in
+                guard var record = try context.txn.withValue(forKey: key, in: db, { [UInt8]($0) }) else {
+                    missing.append(id)
+                    return
+                }
+                do {
+                    _ = try record.withUnsafeBytes { try Record.open($0) } // never re-seal damaged bytes
+                } catch {
+                    throw DepotError.checksumMismatch(alias: alias, collection: D.collection, id: displayID(id.documentValue))
+                }
+                let old = SyncStatus(recordFlags: record[1])
+                record[1] = (record[1] & ~0x0E) | status.recordFlags
+                Record.seal(&record)
+                try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: db) }
+                if D.tracksSyncStatus { try updateSyncIndex(collection: D.collection, key: key, old: old, new: status) }
+            }
+        }
+        return missing
+    }
+
+    /// Sets the sync status of one document; returns false when it is not stored.
+    @discardableResult
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for document: D) throws -> Bool {
+        try setSyncStatus(status, for: D.self, ids: [document.id]).isEmpty
+    }
+
+    /// The documents of `D` with `status`, read through the sync-status index (types that
+    /// track their status: ``Syncable`` ones, or with ``Document/tracksSyncStatus`` true).
+    /// Other types are scanned.
+    public func retrieve<D: Document>(_ type: D.Type, withSyncStatus status: SyncStatus) throws -> [D] {
+        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return [] }
+        var result: [D] = []
+        if D.tracksSyncStatus {
+            guard let ks = try syncKeyspace(create: false) else { return [] }
+            let key = [status.rawValue] + Array(D.collection.utf8)
+            try context.txn.scan(ks, lower: nil, upper: nil, prefix: key, reverse: false) { indexKey, documentKey in
+                guard indexKey.count == key.count else { return true } // another collection sharing the prefix
+                if let d = try context.txn.withValue(forKey: documentKey, in: db, {
+                    try decodeRecord(D.self, $0, collection: D.collection, key: documentKey, kind: D.ID.idKind)
+                }) { result.append(d) }
+                return true
+            }
+        } else {
+            try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
+                if SyncStatus(recordFlags: value.count > 1 ? value[1] : 0) == status {
+                    result.append(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind))
+                }
+                return true
+            }
+        }
+        return result
+    }
+
+    /// Every tracked document of this alias with `status`, of any type: `(collection, id)`
+    /// pairs from the sync-status index.
+    public func documents(withSyncStatus status: SyncStatus) throws -> [(collection: String, id: DocumentValue)] {
+        guard let ks = try syncKeyspace(create: false) else { return [] }
+        var result: [(collection: String, id: DocumentValue)] = []
+        try context.txn.scan(ks, lower: nil, upper: nil, prefix: [status.rawValue], reverse: false) { indexKey, documentKey in
+            let collection = String(decoding: indexKey.dropFirst(), as: UTF8.self)
+            let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+            let kind = try context.storedKind(alias: alias, collection: collection, name: name) ?? .string
+            result.append((collection, kind.value(ofKey: documentKey)))
+            return true
+        }
+        return result
+    }
+
+    // MARK: Unique IDs
+
+    /// A new unique 64-bit ID, allocated in this write transaction from the store's persistent
+    /// counter: strictly increasing across threads, processes and restarts, never reused.
+    public func nextUniqueID() throws -> UInt64 {
+        try UniqueIDs.allocate(count: 1, in: context.txn, core: context.core)
+    }
+}
+
+/// Persistent unique 64-bit IDs (DLData's unique ID generator).
+///
+/// Each ID is handed out once, ever: the counter lives in the store's meta database and moves
+/// forward in write transactions. IDs from one generator increase; IDs are allocated in blocks
+/// (``blockSize``) to make ``next()`` cheap, so IDs handed to different processes interleave and a
+/// crash skips the rest of a block — never reusing one. Use ``DocumentTransaction/nextUniqueID()``
+/// inside a write transaction.
+public final class UniqueIDs: @unchecked Sendable {
+    // @unchecked Sendable: `nextID`/`end` are guarded by `lock`; `core` is weak (the core owns the generator).
+    static let counterKey = Array("uid/next".utf8)
+    private weak var core: StoreCore?
+    /// IDs reserved per write transaction.
+    public let blockSize: UInt64
+    private let lock = NSLock()
+    private var nextID: UInt64 = 0
+    private var end: UInt64 = 0
+
+    init(core: StoreCore, blockSize: UInt64) {
+        self.core = core
+        self.blockSize = max(1, blockSize)
+    }
+
+    /// A new unique ID. Call it outside write transactions (it may run one to reserve a block).
+    public func next() throws -> UInt64 {
+        try lock.withLock {
+            if nextID == end {
+                guard let core else { throw DepotError.invalidState("the store of this unique-ID generator was released") }
+                let start = try core.environment.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
+                nextID = start
+                end = start + blockSize
+            }
+            defer { nextID += 1 }
+            return nextID
+        }
+    }
+
+    /// A new unique ID as 20 decimal digits, zero-padded, so string order is numeric order.
+    public func nextString() throws -> String { Self.string(for: try next()) }
+
+    /// The string form of an ID.
+    public static func string(for id: UInt64) -> String {
+        let digits = String(id)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// Reserves `count` IDs in a write transaction and returns the first.
+    static func allocate(count: UInt64, in txn: any StorageTransaction, core: StoreCore) throws -> UInt64 {
+        if txn.isReadOnly { throw DepotError.invalidState("unique IDs are allocated in write transactions") }
+        let current = try txn.withValue(forKey: counterKey, in: core.metaKeyspace) { try BigEndian<UInt64>.decode($0) } ?? 1
+        let (after, overflow) = current.addingReportingOverflow(count)
+        if overflow { throw DepotError.invalidState("the unique ID counter is exhausted") }
+        try BigEndian<UInt64>.withBytes(of: after) { v in
+            try counterKey.withUnsafeBytes { k in try txn.put(v, forKey: k, in: core.metaKeyspace) }
+        }
+        return current
+    }
+}
+
+extension Store {
+    /// The store's unique-ID generator (shared by every handle of this environment).
+    public var uniqueIDs: UniqueIDs { core.uniqueIDs(store: self) }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// A comparison of one field with a value: the part of a query that an index can serve.
+public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
+    /// The comparison.
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case prefix = "prefix"
+    }
+
+    /// The field path, such as `salary` or `address.zip`.
+    public var field: String
+    /// The comparison.
+    public var op: Operator
+    /// The value compared with.
+    public var value: DocumentValue
+
+    /// Creates a condition on a field path.
+    public init(field: String, op: Operator, value: DocumentValue) {
+        self.field = field
+        self.op = op
+        self.value = value
+    }
+
+    public var description: String { "\(field) \(op.rawValue) \(value)" }
+
+    /// Whether `candidate` (the field's value, nil when absent) satisfies the condition.
+    public func matches(_ candidate: DocumentValue?) -> Bool {
+        let actual = candidate ?? .null
+        switch op {
+        case .prefix:
+            guard case .string(let s) = actual, case .string(let p) = value else { return false }
+            return s.unicodeScalars.starts(with: p.unicodeScalars)
+        case .equal:
+            return Self.compare(actual, value) == .orderedSame
+        case .notEqual:
+            return Self.compare(actual, value) != .orderedSame
+        default:
+            guard let order = Self.compare(actual, value) else { return false }
+            switch op {
+            case .less: return order == .orderedAscending
+            case .lessOrEqual: return order != .orderedDescending
+            case .greater: return order == .orderedDescending
+            case .greaterOrEqual: return order != .orderedAscending
+            default: return false
+            }
+        }
+    }
+
+    static func compare(_ a: DocumentValue, _ b: DocumentValue) -> ComparisonResult? {
+        if case .null = a, case .null = b { return .orderedSame }
+        if case .null = a { return nil }
+        if case .null = b { return nil }
+        return DocumentValue.compare(a, b)
+    }
+}
+
+/// Typed condition builders: `.where(\.salary, .greaterThan(100))`.
+public struct Comparison<V: IndexableValue>: Sendable {
+    let op: FieldCondition.Operator
+    let value: DocumentValue
+
+    /// Equal to `v`.
+    public static func equalTo(_ v: V) -> Comparison { .init(op: .equal, value: v.indexValue) }
+    /// Not equal to `v`.
+    public static func notEqualTo(_ v: V) -> Comparison { .init(op: .notEqual, value: v.indexValue) }
+    /// Less than `v`.
+    public static func lessThan(_ v: V) -> Comparison { .init(op: .less, value: v.indexValue) }
+    /// Less than or equal to `v`.
+    public static func atMost(_ v: V) -> Comparison { .init(op: .lessOrEqual, value: v.indexValue) }
+    /// Greater than `v`.
+    public static func greaterThan(_ v: V) -> Comparison { .init(op: .greater, value: v.indexValue) }
+    /// Greater than or equal to `v`.
+    public static func atLeast(_ v: V) -> Comparison { .init(op: .greaterOrEqual, value: v.indexValue) }
+}
+
+extension Comparison where V == String {
+    /// Strings starting with `prefix`.
+    public static func hasPrefix(_ prefix: String) -> Comparison { .init(op: .prefix, value: .string(prefix)) }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// A value that can be indexed and compared in queries: strings, numbers, booleans, UUIDs,
+/// dates, and optionals of them.
+public protocol IndexableValue {
+    /// The value as a scalar document value.
+    var indexValue: DocumentValue { get }
+}
+
+extension String: IndexableValue { public var indexValue: DocumentValue { .string(self) } }
+extension Bool: IndexableValue { public var indexValue: DocumentValue { .bool(self) } }
+extension Double: IndexableValue { public var indexValue: DocumentValue { .double(self) } }
+extension Float: IndexableValue { public var indexValue: DocumentValue { .double(Double(self)) } }
+extension UUID: IndexableValue { public var indexValue: DocumentValue { .uuid(self) } }
+extension Date: IndexableValue { public var indexValue: DocumentValue { .date(self) } }
+extension Int: IndexableValue { public var indexValue: DocumentValue { .int(Int64(self)) } }
+extension Int8: IndexableValue { public var indexValue: DocumentValue { .int(Int64(self)) } }
+extension Int16: IndexableValue { public var indexValue: DocumentValue { .int(Int64(self)) } }
+extension Int32: IndexableValue { public var indexValue: DocumentValue { .int(Int64(self)) } }
+extension Int64: IndexableValue { public var indexValue: DocumentValue { .int(self) } }
+extension UInt: IndexableValue { public var indexValue: DocumentValue { .uint(UInt64(self)) } }
+extension UInt8: IndexableValue { public var indexValue: DocumentValue { .uint(UInt64(self)) } }
+extension UInt16: IndexableValue { public var indexValue: DocumentValue { .uint(UInt64(self)) } }
+extension UInt32: IndexableValue { public var indexValue: DocumentValue { .uint(UInt64(self)) } }
+extension UInt64: IndexableValue { public var indexValue: DocumentValue { .uint(self) } }
+extension Optional: IndexableValue where Wrapped: IndexableValue {
+    public var indexValue: DocumentValue { self?.indexValue ?? .null }
+}
+
+/// Order-preserving byte encoding of scalar values, for index keys: comparing the bytes
+/// compares the values (numbers numerically, strings by Unicode scalar values).
+enum IndexKeyEncoding {
+    /// Index keys are cut to this many bytes; queries always re-check candidates, so a cut key
+    /// only costs a few extra candidates.
+    static let maxValueBytes = 400
+
+    static func encode(_ value: DocumentValue) -> [UInt8] {
+        var out: [UInt8] = []
+        append(value, to: &out)
+        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        return out
+    }
+
+    /// Bytes that every key of a string starting with `prefix` starts with.
+    static func stringPrefix(_ prefix: String) -> [UInt8] {
+        var out: [UInt8] = [0x20]
+        appendEscaped(Array(prefix.utf8), to: &out)
+        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        return out
+    }
+
+    static func append(_ value: DocumentValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(0x00)
+        case .bool(let b): out.append(b ? 0x02 : 0x01)
+        case .int(let i): out.append(0x10); appendBigEndian(UInt64(bitPattern: i) ^ (1 << 63), to: &out)
+        case .uint(let u):
+            if u <= UInt64(Int64.max) { out.append(0x10); appendBigEndian(u ^ (1 << 63), to: &out) }
+            else { out.append(0x12); appendBigEndian(u, to: &out) }
+        case .double(let d):
+            // Integral doubles inside Int64 sort with the integers.
+            if d.rounded() == d, abs(d) < 9.2e18 { out.append(0x10); appendBigEndian(UInt64(bitPattern: Int64(d)) ^ (1 << 63), to: &out) }
+            else { out.append(0x11); appendBigEndian(orderedBits(d), to: &out) }
+        case .string(let s): out.append(0x20); appendEscaped(Array(s.utf8), to: &out); out.append(contentsOf: [0x00, 0x00])
+        case .bytes(let b): out.append(0x28); appendEscaped(b, to: &out); out.append(contentsOf: [0x00, 0x00])
+        case .uuid(let u): out.append(0x30); withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .date(let d): out.append(0x40); appendBigEndian(orderedBits(d.timeIntervalSinceReferenceDate), to: &out)
+        case .array, .object: out.append(0x50) // not indexable: all such values share one key
+        case .reference(_, let id): out.append(0x60); append(id, to: &out)
+        }
+    }
+
+    /// IEEE-754 bits transformed so that unsigned order equals numeric order.
+    static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = d.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    /// 0x00 becomes 0x00 0xFF so that the terminator 0x00 0x00 sorts before any continuation.
+    static func appendEscaped(_ bytes: [UInt8], to out: inout [UInt8]) {
+        for b in bytes {
+            out.append(b)
+            if b == 0 { out.append(0xFF) }
+        }
+    }
+}
