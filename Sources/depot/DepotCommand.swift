@@ -10,9 +10,22 @@ struct DepotCommand: AsyncParsableCommand {
         abstract: "Depot: an embedded LMDB key/value and document engine.",
         subcommands: [
             DemoCommand.self, PutCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self,
-            StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self,
+            StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self, QueryCommand.self,
         ]
     )
+
+    static func main() async {
+        do {
+            var command = try parseAsRoot(preprocess(Array(CommandLine.arguments.dropFirst())))
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options shared by commands that work on one environment folder.

@@ -140,3 +140,47 @@ struct CLIExportTests {
         #expect(noCollection.status == 1 && noCollection.err.contains("no collection named 'Nope'"))
     }
 }
+
+struct CLIPerson: Document {
+    static var collection: String { "Person" }
+    var id: Int
+    var name: String
+    var age: Int
+    var city: String
+    static var indexes: [DocumentIndex<CLIPerson>] { [.init(\.age)] }
+}
+
+@Suite("depot query")
+struct CLIQueryTests {
+    @Test func whereSortLimitAndIndexUse() throws {
+        let folder = TemporaryFolder("depot-query")
+        let store = try Store(path: folder.path)
+        let cities = ["Oslo", "Lima", "Rome"]
+        try store.write { tx in
+            for i in 0..<60 { try tx.park(CLIPerson(id: i, name: "P\(i)", age: (i * 7) % 50 - 10, city: cities[i % 3])) }
+        }
+        let exe = try #require(depotExecutable())
+        func query(_ args: String...) throws -> (status: Int32, ids: [Int], err: String) {
+            let r = try runProcess(exe, ["query", "--path", folder.path, "--collection", "Person"] + args)
+            let ids = r.out.split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? Int
+            }
+            return (r.status, ids, r.err)
+        }
+        let people = (0..<60).map { (id: $0, age: ($0 * 7) % 50 - 10, city: cities[$0 % 3]) }
+        let older = try query("--where", "age", ">=", "30", "--where", "city", "==", "Oslo", "--sort", "id", "--explain")
+        #expect(older.status == 0)
+        #expect(older.ids == people.filter { $0.age >= 30 && $0.city == "Oslo" }.map(\.id).sorted())
+        #expect(older.err.contains("index 'age'"), "the age index serves the range")
+        let negative = try query("--where", "age", "<", "-5", "--sort", "age:desc", "--sort", "id")
+        #expect(negative.ids == people.filter { $0.age < -5 }.sorted { ($0.age, -$0.id) > ($1.age, -$1.id) }.map(\.id))
+        let limited = try query("--where", "city", "prefix", "R", "--limit", "3")
+        #expect(limited.ids == people.filter { $0.city.hasPrefix("R") }.map(\.id).prefix(3).map { $0 })
+        let quoted = try query("--where", "name", "==", "\"P7\"")
+        #expect(quoted.ids == [7])
+        #expect(try query("--where", "age", "~", "3").status == 64)
+        #expect(try query("--where", "age").status == 64)
+        let missing = try runProcess(exe, ["query", "--path", folder.path, "--collection", "Nobody"])
+        #expect(missing.status == 1 && missing.err.contains("no collection named 'Nobody'"))
+    }
+}

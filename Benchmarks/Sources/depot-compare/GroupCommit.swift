@@ -10,13 +10,18 @@ struct GroupCommitSample: Sendable {
     var writes: Int
     var seconds: Double
     var latencies: [UInt64]
+    /// Write transactions committed (LMDB's last transaction ID before and after): the mean batch
+    /// size is writes / commits.
+    var commits: Int
+    var meanBatch: Double { Double(writes) / Double(max(commits, 1)) }
     var writesPerSecond: Double { Double(writes) / seconds }
     var p50Ms: Double { Double(percentile(latencies, 50)) / 1e6 }
     var p99Ms: Double { Double(percentile(latencies, 99)) / 1e6 }
     var json: [String: Any] {
         ["writers": writers, "writes": writes, "seconds": seconds.rounded(places: 4),
          "writesPerSecond": writesPerSecond.rounded(places: 1), "p50Ms": p50Ms.rounded(places: 3),
-         "p99Ms": p99Ms.rounded(places: 3)]
+         "p99Ms": p99Ms.rounded(places: 3),
+         "commits": commits, "meanBatch": meanBatch.rounded(places: 2)]
     }
 }
 
@@ -35,6 +40,7 @@ enum GroupCommitBench {
         let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait)
         defer { try? env.close() }
         let perTask = max(1, totalWrites / writers)
+        let firstTransaction = env.info().lastTransactionID
         let t0 = now()
         let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
             for w in 0..<writers {
@@ -59,11 +65,13 @@ enum GroupCommitBench {
             return all
         }
         let seconds = Double(now() - t0) / 1e9
+        let commits = env.info().lastTransactionID - firstTransaction
         let stored = try env.read { txn in try txn.count(db) }
         guard stored == perTask * writers else {
             throw BenchError("group commit: \(stored) records stored, expected \(perTask * writers)")
         }
-        return GroupCommitSample(writers: writers, writes: perTask * writers, seconds: seconds, latencies: latencies)
+        return GroupCommitSample(writers: writers, writes: perTask * writers, seconds: seconds, latencies: latencies,
+                                 commits: commits)
     }
 
     /// The C baseline: one writer, one durable transaction per write.
@@ -72,7 +80,7 @@ enum GroupCommitBench {
         let ns = try checked(latencies.withUnsafeMutableBufferPointer {
             clmdb_durable_single_writes(folder, 0, writes, value.count, $0.baseAddress)
         }, "durable single writes")
-        return GroupCommitSample(writers: 1, writes: writes, seconds: Double(ns) / 1e9, latencies: latencies)
+        return GroupCommitSample(writers: 1, writes: writes, seconds: Double(ns) / 1e9, latencies: latencies, commits: writes)
     }
 }
 

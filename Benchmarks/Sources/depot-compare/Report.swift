@@ -145,12 +145,14 @@ struct GroupCommitReport {
                          String(format: "%.0f", sync.writesPerSecond), String(format: "%.2f", sync.p99Ms),
                          String(format: "%.0f", grouped.writesPerSecond), String(format: "%.2f", grouped.p99Ms),
                          String(format: "%.1fx", grouped.writesPerSecond / sync.writesPerSecond),
+                         String(format: "%.1f", grouped.meanBatch),
                          String(format: "%.0f", waited.writesPerSecond), String(format: "%.2f", waited.p99Ms),
-                         String(format: "%.1fx", waited.writesPerSecond / sync.writesPerSecond)])
+                         String(format: "%.1fx", waited.writesPerSecond / sync.writesPerSecond),
+                         String(format: "%.1f", waited.meanBatch)])
         }
         var out = "durable single-record writes from concurrent tasks (DepotLMDB)\n"
         out += renderTable(header: ["writers", "writes", "sync writes/s", "sync p99 ms", "group writes/s", "group p99 ms", "group/sync",
-                                    "wait writes/s", "wait p99 ms", "wait/sync"], rows: rows)
+                                    "mean batch", "wait writes/s", "wait p99 ms", "wait/sync", "wait batch"], rows: rows)
         if let c {
             out += String(format: "C on liblmdb, 1 writer, one durable txn per write: %.0f writes/s, p99 %.2f ms (%d writes)\n",
                           c.writesPerSecond, c.p99Ms, c.writes)

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Depot
+import DepotLMDB
+import Foundation
+
+struct QueryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "query",
+        abstract: "Print the documents of a collection that match conditions, as JSON Lines (like export).",
+        discussion: """
+            --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix. FIELD is a \
+            field path (address.zip). VALUE is read as JSON when it parses (42, 1.5, true, null, "text"), \
+            else as text. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
+            Example: depot query --path ./data --collection Employee --where salary '>' 100 --sort name --limit 10
+            """)
+
+    @OptionGroup var location: PathOption
+    @Option(help: "The collection.") var collection: String
+    @Option(help: "The store alias.") var alias: String = Store.defaultAlias
+    @Option(name: .customLong("where"), help: ArgumentHelp("A condition: FIELD OP VALUE (three words).", valueName: "FIELD OP VALUE"))
+    var conditions: [String] = []
+    @Option(help: ArgumentHelp("Sort by a field; add :desc for descending. Repeatable.", valueName: "FIELD[:desc]"))
+    var sort: [String] = []
+    @Option(help: "At most this many documents.") var limit: Int?
+    @Flag(help: "Print how the query ran (index or scan, rows examined) on standard error.") var explain = false
+
+    static let separator: Character = "\u{1F}"
+
+    func validate() throws {
+        if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
+        _ = try parsedConditions()
+    }
+
+    func parsedConditions() throws -> [FieldCondition] {
+        try conditions.map { raw in
+            let parts = raw.split(separator: Self.separator, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3 else {
+                throw ValidationError("--where needs three words: FIELD OP VALUE (got '\(raw.replacingOccurrences(of: String(Self.separator), with: " "))')")
+            }
+            guard !parts[0].isEmpty else { throw ValidationError("--where: the field is empty") }
+            guard let op = FieldCondition.Operator(rawValue: parts[1]) else {
+                throw ValidationError("--where \(parts[0]) \(parts[1]) …: unknown operator '\(parts[1])'; use one of \(FieldCondition.Operator.allCases.map(\.rawValue).joined(separator: " "))")
+            }
+            let value = Self.parseValue(parts[2])
+            if op == .prefix, case .string = value {} else if op == .prefix {
+                throw ValidationError("--where \(parts[0]) prefix …: the value must be text")
+            }
+            return FieldCondition(field: parts[0], op: op, value: value)
+        }
+    }
+
+    /// JSON when it parses as a scalar, else the text itself.
+    static func parseValue(_ text: String) -> DocumentValue {
+        if let parsed = try? DocumentValue(jsonString: text) {
+            switch parsed {
+            case .array, .object: return .string(text)
+            default: return parsed
+            }
+        }
+        return .string(text)
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let env = try openExisting(location.path)
+            let store = try Store(environment: env)
+            guard try store.aliases().contains(alias) else {
+                printError("error: no alias named '\(alias)' in '\(env.path)'")
+                throw ExitCode(1)
+            }
+            let sorts = sort.map { key -> FieldSort in
+                if key.hasSuffix(":desc") { return FieldSort(field: String(key.dropLast(5)), descending: true) }
+                if key.hasSuffix(":asc") { return FieldSort(field: String(key.dropLast(4))) }
+                return FieldSort(field: key)
+            }
+            let conditions = try parsedConditions()
+            try store.alias(alias).read { tx in
+                guard try tx.collections().contains(collection) else {
+                    printError("error: no collection named '\(collection)' in alias '\(alias)'")
+                    throw ExitCode(1)
+                }
+                let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
+                var out = ""
+                for document in documents { out += try document.jsonLine() + "\n" }
+                FileHandle.standardOutput.write(Data(out.utf8))
+                if explain { printError("plan: \(plan)") }
+            }
+        }
+    }
+}
+
+extension DepotCommand {
+    /// Joins the three words after each `--where` into one value, so that values such as `-5`
+    /// are not taken for options.
+    static func preprocess(_ arguments: [String]) -> [String] {
+        var out: [String] = []
+        var i = 0
+        while i < arguments.count {
+            let arg = arguments[i]
+            if arg == "--where", i + 3 < arguments.count {
+                out.append(arg)
+                out.append(arguments[(i + 1)...(i + 3)].joined(separator: String(QueryCommand.separator)))
+                i += 4
+                continue
+            }
+            out.append(arg)
+            i += 1
+        }
+        return out
+    }
+}
