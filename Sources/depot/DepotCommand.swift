@@ -10,7 +10,7 @@ struct DepotCommand: AsyncParsableCommand {
         abstract: "Depot: an embedded LMDB key/value and document engine.",
         subcommands: [
             DemoCommand.self, PutCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self,
-            StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self, QueryCommand.self,
+            StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self, QueryCommand.self, SeedCommand.self,
         ]
     )
 

@@ -76,6 +76,12 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
+    // MARK: Seed types
+
+    private var seedRegistrations: [String: SeedTypeRegistration] = [:]
+    func register(_ registration: SeedTypeRegistration) { lock.withLock { seedRegistrations[registration.collection] = registration } }
+    var seedTypes: [String: SeedTypeRegistration] { lock.withLock { seedRegistrations } }
+
     // MARK: Named fetch requests
 
     private var templates: [String: FetchRequestTemplate] = [:]

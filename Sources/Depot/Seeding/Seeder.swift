@@ -1,0 +1,247 @@
+import DepotLMDB
+import Foundation
+
+/// A registered Swift type for a seed entity: how to check (and index) its seeded records.
+struct SeedTypeRegistration: @unchecked Sendable {
+    // @unchecked Sendable: the closures only call generic store functions for the type (no state).
+    let collection: String
+    let idKind: IDKind
+    /// Before a record is replaced: the stored document (as the Swift type) and its sync status.
+    let snapshot: (DocumentTransaction, DocumentValue) throws -> (document: Any?, status: SyncStatus?)
+    /// After: reads the record back as the Swift type (validating it) and moves its index and
+    /// sync-status entries from the snapshot's values to the new ones. The record itself keeps
+    /// every seeded field, also those the Swift type does not declare.
+    let finish: (DocumentTransaction, DocumentValue, (document: Any?, status: SyncStatus?)) throws -> Void
+}
+
+/// Imports a seed tree (DLData's format) into one alias, in one write transaction.
+final class Seeder {
+    struct Instance {
+        var collection: String
+        var key: [UInt8]
+        var kind: IDKind
+        var id: DocumentValue?
+        var value: DocumentValue
+        var place: (file: String, path: String)
+    }
+
+    let tx: DocumentTransaction
+    let reader: SeedReader
+    let types: [String: SeedTypeRegistration]
+    private var instances: [String: [[UInt8]: Int]] = [:]   // collection → key → index in `ordered`
+    private var ordered: [Instance] = []
+    private var loaded: [SeedSource: [DocumentValue]] = [:]  // file → references to its instances
+    private var chain: [SeedSource] = []
+    private var found = 0
+    private(set) var generated = 0
+
+    init(tx: DocumentTransaction, reader: SeedReader, types: [String: SeedTypeRegistration]) {
+        self.tx = tx
+        self.reader = reader
+        self.types = types
+    }
+
+    /// Loads the tree, stores every record, checks registered types; returns records per collection.
+    func run(root: SeedSource) throws -> [String: Int] {
+        _ = try load(root, place: (root.display(root: reader.root), "$"))
+        var snapshots: [Int: (document: Any?, status: SyncStatus?)] = [:]
+        for (i, instance) in ordered.enumerated() {
+            if let registration = types[instance.collection], let id = instance.id {
+                snapshots[i] = try? registration.snapshot(tx, id)
+            }
+            try store(instance)
+        }
+        for (i, instance) in ordered.enumerated() {
+            guard let registration = types[instance.collection], let id = instance.id else { continue }
+            do {
+                try registration.finish(tx, id, snapshots[i] ?? (nil, nil))
+            } catch let error as SeedError {
+                throw error
+            } catch {
+                throw SeedError(kind: .typeMismatch, file: instance.place.file, jsonPath: instance.place.path,
+                                detail: "does not fit the registered type for '\(instance.collection)': \(error)")
+            }
+        }
+        var counts: [String: Int] = [:]
+        for instance in ordered { counts[instance.collection, default: 0] += 1 }
+        return counts
+    }
+
+    // MARK: Files
+
+    /// Loads a file (once) and returns references to the instances found in it and in the files
+    /// its `seedlings` link to.
+    private func load(_ source: SeedSource, place: (String, String)) throws -> [DocumentValue] {
+        if chain.contains(source) {
+            let names = (chain + [source]).map { $0.display(root: reader.root) }
+            throw SeedError(kind: .cycle, file: place.0, jsonPath: place.1, detail: "seed files link in a circle: " + names.joined(separator: " → "))
+        }
+        if let done = loaded[source] { return done }
+        let name = source.display(root: reader.root)
+        let data = try reader.read(source, place: place)
+        let root: DocumentValue
+        do {
+            root = try DocumentValue(json: data)
+        } catch {
+            throw SeedError(kind: .malformedJSON, file: name, jsonPath: nil, detail: "\(error)")
+        }
+        try checkDepth(root, limit: reader.options.maxDepth, file: name)
+        guard case .object(let fields) = root else {
+            throw SeedError(kind: .invalidSeed, file: name, jsonPath: "$", detail: "a seed file must hold a JSON object")
+        }
+        chain.append(source)
+        defer { chain.removeLast() }
+        var references: [DocumentValue] = []
+        for field in fields {
+            let path = "$." + field.key
+            if field.key == "seedlings" {
+                references += try followSeedlings(field.value, from: source, file: name, path: path)
+                continue
+            }
+            switch field.value {
+            case .object:
+                references.append(try instance(of: field.key, field.value, file: name, path: path, source: source))
+            case .array(let items):
+                for (i, item) in items.enumerated() {
+                    references.append(try instance(of: field.key, item, file: name, path: "\(path)[\(i)]", source: source))
+                }
+            default:
+                throw SeedError(kind: .invalidSeed, file: name, jsonPath: path,
+                                detail: "entity '\(field.key)' must hold an object or an array of objects")
+            }
+        }
+        loaded[source] = references
+        reader.options.progress?(SeedProgress(filesRead: reader.filesRead, documentsFound: found, currentFile: name))
+        return references
+    }
+
+    private func followSeedlings(_ value: DocumentValue, from source: SeedSource, file: String, path: String) throws -> [DocumentValue] {
+        guard case .array(let links) = value else {
+            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "seedlings must be an array of links")
+        }
+        var references: [DocumentValue] = []
+        for (i, link) in links.enumerated() {
+            let linkPath = "\(path)[\(i)]"
+            let target: SeedSource
+            if let f = link["seedFile"]?.stringValue {
+                target = try reader.resolve(seedFile: f, from: source, place: (file, linkPath))
+            } else if let u = link["seedUrl"]?.stringValue {
+                target = try reader.resolve(seedURL: u, place: (file, linkPath))
+            } else {
+                throw SeedError(kind: .invalidSeed, file: file, jsonPath: linkPath, detail: "a seedling needs a seedFile or seedUrl string")
+            }
+            references += try load(target, place: (file, linkPath))
+        }
+        return references
+    }
+
+    private func checkDepth(_ value: DocumentValue, limit: Int, file: String, depth: Int = 0) throws {
+        if depth > limit { throw SeedError(kind: .limitExceeded, file: file, jsonPath: nil, detail: "JSON nested deeper than maxDepth (\(limit))") }
+        switch value {
+        case .array(let items): for item in items { try checkDepth(item, limit: limit, file: file, depth: depth + 1) }
+        case .object(let fields): for f in fields { try checkDepth(f.value, limit: limit, file: file, depth: depth + 1) }
+        default: break
+        }
+    }
+
+    // MARK: Instances
+
+    /// Registers one instance of `entity`; returns a reference to it.
+    private func instance(of entity: String, _ value: DocumentValue, file: String, path: String, source: SeedSource) throws -> DocumentValue {
+        guard case .object(var fields) = value else {
+            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "an instance of '\(entity)' must be a JSON object")
+        }
+        do { try StoreLayout.validateCollection(entity) } catch {
+            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "'\(entity)' cannot be a collection name: \(error)")
+        }
+        found += 1
+        // Relationships: a property holding {"seedlings": […]} becomes references to what they load.
+        for i in fields.indices {
+            if case .object(let inner) = fields[i].value, inner.contains(where: { $0.key == "seedlings" }) {
+                let refs = try followSeedlings(fields[i].value["seedlings"]!, from: source, file: file, path: "\(path).\(fields[i].key).seedlings")
+                fields[i].value = .array(refs)
+            }
+        }
+        let registration = types[entity]
+        let idField = fields.contains { $0.key == "id" } ? "id" : Self.idFieldName(for: entity)
+        var kind: IDKind
+        var key: [UInt8]
+        var id: DocumentValue?
+        if let index = fields.firstIndex(where: { $0.key == idField }) {
+            var idValue = fields[index].value
+            let wanted = registration?.idKind
+            if case .string(let s) = idValue, s.isEmpty {
+                let n = try UniqueIDs.allocate(count: 1, in: tx.context.txn, core: tx.context.core)
+                generated += 1
+                switch wanted {
+                case .signed?: idValue = .int(Int64(n))
+                case .unsigned?: idValue = .uint(n)
+                default: idValue = .string(UniqueIDs.string(for: n))
+                }
+                fields[index].value = idValue
+            }
+            kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
+            guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= 511 else {
+                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
+                                detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most 511 bytes")
+            }
+            key = k
+            id = idValue
+        } else {
+            if registration != nil {
+                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path, detail: "an instance of registered type '\(entity)' needs '\(idField)' or 'id'")
+            }
+            kind = .content
+            key = SHA256.hash(DocumentValue.object(fields).binary())
+            id = nil
+        }
+        let document = DocumentValue.object(fields)
+        if let existing = instances[entity]?[key] {
+            let other = ordered[existing]
+            if other.value != document {
+                throw SeedError(kind: .conflictingDuplicate, file: file, jsonPath: path,
+                                detail: "\(entity) \(id.map(displayID) ?? "(content)") also appears in \(other.place.file) at \(other.place.path) with different fields")
+            }
+        } else {
+            if let existingKind = ordered.first(where: { $0.collection == entity })?.kind, existingKind != kind {
+                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path,
+                                detail: "'\(entity)' instances mix \(existingKind.rawValue) and \(kind.rawValue) identifiers")
+            }
+            instances[entity, default: [:]][key] = ordered.count
+            ordered.append(Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path)))
+        }
+        return .reference(collection: entity, id: id ?? key.withUnsafeBytes { kind.value(ofKey: $0) })
+    }
+
+    /// `Company` → `companyID`.
+    static func idFieldName(for entity: String) -> String {
+        guard let first = entity.first else { return "id" }
+        return first.lowercased() + entity.dropFirst() + "ID"
+    }
+
+    static func inferKind(_ value: DocumentValue, file: String, path: String) throws -> IDKind {
+        switch value {
+        case .string: return .string
+        case .int: return .signed
+        case .uint: return .unsigned
+        case .uuid: return .uuid
+        default:
+            throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path, detail: "an identifying attribute must be a string or an integer")
+        }
+    }
+
+    private func store(_ instance: Instance) throws {
+        let db: Keyspace
+        do {
+            db = try tx.context.database(alias: tx.alias, collection: instance.collection, kind: instance.kind, create: true)!
+        } catch let error as DepotError {
+            throw SeedError(kind: .invalidIdentity, file: instance.place.file, jsonPath: instance.place.path, detail: "\(error)")
+        }
+        let bytes = instance.value.binary()
+        let flags = (instance.kind == .content ? 1 : 0) | SyncStatus.notSynced.recordFlags
+        _ = try instance.key.withUnsafeBytes { key in
+            try tx.writeRecord(key: key, db: db, collection: instance.collection, kind: instance.kind, flags: flags, expected: nil,
+                               displayID: { instance.id.map(displayID) ?? "(content)" }) { buffer in buffer.append(contentsOf: bytes) }
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import DepotLMDB
+import Foundation
+
+extension Store {
+    /// Maps the seed entity named like `D`'s collection to `D`: seeded instances are checked by
+    /// decoding them as `D` (a mismatch fails the import, naming the file and JSON path), their
+    /// generated IDs take `D`'s ID kind, and `D`'s indexes are filled. Entities with no
+    /// registered type are stored as schemaless documents.
+    public func registerSeedType<D: Document>(_ type: D.Type) {
+        core.register(SeedTypeRegistration(collection: D.collection, idKind: D.ID.idKind, snapshot: { tx, idValue in
+            guard let id = D.ID(documentValue: idValue) else { return (nil, nil) }
+            return (try? tx.retrieve(D.self, id: id), try tx.syncStatus(of: D.self, id: id))
+        }, finish: { tx, idValue, before in
+            guard let id = D.ID(documentValue: idValue) else {
+                throw DepotError.invalidKey(detail: "the ID does not fit \(D.ID.self)")
+            }
+            guard let document = try tx.retrieve(D.self, id: id) else { return }
+            let indexes = try tx.usableIndexes(D.self)
+            try id.withKeyBytes { key in
+                if !indexes.isEmpty { try tx.updateIndexes(indexes, old: before.document as? D, new: document, key: key) }
+                if D.tracksSyncStatus { try tx.updateSyncIndex(collection: D.collection, key: key, old: before.status, new: .notSynced) }
+            }
+        }))
+    }
+
+    /// Imports the seed file at `url` and everything it links to, in one write transaction:
+    /// all or nothing. Re-seeding the same tree updates records by their identifying attribute
+    /// (records with generated IDs are created again, with new IDs).
+    ///
+    /// The format (DLData's): a JSON object whose keys name entities (collections), each holding
+    /// an object or an array of objects; `"seedlings": [{"seedFile": "…"} | {"seedUrl": "…"}]`
+    /// links further files; a property holding `{"seedlings": […]}` is a relationship whose
+    /// linked instances are stored as their own records and referenced; `""` in an identifying
+    /// attribute (`id`, else `<entity>ID` such as `companyID`) asks for a generated unique ID.
+    ///
+    /// - Throws: ``SeedError`` naming the file and JSON path; the store is left as it was.
+    @discardableResult
+    public func seed(from url: URL, options: SeedOptions = SeedOptions()) throws -> SeedSummary {
+        let started = Date()
+        let rootFile: SeedSource
+        let rootFolder: String
+        if url.isFileURL {
+            guard let resolved = SeedReader.realPath(url.path) else {
+                throw SeedError(kind: .missingFile, file: url.path, jsonPath: nil, detail: "the seed file does not exist")
+            }
+            rootFile = .file(resolved)
+            let folder = options.rootDirectory.map { $0.path } ?? (resolved as NSString).deletingLastPathComponent
+            guard let realFolder = SeedReader.realPath(folder) else {
+                throw SeedError(kind: .missingFile, file: folder, jsonPath: nil, detail: "the seed folder does not exist")
+            }
+            rootFolder = realFolder
+        } else {
+            rootFolder = options.rootDirectory.flatMap { SeedReader.realPath($0.path) } ?? "/nonexistent-seed-root"
+            let reader = SeedReader(root: rootFolder, options: options)
+            rootFile = try reader.resolve(seedURL: url.absoluteString, place: (url.absoluteString, "$"))
+        }
+        if case .file(let path) = rootFile, !(path.hasPrefix(rootFolder + "/")) {
+            throw SeedError(kind: .outsideRoot, file: path, jsonPath: nil, detail: "the seed file is outside the seed folder '\(rootFolder)'")
+        }
+        let types = core.seedTypes
+        // The closure may run again if the map must grow: everything it counts starts afresh.
+        let summary = try write { tx in
+            let reader = SeedReader(root: rootFolder, options: options)
+            let seeder = Seeder(tx: tx, reader: reader, types: types)
+            let counts = try seeder.run(root: rootFile)
+            return SeedSummary(documentsPerCollection: counts, filesRead: reader.filesRead, bytesRead: reader.bytesRead,
+                               generatedIDs: seeder.generated, seconds: 0)
+        }
+        var result = summary
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+}

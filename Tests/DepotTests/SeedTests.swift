@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+@testable import Depot
+import DepotLMDB
+
+/// The Swift types a user would register for the fixture.
+struct SeedCompany: Document {
+    static var collection: String { "Company" }
+    var id: String
+    var companyName: String
+    var employees: [SeedEmployee]
+    enum CodingKeys: String, CodingKey { case id = "companyID", companyName, employees }
+}
+struct SeedEmployee: Document {
+    static var collection: String { "Employee" }
+    var id: String
+    var employeeName: String
+    var employeeSalary: Int
+    enum CodingKeys: String, CodingKey { case id = "employeeID", employeeName, employeeSalary }
+    static var indexes: [DocumentIndex<SeedEmployee>] { [.init(\.employeeSalary, name: "employeeSalary")] }
+}
+
+func fixtureFolder() -> URL {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        let candidate = url.appendingPathComponent("Fixtures/CorporateMayhem")
+        if FileManager.default.fileExists(atPath: candidate.path) { return candidate }
+    }
+    return URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/Fixtures/CorporateMayhem")
+}
+
+/// A copy of the fixture tree in a temporary folder that a test may change.
+func fixtureCopy(_ folder: TemporaryFolder) throws -> URL {
+    let target = URL(fileURLWithPath: folder.sub("seed"))
+    try FileManager.default.copyItem(at: fixtureFolder(), to: target)
+    return target
+}
+
+@Suite("Seeding")
+struct SeedTests {
+    let folder = TemporaryFolder()
+    let store: Store
+    init() throws { store = try Store(path: folder.sub("store")) }
+
+    @Test func corporateMayhemEndToEnd() throws {
+        store.registerSeedType(SeedCompany.self)
+        store.registerSeedType(SeedEmployee.self)
+        let summary = try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"))
+        #expect(summary.documentsPerCollection == ["Company": 2, "Employee": 8, "Department": 1])
+        #expect(summary.filesRead == 10)
+        #expect(summary.generatedIDs == 6)
+        let companies = try store.retrieveAll(SeedCompany.self)
+        let foo = try #require(companies.first { $0.companyName == "Foo Inc." })
+        #expect(!foo.id.isEmpty)
+        #expect(foo.employees.count == 5)
+        #expect(Set(foo.employees.map(\.employeeName)) == ["Margaret Hamilton", "Ken Thompson", "Dennis Ritchie", "Barbara Liskov", "Frances Allen"])
+        let ids = foo.employees.map(\.id) + [foo.id]
+        #expect(Set(ids).count == ids.count && ids.allSatisfy { !$0.isEmpty })
+        // Numbers, booleans, arrays and Unicode survive (schemaless view).
+        let zoe = try store.read { tx in try tx.query(collection: "Employee", conditions: [FieldCondition(field: "employeeID", op: .equal, value: "A-E-1")]) }
+        let doc = try #require(zoe.documents.first?.document)
+        #expect(doc["employeeName"] == .string("Zoë Ångström"))
+        #expect(doc["employeeSalary"] == .int(132000))
+        #expect(doc["isManager"] == .bool(true))
+        #expect(doc["rating"] == .double(4.5))
+        #expect(doc["skills"] == .array([.string("Swift"), .string("LMDB"), .string("日本語")]))
+        // The department seen in two files is one record, referenced from both employees' files.
+        #expect(doc["department"] == .array([.reference(collection: "Department", id: .string("ENG"))]))
+        // The registered type's index was filled.
+        let rich = try store.read { try $0.execute(FetchRequest<SeedEmployee>().matching(\.employeeSalary, .atLeast(200_000), field: "employeeSalary")) }
+        #expect(rich.plan.usedIndex)
+        #expect(rich.documents.map(\.employeeName) == ["Margaret Hamilton"])
+    }
+
+    @Test func reseedingUpdatesByIdentity() throws {
+        let main = fixtureFolder().appendingPathComponent("CompanyA.seed.json")
+        try store.seed(from: main)
+        try store.seed(from: main)
+        let counts = try store.read { tx in try tx.collections().map { c in (c, try tx.query(collection: c, conditions: []).documents.count) } }
+        #expect(counts.map(\.0) == ["Company", "Department", "Employee"])
+        #expect(counts.map(\.1) == [1, 1, 3])
+    }
+
+    @Test func passThroughAndRemoteViaLoopback() throws {
+        let copy = try fixtureCopy(folder)
+        let server = try LoopbackHTTPServer(serving: copy.path)
+        defer { server.stop() }
+        let remoteMain = copy.appendingPathComponent("RemoteMain.seed.json")
+        try Data("""
+        {"seedlings": [{"seedUrl": "http://127.0.0.1:\(server.port)/CompanyA.seed.json"}, {"seedFile": "CompanyB.seed.json"}]}
+        """.utf8).write(to: remoteMain)
+        // Refused unless the host is allowed; nothing stored.
+        let refused = #expect(throws: SeedError.self) { try store.seed(from: remoteMain) }
+        #expect(refused?.kind == .remoteNotAllowed)
+        #expect(try store.read { try $0.collections() }.isEmpty)
+        var options = SeedOptions()
+        options.allowedRemoteHosts = ["127.0.0.1"]
+        let summary = try store.seed(from: remoteMain, options: options)
+        #expect(summary.documentsPerCollection == ["Company": 2, "Employee": 8, "Department": 1])
+        #expect(server.requestCount >= 5, "CompanyA and the files it links came over HTTP")
+    }
+
+    @Test func conflictingDuplicateNamesBothPlaces() throws {
+        let copy = try fixtureCopy(folder)
+        try Data(#"{"Department": {"departmentID": "ENG", "departmentName": "Other", "floor": 3}}"#.utf8)
+            .write(to: copy.appendingPathComponent("EngineeringDepartment.seed.json"))
+        let error = #expect(throws: SeedError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
+        #expect(error?.kind == .conflictingDuplicate)
+        #expect(error?.description.contains("EngineeringDepartment.seed.json") == true)
+        #expect(error?.description.contains("CompanyA.seed.json") == true)
+    }
+
+    struct Failure: CustomTestStringConvertible, Sendable {
+        let name: String
+        let kind: SeedError.Kind
+        let place: String
+        let prepare: @Sendable (URL) throws -> Void
+        var testDescription: String { name }
+    }
+
+    static let failures: [Failure] = [
+        Failure(name: "missing file", kind: .missingFile, place: "CompanyBEmployees.seed.json") { dir in
+            try FileManager.default.removeItem(at: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
+        Failure(name: "malformed JSON deep in the tree after valid files", kind: .malformedJSON, place: "CompanyBStaff.seed.json") { dir in
+            try Data(#"{"Employee": [{"employeeName": "x", }"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
+        Failure(name: "cycle", kind: .cycle, place: "CompanyBStaff.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "CompanyBEmployees.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
+        Failure(name: "file linking itself", kind: .cycle, place: "CompanyBStaff.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
+        Failure(name: "escape by ..", kind: .outsideRoot, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "../outside.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+            try Data(#"{"Employee": {"employeeID": "evil"}}"#.utf8).write(to: dir.deletingLastPathComponent().appendingPathComponent("outside.seed.json"))
+        },
+        Failure(name: "absolute path", kind: .absolutePath, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "/etc/passwd"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+        },
+        Failure(name: "symlink out of the root", kind: .outsideRoot, place: "CompanyBEmployees.seed.json") { dir in
+            let outside = dir.deletingLastPathComponent().appendingPathComponent("secret.seed.json")
+            try Data(#"{"Employee": {"employeeID": "evil"}}"#.utf8).write(to: outside)
+            try FileManager.default.removeItem(at: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+            try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("CompanyBStaff.seed.json"), withDestinationURL: outside)
+        },
+        Failure(name: "remote not allowed", kind: .remoteNotAllowed, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedUrl": "https://example.com/x.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+        },
+        Failure(name: "entity that is not an object", kind: .invalidSeed, place: "CompanyBStaff.seed.json") { dir in
+            try Data(#"{"Employee": [1, 2]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
+    ]
+
+    @Test(arguments: failures)
+    func failureLeavesTheStoreUnchangedAndNamesThePlace(_ failure: Failure) throws {
+        try store.write { tx in try tx.park(sampleEmployee("before")) }
+        let copy = try fixtureCopy(folder)
+        try failure.prepare(copy)
+        let error = #expect(throws: SeedError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
+        #expect(error?.kind == failure.kind, "\(String(describing: error))")
+        #expect(error?.file.hasSuffix(failure.place) == true, "\(String(describing: error))")
+        #expect(try store.read { try $0.collections() } == ["Employee"])
+        #expect(try store.retrieveAll(Employee.self).map(\.id) == ["before"])
+    }
+
+    @Test func limitsAreEnforced() throws {
+        var options = SeedOptions()
+        options.maxFiles = 3
+        let files = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(files?.kind == .limitExceeded && files?.detail.contains("maxFiles") == true)
+        options = SeedOptions()
+        options.maxBytesPerFile = 100
+        let bytes = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(bytes?.kind == .limitExceeded)
+        options = SeedOptions()
+        options.maxDepth = 2
+        let depth = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(depth?.kind == .limitExceeded && depth?.detail.contains("maxDepth") == true)
+        #expect(try store.read { try $0.collections() }.isEmpty)
+    }
+
+    @Test func registeredTypeMismatchNamesFileAndPath() throws {
+        struct StrictEmployee: Document {
+            static var collection: String { "Employee" }
+            var id: String
+            var employeeName: String
+            var employeeSalary: String // the fixture has numbers
+            enum CodingKeys: String, CodingKey { case id = "employeeID", employeeName, employeeSalary }
+        }
+        store.registerSeedType(StrictEmployee.self)
+        let error = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("CompanyB.seed.json")) }
+        #expect(error?.kind == .typeMismatch)
+        #expect(error?.description.contains("employeeSalary") == true)
+        #expect(error?.file.hasSuffix(".seed.json") == true)
+        #expect(try store.read { try $0.collections() }.isEmpty)
+    }
+
+    @Test func generatedLargeFixture() throws {
+        let target = URL(fileURLWithPath: folder.sub("large"))
+        let (root, files, employees) = try SeedFixture.generate(in: target, companies: 5, employeesPerCompany: 120, employeesPerFile: 50)
+        #expect(files == 5 * 3 + 5 + 1)
+        let summary = try store.seed(from: root)
+        #expect(summary.documentsPerCollection == ["Company": 5, "Employee": employees])
+        #expect(summary.filesRead == files)
+    }
+}
