@@ -31,7 +31,8 @@ struct Demo {
         try keyValueTour()
         try mapGrowthTour()
         try documentTour()
-        print("\nDone. Look inside with: depot stat --path \(root)/kv")
+        try seedTour()
+        print("\nDone. Look inside with: depot stat --path \(root)/kv  or  depot export --path \(root)/documents")
     }
 
     func step<R>(_ title: String, _ body: () throws -> R) rethrows -> R {

@@ -184,3 +184,45 @@ struct CLIQueryTests {
         #expect(missing.status == 1 && missing.err.contains("no collection named 'Nobody'"))
     }
 }
+
+@Suite("depot seed")
+struct CLISeedTests {
+    func fixture() -> String {
+        var url = URL(fileURLWithPath: #filePath)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.appendingPathComponent("Fixtures/CorporateMayhem/Main.seed.json")
+            if FileManager.default.fileExists(atPath: candidate.path) { return candidate.path }
+        }
+        return "Fixtures/CorporateMayhem/Main.seed.json"
+    }
+
+    @Test func seedsThenExportShowsReferences() throws {
+        let exe = try #require(depotExecutable())
+        let folder = TemporaryFolder("depot-seed")
+        let seeded = try runProcess(exe, ["seed", "--path", folder.path, "--json", fixture()])
+        #expect(seeded.status == 0, "\(seeded.err)")
+        let summary = try JSONSerialization.jsonObject(with: Data(seeded.out.utf8)) as? [String: Any]
+        #expect((summary?["documentsPerCollection"] as? [String: Int]) == ["Company": 2, "Employee": 8, "Department": 1])
+        #expect(seeded.err.contains("files 10"), "plain progress lines when not on a terminal")
+        let exported = try runProcess(exe, ["export", "--path", folder.path, "--collection", "Company"])
+        #expect(exported.out.contains("\"$ref\":{\"collection\":\"Employee\""))
+        #expect(exported.out.contains("Foo Inc."))
+        let text = try runProcess(exe, ["seed", "--path", folder.path, fixture()])
+        #expect(text.out.contains("seeded 11 documents from 10 files"))
+    }
+
+    @Test func aBadTreeExitsOneAndStoresNothing() throws {
+        let exe = try #require(depotExecutable())
+        let folder = TemporaryFolder("depot-seed-bad")
+        let bad = folder.sub("bad.seed.json")
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        try Data(#"{"seedlings": [{"seedFile": "../../etc/passwd"}]}"#.utf8).write(to: URL(fileURLWithPath: bad))
+        let result = try runProcess(exe, ["seed", "--path", folder.sub("store"), bad])
+        #expect(result.status == 1)
+        #expect(result.err.contains("outsideRoot") && result.err.contains("bad.seed.json"))
+        #expect(result.err.contains("nothing was stored"))
+        let missing = try runProcess(exe, ["seed", "--path", folder.sub("store"), folder.sub("nope.json")])
+        #expect(missing.status == 1 && missing.err.contains("does not exist"))
+    }
+}
