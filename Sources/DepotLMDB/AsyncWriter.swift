@@ -9,6 +9,11 @@ public struct GroupCommitOptions: Sendable, Hashable {
     public var maxWait: Duration = .zero
     /// Callers beyond this many queued closures suspend until there is room (backpressure).
     public var maxQueueLength: Int = 4096
+    /// When the previous batch held N closures, the writer waits up to this long for N to be
+    /// queued again before it commits: the callers it just resumed are usually about to come
+    /// back, and waiting for them keeps batches full instead of alternating between one closure
+    /// and the rest. A lone writer (N = 1) never waits.
+    public var adaptiveWait: Duration = .microseconds(500)
 
     /// Creates the default bounds.
     public init() {}
@@ -40,6 +45,10 @@ final class AsyncWriter: @unchecked Sendable {
     private var head = 0
     private var admissionWaiters: [CheckedContinuation<Void, Never>] = []
     private var stopped = false
+    /// The writer sleeps until this many closures are queued (enqueue signals only then).
+    private var wakeThreshold = Int.max
+    /// Size of the last batch (writer thread only).
+    private var lastBatchSize = 1
     /// Queue slots in use: queued jobs plus callers admitted but not yet queued.
     private var slots = 0
     /// The most slots ever in use (backpressure keeps it at or below `maxQueueLength`).
@@ -101,7 +110,7 @@ final class AsyncWriter: @unchecked Sendable {
         let queued: Bool = lock.withLock {
             if stopped { slots -= 1; return false }
             queue.append(job)
-            lock.broadcast()
+            if queue.count - head >= wakeThreshold { lock.signal() }
             return true
         }
         return queued
@@ -127,23 +136,31 @@ final class AsyncWriter: @unchecked Sendable {
         for w in waiters { w.resume() }
     }
 
-    /// Waits until work is queued; returns false once stopped with nothing left.
+    /// Waits until work is queued, then (adaptive batching) until as many closures as in the
+    /// last batch are queued or `adaptiveWait`/`maxWait` passed. Returns false once stopped with
+    /// nothing left.
     private func waitForWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
+        wakeThreshold = 1
         while queue.count == head && !stopped { lock.wait() }
-        return queue.count > head
+        if queue.count == head { wakeThreshold = .max; return false }
+        let target = min(max(lastBatchSize, options.maxWait > .zero ? options.maxBatchSize : 1), options.maxBatchSize)
+        let patience = max(options.maxWait, lastBatchSize > 1 ? options.adaptiveWait : .zero)
+        if (queue.count - head) < target && patience > .zero {
+            let (seconds, attoseconds) = patience.components
+            let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+            wakeThreshold = target
+            while (queue.count - head) < target && !stopped && lock.wait(untilNanoseconds: deadline) {}
+        }
+        wakeThreshold = .max
+        return true
     }
 
-    /// Takes up to `maxBatchSize` queued jobs (after waiting up to `maxWait` for more).
+    /// Takes up to `maxBatchSize` queued jobs.
     private func takeBatch() -> [WriteJob] {
         lock.lock()
         defer { lock.unlock() }
-        if options.maxWait > .zero, queue.count - head < options.maxBatchSize {
-            let (seconds, attoseconds) = options.maxWait.components
-            let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-            while queue.count - head < options.maxBatchSize, lock.wait(untilNanoseconds: deadline) {}
-        }
         var batch: [WriteJob] = []
         while head < queue.count && batch.count < options.maxBatchSize {
             let job = queue[head]
@@ -190,6 +207,7 @@ final class AsyncWriter: @unchecked Sendable {
             }
             for handler in handlers { handler() }
             if batch.isEmpty { continue }
+            lastBatchSize = batch.count
             lock.withLock {
                 for job in batch { job.state = .done }
                 batchesCommitted += 1

@@ -6,7 +6,7 @@ import CLMDB
 /// Moves return the entry they land on, decoded, or nil when there is none.
 /// `raw` variants hand out bytes that are valid only until the next move.
 public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
-    @usableFromInline var handle: OpaquePointer?
+    @exclusivity(unchecked) @usableFromInline var handle: OpaquePointer?
     /// The database this cursor walks.
     public let database: Database<K, V>
     @usableFromInline let transaction: Transaction

@@ -6,6 +6,7 @@
 /// try txn.forEach(in: db, range: "a"..."m") { … }      // Comparable keys: Swift ranges work
 /// try txn.forEach(in: db, range: .prefix("user/"), reverse: true) { … }
 /// ```
+@frozen
 public struct KeyRange<Key> {
     /// A range end: the key and whether it is included.
     public struct Bound {

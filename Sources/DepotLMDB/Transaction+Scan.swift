@@ -6,6 +6,24 @@ extension Transaction {
     /// In a dupSort database every value of a key is visited.
     public func forEachRaw<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
                                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        if range.lower == nil && range.upper == nil && range.prefix == nil {
+            // The whole database: no bounds to check on each step.
+            try withCursor(db) { cursor in
+                var entry = try cursor.moveRaw(reverse ? MDB_LAST : MDB_FIRST)
+                while let e = entry {
+                    guard try body(e.key, e.value) else { return }
+                    entry = try cursor.moveRaw(reverse ? MDB_PREV : MDB_NEXT)
+                }
+            }
+            return
+        }
+        try forEachRawInRange(in: db, range: range, reverse: reverse, body)
+    }
+
+    /// ``forEachRaw(in:range:reverse:_:)`` with bounds or a prefix.
+    @usableFromInline
+    func forEachRawInRange<K, V>(in db: Database<K, V>, range: KeyRange<K.Value>, reverse: Bool,
+                                 _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let lower = range.lower.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let upper = range.upper.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let prefix = range.prefix.map { K.withBytes(of: $0) { [UInt8]($0) } }
