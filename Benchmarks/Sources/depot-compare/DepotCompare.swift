@@ -91,16 +91,22 @@ struct Sizes {
     var codecIterations: Int
     var groupCommitWrites: Int
     var groupCommitWriters = [1, 4, 16, 64]
+    var indexedQueries = 2_000
+    var scanQueries: Int
+    var seedCompanies: Int
+    var seedEmployees: Int
 
     init(quick: Bool, rounds: Int?) {
         if quick {
             self.rounds = rounds ?? 3
             kv = 200_000; randomPut = 200_000; durableWrites = 100
             documents = 20_000; codecIterations = 50_000; groupCommitWrites = 400
+            scanQueries = 5; seedCompanies = 10; seedEmployees = 500
         } else {
             self.rounds = rounds ?? 5
             kv = 1_000_000; randomPut = 1_000_000; durableWrites = 300
             documents = 100_000; codecIterations = 200_000; groupCommitWrites = 2_000
+            scanQueries = 10; seedCompanies = 100; seedEmployees = 1_000
         }
     }
 }
@@ -115,10 +121,14 @@ enum Workload: String, CaseIterable {
     case docInsert = "doc_insert"
     case docGet = "doc_get"
     case codec
+    case indexedQuery = "indexed_query"
+    case seed = "seed_fixture"
 
     var engines: [String] {
         switch self {
         case .codec: return ["documents", "json"]
+        case .indexedQuery: return ["documents", "scan"]
+        case .seed: return ["documents"]
         case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
         default: return ["c", "lmdb", "grdb"]
         }
@@ -131,6 +141,8 @@ enum Workload: String, CaseIterable {
         case .durableSingleWrite: return s.durableWrites
         case .docInsert, .docGet: return s.documents
         case .codec: return s.codecIterations
+        case .indexedQuery: return s.indexedQueries
+        case .seed: return s.seedCompanies * (s.seedEmployees + 1)
         }
     }
 
@@ -144,6 +156,8 @@ enum Workload: String, CaseIterable {
         case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
+        case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"
+        case .seed: return "seed the generated fixture (companies × employees in files of 250) in one txn; ns per document"
         }
     }
 }

@@ -2,35 +2,132 @@
 import Depot
 #endif
 import DepotLMDB
+import Foundation
 
-/// **Hook for the Depot document layer (module `Depot`).** The runner already calls these and
-/// shows their results in the "documents" column (JSON key `"documents"`); each returns nil
-/// ("n/a") until it is filled in. Fill in the bodies; the runner needs no change.
+#if !DEPOT_COMPARE_NO_DOCUMENTS
+extension Person: Identifiable, Document {}
+
+/// The same document with a unique index on `email`, for the indexed-query workload (kept apart
+/// so that the insert workload measures plain documents).
+struct IndexedPerson: Document {
+    var id: String
+    var name: String
+    var age: Int
+    var email: String
+    var tags: [String]
+    static var indexes: [DocumentIndex<IndexedPerson>] { [.init(\.email, unique: true)] }
+    init(_ p: Person) { id = p.id; name = p.name; age = p.age; email = p.email; tags = p.tags }
+}
+#endif
+
+/// The Depot document layer (module `Depot`) in the comparison: the "documents" column.
 ///
 /// Contract, for every function: do the work, return the elapsed nanoseconds of the measured part
 /// (use `now()`, the monotonic clock of the C baseline), and add something derived from every
 /// result into `checksum` so that nothing can be optimized away. `folder` is a fresh, not yet
-/// existing folder per round (the runner deletes it afterwards); open the store there with
+/// existing folder per round (the runner deletes it afterwards); the store opens there with
 /// durable defaults.
 enum DocumentWorkloads {
-    /// Document insert: store every person of `people` as a document (ID = `person.id`) in ONE
-    /// transaction, in the given order. Measured: the whole transaction, begin to durable commit
-    /// (like GRDB's `dbPool.write {}` and the C baseline `clmdb_put_blobs`).
+    /// Document insert: every person as a document in ONE transaction, begin to durable commit.
     static func insert(_ people: [Person], folder: String) throws -> UInt64? {
-        nil
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let store = try Store(path: folder)
+        let start = now()
+        try store.write { tx in for p in people { try tx.park(p) } }
+        return now() - start
+        #endif
     }
 
-    /// Document get by ID: in the same `folder` that `insert` just filled (the store may be
-    /// reopened), fetch and decode the document of every ID in `ids` (a random order), in one
-    /// read transaction. Add each decoded person's `age` into `checksum`.
+    /// Document get by ID in random order, one read transaction, decoded.
     static func get(ids: [String], folder: String, checksum: inout Int) throws -> UInt64? {
-        nil
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let store = try Store(path: folder)
+        var sum = 0
+        // Untimed pass so that page faults of the fresh map are not counted (as for the others).
+        try store.read { tx in for id in ids { sum &+= try tx.retrieve(Person.self, id: id)?.age ?? 0 } }
+        sum = 0
+        let start = now()
+        try store.read { tx in
+            for id in ids { sum &+= try tx.retrieve(Person.self, id: id)?.age ?? 0 }
+        }
+        let elapsed = now() - start
+        checksum &+= sum
+        return elapsed
+        #endif
     }
 
-    /// Codec: `iterations` round trips through Depot's binary document codec: encode
-    /// `people[i % people.count]`, decode it back, add the decoded `age` into `checksum`.
-    /// Compared with Foundation's JSONEncoder + JSONDecoder (column "json").
+    /// Codec: encode + decode through Depot's binary document codec.
     static func codecRoundTrip(_ people: [Person], iterations: Int, checksum: inout Int) throws -> UInt64? {
-        nil
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let encoder = BinaryEncoder()
+        let decoder = BinaryDecoder()
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(256)
+        var sum = 0
+        let start = now()
+        for i in 0..<iterations {
+            buffer.removeAll(keepingCapacity: true)
+            try encoder.encode(people[i % people.count], into: &buffer)
+            sum &+= try decoder.decode(Person.self, from: buffer).age
+        }
+        let elapsed = now() - start
+        checksum &+= sum
+        return elapsed
+        #endif
+    }
+
+    /// Indexed equality query vs a full scan over the same documents: `queries` lookups by
+    /// email. Returns (ns per indexed query, ns per scanned query), checksum of matches.
+    static func indexedQuery(_ people: [Person], folder: String, indexedQueries: Int, scanQueries: Int,
+                             checksum: inout Int) throws -> (index: UInt64, scan: UInt64)? {
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let store = try Store(path: folder)
+        try store.write { tx in for p in people { try tx.park(IndexedPerson(p)) } }
+        var sum = 0
+        let indexStart = now()
+        try store.read { tx in
+            for i in 0..<indexedQueries {
+                let email = people[(i &* 7919) % people.count].email
+                let result = try tx.execute(FetchRequest<IndexedPerson>().matching(\.email, .equalTo(email)))
+                guard result.plan.usedIndex else { throw BenchError("the email index was not used") }
+                sum &+= result.documents.first?.age ?? 0
+            }
+        }
+        let indexNs = (now() - indexStart) / UInt64(max(1, indexedQueries))
+        let scanStart = now()
+        try store.read { tx in
+            for i in 0..<scanQueries {
+                let email = people[(i &* 7919) % people.count].email
+                let found = try tx.fetch(IndexedPerson.self, where: #Predicate { $0.email == email })
+                sum &+= found.first?.age ?? 0
+            }
+        }
+        let scanNs = (now() - scanStart) / UInt64(max(1, scanQueries))
+        checksum &+= sum
+        return (indexNs, scanNs)
+        #endif
+    }
+
+    /// Seeding a generated fixture of `companies` × `employeesPerCompany`: ns per document stored.
+    static func seed(companies: Int, employeesPerCompany: Int, fixtureFolder: String, folder: String) throws -> (ns: UInt64, documents: Int)? {
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let (root, _, _) = try SeedFixture.generate(in: URL(fileURLWithPath: fixtureFolder), companies: companies,
+                                                    employeesPerCompany: employeesPerCompany, employeesPerFile: 250)
+        let store = try Store(path: folder)
+        let start = now()
+        let summary = try store.seed(from: root)
+        let elapsed = now() - start
+        return (elapsed, summary.totalDocuments)
+        #endif
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The ratios reported per workload: numerator column / denominator column.
-let ratioColumns: [(String, String)] = [("lmdb", "c"), ("documents", "c"), ("grdb", "documents"), ("grdb", "lmdb"), ("json", "documents")]
+let ratioColumns: [(String, String)] = [("lmdb", "c"), ("documents", "c"), ("grdb", "documents"), ("grdb", "lmdb"), ("json", "documents"), ("scan", "documents")]
 
 struct Report {
     let sizes: Sizes
@@ -30,7 +30,7 @@ struct Report {
     }
 
     func table() -> String {
-        let columns = ["c", "lmdb", "documents", "grdb", "json"]
+        let columns = ["c", "lmdb", "documents", "grdb", "json", "scan"]
         let ratios = [("lmdb", "c"), ("documents", "c"), ("grdb", "documents")]
         var header = ["workload", "ops"] + columns.map { "\($0) ns/op" } + ratios.map { "\($0.0)/\($0.1)" }
         var rows: [[String]] = []

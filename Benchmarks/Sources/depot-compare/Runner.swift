@@ -90,6 +90,25 @@ struct Runner {
 
         if runs(.docInsert, .docGet) { try runDocuments(round) }
 
+        if runs(.indexedQuery) {
+            let folder = scratch.folder("query")
+            defer { scratch.remove(folder) }
+            var checksum = 0
+            if let (index, scan) = try DocumentWorkloads.indexedQuery(people, folder: folder, indexedQueries: sizes.indexedQueries,
+                                                                     scanQueries: sizes.scanQueries, checksum: &checksum) {
+                record(.indexedQuery, "documents", ns: index, ops: 1)
+                record(.indexedQuery, "scan", ns: scan, ops: 1)
+            }
+        }
+        if runs(.seed) {
+            let fixture = scratch.folder("seed-fixture"), folder = scratch.folder("seed-store")
+            defer { scratch.remove(fixture); scratch.remove(folder) }
+            if let (ns, documents) = try DocumentWorkloads.seed(companies: sizes.seedCompanies, employeesPerCompany: sizes.seedEmployees,
+                                                               fixtureFolder: fixture, folder: folder) {
+                record(.seed, "documents", ns: ns, ops: documents)
+            }
+        }
+
         // Codec round trips.
         let iterations = sizes.codecIterations
         for column in rotated(["json", "documents"], round) where runs(.codec) {

@@ -25,8 +25,23 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
 }
 
 extension Document {
-    /// The type's name, such as `"Employee"`.
-    public static var collection: String { String(describing: Self.self) }
+    /// The type's name, such as `"Employee"` (computed once per type: describing a type is slow).
+    public static var collection: String { TypeNames.name(of: Self.self) }
+}
+
+/// Caches `String(describing:)` of types, which demangles the type name on every call.
+enum TypeNames {
+    private static let lock = NSLock()
+    // Guarded by `lock`.
+    nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
+
+    static func name(of type: Any.Type) -> String {
+        let key = ObjectIdentifier(type)
+        if let cached = lock.withLock({ names[key] }) { return cached }
+        let name = String(describing: type)
+        lock.withLock { names[key] = name }
+        return name
+    }
 }
 
 /// How an identifier is laid out as a key, recorded per collection.

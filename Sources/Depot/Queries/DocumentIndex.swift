@@ -1,3 +1,5 @@
+import Foundation
+
 /// A secondary index on one field of a document type, declared in the type's ``Document/indexes``:
 ///
 /// ```swift
@@ -28,13 +30,24 @@ public struct DocumentIndex<D: Document>: @unchecked Sendable {
         self.extract = { $0[keyPath: keyPath].indexValue }
     }
 
-    /// `\Employee.address.zip` → `address.zip`.
+    /// `\Employee.address.zip` → `address.zip` (cached: describing a key path is slow).
     static func fieldName(of keyPath: AnyKeyPath) -> String {
+        if let cached = fieldNameLock.withLock({ fieldNames[keyPath] }) { return cached }
+        let name = describe(keyPath)
+        fieldNameLock.withLock { fieldNames[keyPath] = name }
+        return name
+    }
+
+    private static func describe(_ keyPath: AnyKeyPath) -> String {
         let text = String(describing: keyPath)
         guard text.hasPrefix("\\"), let dot = text.firstIndex(of: ".") else { return text }
         return String(text[text.index(after: dot)...])
     }
 }
+
+private let fieldNameLock = NSLock()
+// Guarded by `fieldNameLock`.
+nonisolated(unsafe) private var fieldNames: [AnyKeyPath: String] = [:]
 
 extension Document {
     /// No secondary indexes unless the type declares some.

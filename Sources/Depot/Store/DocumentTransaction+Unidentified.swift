@@ -9,7 +9,7 @@ extension DocumentTransaction {
     /// The collection is the type's name. Returns the content key (64 hex digits).
     @discardableResult
     public func park<T: Encodable>(unidentified value: T) throws -> String {
-        let collection = String(describing: T.self)
+        let collection = TypeNames.name(of: T.self)
         var payload = context.takeBuffer()
         defer { context.giveBack(payload) }
         do {
@@ -31,7 +31,7 @@ extension DocumentTransaction {
 
     /// Every unidentified value of type `T` (in content-key order, which is arbitrary).
     public func retrieveAll<T: Decodable>(unidentified type: T.Type) throws -> [T] {
-        let collection = String(describing: T.self)
+        let collection = TypeNames.name(of: T.self)
         guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return [] }
         var result: [T] = []
         try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
@@ -44,7 +44,7 @@ extension DocumentTransaction {
     /// Deletes the unidentified record holding exactly this content. Returns whether it was stored.
     @discardableResult
     public func delete<T: Encodable>(unidentified value: T) throws -> Bool {
-        let collection = String(describing: T.self)
+        let collection = TypeNames.name(of: T.self)
         guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return false }
         var encoder = BinaryEncoder()
         encoder.referenceHook = nil

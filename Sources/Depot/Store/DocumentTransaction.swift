@@ -15,6 +15,18 @@ public final class DocumentTransaction {
     let context: TransactionContext
     let isExplicit: Bool
     lazy var referenceHook = ReferenceHook(self)
+    /// Reused for every park of this view (the codec keeps its working state between calls).
+    lazy var encoder: BinaryEncoder = {
+        var e = BinaryEncoder()
+        e.referenceHook = referenceHook
+        return e
+    }()
+    /// Reused for every read of this view.
+    lazy var decoder: BinaryDecoder = {
+        var d = BinaryDecoder()
+        d.referenceResolver = referenceHook
+        return d
+    }()
 
     init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false) {
         self.store = store
@@ -105,8 +117,6 @@ public final class DocumentTransaction {
             let (revision, oldHeader) = try writeRecord(key: key, db: db, collection: collection, kind: D.ID.idKind,
                                                         flags: status.recordFlags, expected: expected,
                                                         displayID: { displayID(document.id.documentValue) }) { buffer in
-                var encoder = BinaryEncoder()
-                encoder.referenceHook = referenceHook
                 try encoder.encode(document, into: &buffer)
             }
             if !indexes.isEmpty { try updateIndexes(indexes, old: old, new: document, key: key) }
@@ -119,8 +129,9 @@ public final class DocumentTransaction {
 
     /// The status a park stores: a Syncable's own (unless undetermined), else `.notSynced`.
     static func parkStatus<D: Document>(of document: D) -> SyncStatus {
-        if let syncable = document as? any Syncable, syncable.syncStatus != .undetermined { return syncable.syncStatus }
-        return .notSynced
+        // Check the type first: casting the value boxes it (an allocation) for nothing.
+        guard D.self is any Syncable.Type, let syncable = document as? any Syncable else { return .notSynced }
+        return syncable.syncStatus != .undetermined ? syncable.syncStatus : .notSynced
     }
 
     /// Encodes into a record under `key` and returns the new revision.
@@ -219,10 +230,8 @@ public final class DocumentTransaction {
         context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
         do {
-            var decoder = BinaryDecoder()
-            decoder.referenceResolver = referenceHook
             let document = try decoder.decode(D.self, from: payload)
-            if var syncable = document as? any Syncable {
+            if D.self is any Syncable.Type, var syncable = document as? any Syncable {
                 syncable.syncStatus = SyncStatus(recordFlags: bytes[1])
                 return syncable as! D
             }

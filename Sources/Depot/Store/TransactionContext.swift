@@ -7,7 +7,13 @@ final class TransactionContext {
     let txn: any StorageTransaction
     let core: StoreCore
     let recorder: ChangeRecorder?
-    private var databases: [String: (db: Keyspace, depth: Int)] = [:]
+    /// Collection keyspaces checked in this transaction (no string building on the hot path).
+    private var databases: [CollectionName: (db: Keyspace, kind: IDKind, depth: Int)] = [:]
+
+    struct CollectionName: Hashable {
+        var alias: String
+        var collection: String
+    }
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
     /// Index keyspaces known to be built in this transaction (name → unique), with the depth
     /// they were confirmed at.
@@ -72,7 +78,7 @@ final class TransactionContext {
 
     /// Entries made inside a committed child now belong to its parent.
     func promote(toDepth depth: Int) {
-        for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, depth) }
+        for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, entry.kind, depth) }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
         for (name, entry) in builtIndexes where entry.depth > depth { builtIndexes[name] = (entry.unique, depth) }
     }
@@ -93,8 +99,14 @@ final class TransactionContext {
     /// The database of `collection` in `alias`, checking (and on first write recording) the kind
     /// of its IDs. Returns nil when it does not exist and `create` is false.
     func database(alias: String, collection: String, kind: IDKind, create: Bool) throws -> Keyspace? {
+        let key = CollectionName(alias: alias, collection: collection)
+        if let cached = databases[key] {
+            if cached.kind != kind {
+                throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: cached.kind, requested: kind)
+            }
+            return cached.db
+        }
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
-        if let cached = databases[name] { return cached.db }
         try StoreLayout.validateCollection(collection)
         let stored = try storedKind(alias: alias, collection: collection, name: name)
         if let stored, stored != kind {
@@ -105,17 +117,18 @@ final class TransactionContext {
             try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: core.metaKeyspace)
             pendingDescriptors.append((name, kind, txn.nestingDepth))
         }
-        databases[name] = (db, txn.nestingDepth)
+        databases[key] = (db, stored ?? kind, txn.nestingDepth)
         return db
     }
 
     /// The database of a collection whatever its ID kind (for export and administration).
     func existingDatabase(alias: String, collection: String) throws -> (Keyspace, IDKind)? {
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+        let key = CollectionName(alias: alias, collection: collection)
+        if let cached = databases[key] { return (cached.db, cached.kind) }
         guard let kind = try storedKind(alias: alias, collection: collection, name: name) else { return nil }
-        if let cached = databases[name] { return (cached.db, kind) }
         guard let db = try txn.keyspace(named: name, create: false) else { return nil }
-        databases[name] = (db, txn.nestingDepth)
+        databases[key] = (db, kind, txn.nestingDepth)
         return (db, kind)
     }
 
@@ -147,7 +160,7 @@ final class TransactionContext {
 
     /// Drops cached handles of databases that were dropped in this transaction.
     func forgetDatabase(_ name: String) {
-        databases[name] = nil
+        if let (alias, collection) = StoreLayout.parse(name) { databases[CollectionName(alias: alias, collection: collection)] = nil }
         pendingDescriptors.removeAll { $0.name == name }
     }
 }
