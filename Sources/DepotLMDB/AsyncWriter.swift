@@ -28,6 +28,8 @@ final class WriteJob: @unchecked Sendable {
     let run: (Transaction) throws -> Void
     let finish: (Error?) -> Void
     var error: Error?
+    /// The closure threw in the optimistic pass of its batch (it is not run again).
+    var failedOptimistically = false
 
     init(run: @escaping (Transaction) throws -> Void, finish: @escaping (Error?) -> Void) {
         self.run = run
@@ -217,28 +219,54 @@ final class AsyncWriter: @unchecked Sendable {
         }
     }
 
-    /// Runs a batch in one write transaction, each job in its own child transaction.
-    /// The caller holds the writer.
+    /// Runs a batch in one write transaction. The caller holds the writer.
+    ///
+    /// Optimistically every closure runs straight in the batch's transaction (a child
+    /// transaction per closure costs LMDB two large allocations). When one throws, the whole
+    /// transaction is aborted and the batch runs again, this time each remaining closure in its
+    /// own child transaction, so that a failing closure undoes only its own work.
     private func run(_ batch: [WriteJob]) -> [() -> Void] {
+        struct Retry: Error {}
         var handlers: [() -> Void] = []
-        do {
-            try environment.writeHoldingWriter({ txn in
-                for job in batch {
-                    job.error = nil
-                    do {
-                        try txn.nested { try job.run($0) }
-                    } catch {
-                        job.error = error
+        var isolated = false
+        while true {
+            do {
+                try environment.writeHoldingWriter({ txn in
+                    for job in batch {
+                        if isolated {
+                            if job.failedOptimistically { continue } // keeps the error it threw
+                            job.error = nil
+                            do {
+                                try txn.nested { try job.run($0) }
+                            } catch {
+                                job.error = error
+                            }
+                        } else {
+                            job.error = nil
+                            do {
+                                try job.run(txn)
+                            } catch {
+                                job.error = error
+                                if !txn.hitMapFull {
+                                    job.failedOptimistically = true
+                                    throw Retry()
+                                }
+                            }
+                        }
+                        // A full map fails the whole batch so that it is re-run after growing.
+                        if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "group commit") }
                     }
-                    // A full map fails the whole batch so that it is re-run after growing.
-                    if txn.hitMapFull { throw LMDBError.mapFull.with(operation: "group commit") }
-                }
-            }, afterCommit: &handlers)
-        } catch {
-            // The commit failed: nobody's work is durable, so everybody gets the error.
-            for job in batch { job.error = error }
+                }, afterCommit: &handlers)
+                return handlers
+            } catch is Retry {
+                isolated = true
+                continue
+            } catch {
+                // The commit failed: nobody's work is durable, so everybody gets the error.
+                for job in batch { job.error = error }
+                return handlers
+            }
         }
-        return handlers
     }
 }
 

@@ -77,7 +77,8 @@ final class TransactionContext {
     }
 
     /// Entries made inside a committed child now belong to its parent.
-    func promote(toDepth depth: Int) {
+    func promote(toDepth target: Int) {
+        let depth = max(0, target)
         for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, entry.kind, depth) }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
         for (name, entry) in builtIndexes where entry.depth > depth { builtIndexes[name] = (entry.unique, depth) }
