@@ -87,3 +87,23 @@ final class ChildProcess {
 func milliseconds(since start: DispatchTime) -> Double {
     Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
 }
+
+/// Runs a program to its end with standard output and error going to files (no pipe can fill
+/// up, however much it prints); returns its exit status and both outputs.
+func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let dir = NSTemporaryDirectory() + "depot-run-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    _ = FileManager.default.createFile(atPath: dir + "/out", contents: nil)
+    _ = FileManager.default.createFile(atPath: dir + "/err", contents: nil)
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
+    try process.run()
+    process.waitUntilExit()
+    let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
+    let err = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/err"))) ?? Data(), as: UTF8.self)
+    return (process.terminationStatus, out, err)
+}

@@ -67,7 +67,8 @@ public enum Verifier {
                         summary.entries += 1
                         guard let (alias, collection) = documentDatabase else { return true }
                         summary.documents += 1
-                        let id = kind.map { displayID($0.value(ofKey: key)) } ?? displayKey(key)
+                        let id = key.count > environment.maxKeySize || kind == nil || kind == .string
+                            ? displayKey(key) : displayID(kind!.value(ofKey: key))
                         let payload: UnsafeRawBufferPointer
                         do {
                             payload = try Record.open(value).1
@@ -109,8 +110,10 @@ public enum Verifier {
         }
     }
 
-    /// A key as text when it is printable UTF-8, else as `0x…`.
+    /// A key as text when it is printable UTF-8, else as `0x…`. A key longer than LMDB allows
+    /// comes from a damaged node (its bytes may run into a stored value): only its size is shown.
     static func displayKey(_ key: UnsafeRawBufferPointer) -> String {
+        if key.count > 511 { return "(a damaged key of \(key.count) bytes)" }
         if let text = String(validating: key, as: UTF8.self),
            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return text
