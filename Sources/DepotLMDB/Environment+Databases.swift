@@ -171,6 +171,9 @@ public struct ReaderSlot: Sendable, Hashable, Codable {
     /// How many commits happened since this snapshot began: the reader's age. A large age means
     /// pages that LMDB cannot reuse, so the file grows: find and end that reader.
     public var age: Int?
+    /// Pages freed since this snapshot that LMDB cannot reuse while it lives; filled in by
+    /// ``Environment/readersWithPinnedPages()`` (nil from ``Environment/readerList()``).
+    public var pinnedPages: Int?
 
     init?(line: String, lastTransactionID: Int) {
         let parts = line.split(whereSeparator: { $0 == " " || $0 == "\n" })

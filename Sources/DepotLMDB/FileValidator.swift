@@ -42,11 +42,25 @@ public enum FileValidator {
         let fd = open(file, O_RDONLY)
         if fd < 0 { return } // missing: LMDB creates it, or reports its own error
         defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return }
-        let size = UInt64(st.st_size)
-        if size == 0 { return }
-        _ = try validate(fd: fd, fileSize: size, file: file)
+        // Another process may be committing right now: it extends the file and then rewrites a
+        // meta page, so a size taken just before a meta page was read can look too short, and a
+        // meta page can be read while it is rewritten. Such a file is fine: read it again. A
+        // damaged file fails all three attempts.
+        var attempt = 0
+        while true {
+            attempt += 1
+            var st = stat()
+            guard fstat(fd, &st) == 0 else { return }
+            let size = UInt64(st.st_size)
+            if size == 0 { return }
+            do {
+                _ = try validate(fd: fd, fileSize: size, file: file)
+                return
+            } catch {
+                if attempt >= 3 { throw error }
+                usleep(1000)
+            }
+        }
     }
 
     /// Reads and checks both meta pages of an open `data.mdb`; returns them.

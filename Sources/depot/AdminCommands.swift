@@ -20,7 +20,7 @@ struct StatCommand: ParsableCommand {
                 let db = try env.openDatabase(name, create: false)
                 databases.append((name, try env.read { try $0.stat(db) }))
             }
-            let readers = env.readerList().filter { $0.transactionID != nil }
+            let readers = (try? env.readersWithPinnedPages())?.filter { $0.transactionID != nil } ?? env.readerList().filter { $0.transactionID != nil }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -38,7 +38,7 @@ struct StatCommand: ParsableCommand {
             print("last transaction: \(info.lastTransactionID)")
             print("readers:          \(info.readersUsed) of \(info.maxReaders) slots used")
             for reader in readers {
-                print("  reader pid \(reader.processID) snapshot \(reader.transactionID ?? 0) age \(reader.age ?? 0) commits")
+                print("  reader pid \(reader.processID) snapshot \(reader.transactionID ?? 0) age \(reader.age ?? 0) commits, pinning \(reader.pinnedPages.map(String.init) ?? "?") freed pages")
             }
             print("max key size:     \(env.maxKeySize) bytes")
             print("databases:        \(databases.count)")

@@ -106,7 +106,7 @@ extension BinaryDecoderImpl {
         case BinaryTag.double:
             let d = Double(bitPattern: try reader.fixed64(&q))
             guard !d.isFinite || abs(d) <= Double(Float.greatestFiniteMagnitude) else {
-                throw corrupted("Number \(d) does not fit in Float.", depth, key)
+                throw corrupted("A stored number does not fit in Float.", depth, key)
             }
             v = Float(d)
         case BinaryTag.int: v = Float(BinaryWriter.unzigzag(try reader.varint(&q)))
@@ -123,18 +123,18 @@ extension BinaryDecoderImpl {
         switch t {
         case BinaryTag.int:
             let v = BinaryWriter.unzigzag(try reader.varint(&q))
-            guard let r = I(exactly: v) else { throw corrupted("Number \(v) does not fit in \(I.self).", depth, key) }
+            guard let r = I(exactly: v) else { throw corrupted("A stored number does not fit in \(I.self).", depth, key) }
             p = q
             return r
         case BinaryTag.uint:
             let v = try reader.varint(&q)
-            guard let r = I(exactly: v) else { throw corrupted("Number \(v) does not fit in \(I.self).", depth, key) }
+            guard let r = I(exactly: v) else { throw corrupted("A stored number does not fit in \(I.self).", depth, key) }
             p = q
             return r
         case BinaryTag.double, BinaryTag.float:
             let d = t == BinaryTag.double
                 ? Double(bitPattern: try reader.fixed64(&q)) : Double(Float(bitPattern: try reader.fixed32(&q)))
-            guard let r = I(exactly: d) else { throw corrupted("Number \(d) is not representable as \(I.self).", depth, key) }
+            guard let r = I(exactly: d) else { throw corrupted("A stored number is not representable as \(I.self).", depth, key) }
             p = q
             return r
         default:
@@ -152,7 +152,7 @@ extension BinaryDecoderImpl {
             return v
         case BinaryTag.string:
             let s = try reader.stringPayload(&q)
-            guard let d = DocumentValue.parseISO8601(s) else { throw corrupted("Invalid ISO-8601 date \"\(s)\".", depth, key) }
+            guard let d = DocumentValue.parseISO8601(s) else { throw corrupted("The stored string is not an ISO-8601 date.", depth, key) }
             p = q
             return d
         default:
@@ -189,7 +189,7 @@ extension BinaryDecoderImpl {
             return v
         case BinaryTag.string:
             let s = try reader.stringPayload(&q)
-            guard let v = UUID(uuidString: s) else { throw corrupted("Invalid UUID string \"\(s)\".", depth, key) }
+            guard let v = UUID(uuidString: s) else { throw corrupted("The stored string is not a UUID.", depth, key) }
             p = q
             return v
         default:
@@ -215,7 +215,7 @@ extension BinaryDecoderImpl {
         case BinaryTag.decimal, BinaryTag.string:
             let s = try reader.stringPayload(&q)
             guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else {
-                throw corrupted("Invalid decimal string \"\(s)\".", depth, key)
+                throw corrupted("The stored string is not a decimal number.", depth, key)
             }
             v = d
         case BinaryTag.int: v = Decimal(BinaryWriter.unzigzag(try reader.varint(&q)))

@@ -247,9 +247,19 @@ final class BinaryDecoderImpl: Decoder {
         let collection = try reader.stringPayload(&q)
         let id = try reader.documentValue(&q, depth: BinaryFormat.maxDepth - 1)
         guard let resolver else {
+            // Only the ID kinds references may have are shown: rendering an arbitrary value from
+            // hostile bytes (a date far out of range) can trap (found by libFuzzer, Fuzz/).
+            let shown: String
+            switch id {
+            case .string(let s): shown = s
+            case .int(let i): shown = String(i)
+            case .uint(let u): shown = String(u)
+            case .uuid(let u): shown = u.uuidString
+            default: shown = "(an ID that is not a string, integer or UUID)"
+            }
             throw DecodingError.typeMismatch(T.self, DecodingError.Context(
                 codingPath: path(depth, key),
-                debugDescription: "Found a reference to \(collection)/\(id) but no referenceResolver is configured."))
+                debugDescription: "Found a reference to \(collection)/\(shown) but no referenceResolver is configured."))
         }
         let value = try resolver.resolve(T.self, collection: collection, id: id)
         p = q

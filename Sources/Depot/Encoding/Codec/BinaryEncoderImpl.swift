@@ -267,8 +267,8 @@ final class BinaryEncoderImpl: Encoder {
             newDepth += 1
         }
         guard nesting < BinaryFormat.maxDepth else {
-            throw EncodingError.invalidValue(
-                value, EncodingError.Context(codingPath: path(newDepth), debugDescription: "Nesting deeper than \(BinaryFormat.maxDepth) levels."))
+            throw EncodingError.invalidValue( // the type, not the value: errors never carry stored values
+                "\(T.self)", EncodingError.Context(codingPath: path(newDepth), debugDescription: "Nesting deeper than \(BinaryFormat.maxDepth) levels."))
         }
         let savedDepth = depth, savedStart = slotStart, savedBase = slotFrameBase
         depth = newDepth

@@ -1,0 +1,123 @@
+import DepotLMDB
+import Foundation
+
+/// What ``Verifier/verify(_:maxProblems:)`` found.
+public struct VerificationReport: Sendable, Codable {
+    /// One named database that was walked.
+    public struct DatabaseSummary: Sendable, Codable, Hashable {
+        public var name: String
+        /// Entries visited.
+        public var entries: Int
+        /// Document records whose checksum and format were checked (0 for key/value databases).
+        public var documents: Int
+    }
+
+    /// Every named database walked, in name order.
+    public var databases: [DatabaseSummary] = []
+    /// Free-list records walked (LMDB's internal database 0).
+    public var freeListRecords = 0
+    /// What is wrong, each naming the database and, for a record, its key. Never a stored value.
+    public var problems: [String] = []
+    /// Whether more problems were found than listed.
+    public var truncated = false
+
+    /// Whether nothing is wrong.
+    public var isClean: Bool { problems.isEmpty }
+    /// Entries visited in all databases.
+    public var totalEntries: Int { databases.reduce(0) { $0 + $1.entries } }
+    /// Document records checked in all databases.
+    public var totalDocuments: Int { databases.reduce(0) { $0 + $1.documents } }
+}
+
+/// Walks a whole environment: every page of every named database and of the free list through
+/// LMDB cursors, and every document record's format version and CRC-32C checksum, and decodes
+/// every document payload.
+///
+/// LMDB 0.9 trusts its on-disk structures, so a damaged page can crash the process that reads it.
+/// Run this in a process of its own (`depot verify` does: it re-runs itself as a child and
+/// reports a crash of the child), never in a process whose work you care about.
+public enum Verifier {
+    /// Verifies `environment`; throws only when the environment cannot be read at all.
+    public static func verify(_ environment: Environment, maxProblems: Int = 100) throws -> VerificationReport {
+        var report = VerificationReport()
+        func problem(_ text: String) {
+            if report.problems.count < maxProblems { report.problems.append(text) } else { report.truncated = true }
+        }
+        do {
+            report.freeListRecords = try environment.freeList().count
+        } catch {
+            problem("free list: \(error)")
+        }
+        let names: [String]
+        do {
+            names = try environment.databaseNames().sorted()
+        } catch {
+            problem("main database (the list of named databases): \(error)")
+            return report
+        }
+        let kinds = (try? idKinds(environment)) ?? [:]
+        for name in names {
+            var summary = VerificationReport.DatabaseSummary(name: name, entries: 0, documents: 0)
+            let documentDatabase = StoreLayout.parse(name)
+            let kind = kinds[name]
+            do {
+                let db = try environment.openDatabase(name, create: false)
+                try environment.read { txn in
+                    try txn.forEachRaw(in: db) { key, value in
+                        summary.entries += 1
+                        guard let (alias, collection) = documentDatabase else { return true }
+                        summary.documents += 1
+                        let id = key.count > environment.maxKeySize || kind == nil || kind == .string
+                            ? displayKey(key) : displayID(kind!.value(ofKey: key))
+                        let payload: UnsafeRawBufferPointer
+                        do {
+                            payload = try Record.open(value).1
+                        } catch Record.Problem.checksum {
+                            problem("database '\(name)' key '\(id)': \(DepotError.checksumMismatch(alias: alias, collection: collection, id: id))")
+                            return true
+                        } catch {
+                            problem("database '\(name)' key '\(id)': the record is damaged (\(error))")
+                            return true
+                        }
+                        do {
+                            _ = try DocumentValue(binary: payload)
+                        } catch {
+                            problem("database '\(name)' key '\(id)': the document does not decode (\(error))")
+                        }
+                        return true
+                    }
+                }
+            } catch {
+                problem("database '\(name)': reading stopped after \(summary.entries) entries: \(error)")
+            }
+            report.databases.append(summary)
+        }
+        return report
+    }
+
+    /// The ID kind of every document database, from the store's collection descriptors.
+    static func idKinds(_ environment: Environment) throws -> [String: IDKind] {
+        guard try environment.databaseNames().contains(StoreLayout.metaDatabase) else { return [:] }
+        let meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: StringCodec.self, create: false)
+        return try environment.read { txn in
+            var kinds: [String: IDKind] = [:]
+            for (key, value) in try txn.entries(in: meta, range: .prefix("collection/")) {
+                let parts = key.split(separator: "/", maxSplits: 2)
+                guard parts.count == 3, let kind = IDKind(rawValue: value) else { continue }
+                kinds[StoreLayout.documentDatabase(alias: String(parts[1]), collection: String(parts[2]))] = kind
+            }
+            return kinds
+        }
+    }
+
+    /// A key as text when it is printable UTF-8, else as `0x…`. A key longer than LMDB allows
+    /// comes from a damaged node (its bytes may run into a stored value): only its size is shown.
+    static func displayKey(_ key: UnsafeRawBufferPointer) -> String {
+        if key.count > 511 { return "(a damaged key of \(key.count) bytes)" }
+        if let text = String(validating: key, as: UTF8.self),
+           !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return text
+        }
+        return "0x" + key.map { String(format: "%02x", $0) }.joined()
+    }
+}

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Depot
+import DepotLMDB
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check a whole environment: meta pages, every page of every named database, every document's checksum.",
+        discussion: """
+            LMDB trusts its files: a damaged page can crash the process reading it. So the checking runs in a child \
+            process (this program again, with --child); a crash of the child is reported as \
+            'the verifier crashed with signal N', and nothing else is harmed. Exit status: 0 when everything is \
+            sound, 1 when something is damaged (each problem names its database and key), 64 for usage errors. \
+            Stored values are never printed.
+            """)
+
+    @OptionGroup var location: PathOption
+    @Flag(help: "Print the report as JSON.") var json = false
+    @Option(help: "List at most this many problems.") var maxProblems: Int = 100
+    @Flag(help: .hidden) var child = false
+
+    func validate() throws {
+        guard maxProblems > 0 else { throw ValidationError("--max-problems must be at least 1, got \(maxProblems)") }
+    }
+
+    func run() throws {
+        if child {
+            try runChild()
+            return
+        }
+        let path = location.path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            printError("error: no environment at '\(path)' (no such folder)")
+            throw ExitCode(1)
+        }
+        let data = path + "/data.mdb"
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: data) else {
+            printError("error: no environment at '\(path)' (no data.mdb)")
+            throw ExitCode(1)
+        }
+        if (attributes[.size] as? Int ?? 0) == 0 {
+            printError("error: '\(data)' is empty (0 bytes): no data, not an LMDB environment")
+            throw ExitCode(1)
+        }
+        let process = Process()
+        process.executableURL = Self.ownExecutable()
+        process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)"] + (json ? ["--json"] : [])
+        var environment = ProcessInfo.processInfo.environment
+        environment["SWIFT_BACKTRACE"] = "enable=no" // a crash of the child is expected, not worth a backtrace
+        process.environment = environment
+        do {
+            try process.run()
+        } catch {
+            printError("error: cannot start the verifier child process: \(error)")
+            throw ExitCode(1)
+        }
+        process.waitUntilExit()
+        switch process.terminationReason {
+        case .uncaughtSignal:
+            let signal = process.terminationStatus
+            let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
+            printError("error: the verifier crashed with signal \(signal) (\(name)) while reading '\(path)': the file is damaged in a way LMDB does not detect; restore it from a backup")
+            throw ExitCode(1)
+        case .exit:
+            if process.terminationStatus != 0 { throw ExitCode(process.terminationStatus) }
+        @unknown default:
+            throw ExitCode(1)
+        }
+    }
+
+    /// The path of this program, to run it again as the child.
+    static func ownExecutable() -> URL {
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            return URL(fileURLWithPath: target)
+        }
+        return Bundle.main.executableURL ?? URL(fileURLWithPath: CommandLine.arguments[0])
+    }
+
+    private func runChild() throws {
+        var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
+        _ = setrlimit(Int32(RLIMIT_CORE.rawValue), &noCore) // a crash here must not leave core files
+        let env: Environment
+        do {
+            env = try openExisting(location.path)
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            printError("error: cannot open '\(location.path)': \(error)")
+            throw ExitCode(1)
+        }
+        let report: VerificationReport
+        do {
+            report = try Verifier.verify(env, maxProblems: maxProblems)
+        } catch {
+            printError("error: cannot read '\(location.path)': \(error)")
+            throw ExitCode(1)
+        }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            for db in report.databases {
+                print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : ""))
+            }
+            print("free list: \(report.freeListRecords) records")
+            if report.isClean {
+                print("ok: \(report.databases.count) databases, \(report.totalEntries) entries, \(report.totalDocuments) document checksums verified")
+            }
+        }
+        if !report.isClean {
+            for problem in report.problems { printError("damaged: \(problem)") }
+            if report.truncated { printError("(more problems were found than --max-problems \(maxProblems) lists)") }
+            printError("error: \(report.problems.count)\(report.truncated ? "+" : "") problem(s) found in '\(env.path)'")
+            throw ExitCode(1)
+        }
+    }
+}
