@@ -27,9 +27,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot"]),
-        .testTarget(name: "DepotTests", dependencies: ["Depot"]),
-        .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot"]),
+        // Helpers shared by the test targets (temporary folders, child processes).
+        .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
+        .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot", "DepotTestSupport"]),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
+        .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

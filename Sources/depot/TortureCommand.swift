@@ -46,19 +46,17 @@ struct TortureCommand: ParsableCommand {
             txn u64 LE | index u32 LE | records u32 LE | payload | CRC-32C u32 LE of everything before it.
             documents: collection 'torture' of TortureDocument (txn, index, records, payload, checksum) and the \
             marker document 'torture-marker/last' holding the last txn, all in one transaction.
-            seed:      reserved for a seed import (all or nothing) once Depot has seeding; refused today.
+            Seed imports are crash-tested with `depot seed` itself (one transaction per import).
 
             Each line 'ack N' is written with one write(2) after transaction N committed (durably).
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
         case kv, documents
-        /// Placeholder: seeding does not exist yet.
-        case seed
     }
 
     @OptionGroup var location: PathOption
-    @Option(help: "kv, documents (seed: reserved, not implemented yet).") var mode: Mode
+    @Option(help: "kv or documents.") var mode: Mode
     @Option(help: "The first transaction number (default: one after the last committed one).") var start: UInt64?
     @Option(help: "How many transactions to commit before exiting.") var count: Int = 1_000_000
     @Option(help: "Records per transaction.") var records: Int = 8
@@ -72,9 +70,6 @@ struct TortureCommand: ParsableCommand {
         guard payloadSize >= 0 else { throw ValidationError("--payload-size must be 0 or more, got \(payloadSize)") }
         if let start, start == 0 { throw ValidationError("--start must be at least 1") }
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
-        if mode == .seed {
-            throw ValidationError("--mode seed is reserved for seed imports, which Depot does not have yet")
-        }
     }
 
     func run() throws {
@@ -86,7 +81,6 @@ struct TortureCommand: ParsableCommand {
             switch mode {
             case .kv: try runKeyValue(env)
             case .documents: try runDocuments(env)
-            case .seed: throw ValidationError("seed mode is not implemented")
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DepotTestSupport
 import Depot
 
 @Suite("depot CLI (key/value)")

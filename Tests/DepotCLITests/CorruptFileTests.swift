@@ -2,6 +2,7 @@ import Depot
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 
 /// Damaged copies of a real environment. Files that pass the meta-page validation are opened
 /// and read only by `depot verify` (whose own child process does the reading), never by the test

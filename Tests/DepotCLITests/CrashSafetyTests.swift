@@ -2,6 +2,7 @@ import Depot
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -206,20 +207,45 @@ struct CrashSafetyTests {
         }
     }
 
-    /// Seeding (a seed file imported in one transaction) does not exist yet. When it does, this
-    /// test runs `depot torture --mode seed` (reserved, refused today) through the same kill loop
-    /// and checks that after each kill the seed is either wholly present or wholly absent.
-    @Test(.disabled("Depot has no seed import yet: this is the place for its crash test (see RELIABILITY.md)"))
-    func seedImportIsAllOrNothingAfterSIGKILL() throws {
-        Issue.record("write this test together with the seed import")
-    }
-
-    @Test func seedModeIsRefusedUntilSeedingExists() throws {
+    /// A seed import is one transaction: `depot seed` killed at a random moment leaves its
+    /// alias either wholly seeded (every record, every checksum) or absent.
+    @Test func seedImportIsAllOrNothingAfterSIGKILL() throws {
         let exe = try #require(depotExecutable())
         let folder = TemporaryFolder("depot-torture-seed")
-        let result = try runProcess(exe, ["torture", "--path", folder.path, "--mode", "seed"])
-        #expect(result.status == 64)
-        #expect(result.err.contains("seed"))
-        #expect(!FileManager.default.fileExists(atPath: folder.path + "/data.mdb"), "a refused command changes nothing")
+        let (root, _, employees) = try SeedFixture.generate(in: URL(fileURLWithPath: folder.sub("fixture")), companies: 20,
+                                                            employeesPerCompany: 300, employeesPerFile: 100)
+        let storePath = folder.sub("store")
+        // One undisturbed import to learn how long one takes; kills then fall anywhere in it.
+        let started = DispatchTime.now()
+        let full = try runProcess(exe, ["seed", "--path", storePath, "--alias", "timing", root.path])
+        #expect(full.status == 0, "\(full.err)")
+        let window = max(20_000, Int(milliseconds(since: started) * 1_000 * 1.3))
+        var rng = SeededRandom(seed: 0x5EED_0004)
+        var complete = 0, absent = 0
+        for round in 0..<30 {
+            let alias = "round\(round)"
+            let child = try ChildProcess(exe, ["seed", "--path", storePath, "--alias", alias, root.path])
+            usleep(UInt32(rng.below(window)))
+            child.killNow()
+            let result = child.finish()
+            let store = try Store(path: storePath).alias(alias)
+            let found = try store.read { tx -> [String: Int] in
+                var counts: [String: Int] = [:]
+                for collection in try tx.collections() {
+                    // query reads every record through its checksum.
+                    counts[collection] = try tx.query(collection: collection, conditions: []).documents.count
+                }
+                return counts
+            }
+            if found.isEmpty {
+                absent += 1
+                #expect(result.killed || result.status != 0 || !result.lines.isEmpty, "round \(round): \(result.err)")
+            } else {
+                complete += 1
+                #expect(found == ["Company": 20, "Employee": employees], "round \(round): a partial seed \(found)")
+            }
+        }
+        print("seed crash loop: 30 kills, \(complete) imports complete, \(absent) absent, none partial")
+        #expect(complete + absent == 30)
     }
 }

@@ -2,6 +2,7 @@ import Depot
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 
 struct Blob: Document {
     var id: Int

@@ -2,6 +2,7 @@ import Depot
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 
 /// Whether strace exists and may trace here (containers often forbid ptrace).
 let straceUsable: Bool = {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import DepotTestSupport
 @testable import DepotLMDB
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DepotTestSupport
 @testable import DepotLMDB
 
 private struct Boom: Error {}

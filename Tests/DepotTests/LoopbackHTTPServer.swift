@@ -1,3 +1,4 @@
+import DepotTestSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc

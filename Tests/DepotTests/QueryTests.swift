@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import DepotTestSupport
 @testable import Depot
 import DepotLMDB
 

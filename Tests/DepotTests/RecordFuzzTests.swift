@@ -1,6 +1,7 @@
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 @testable import Depot
 
 /// Seeded random damage to stored records, read back through the store: a damaged record must

@@ -1,6 +1,7 @@
 import DepotLMDB
 import Foundation
 import Testing
+import DepotTestSupport
 @testable import Depot
 
 /// A stored value that must never appear in an error message.

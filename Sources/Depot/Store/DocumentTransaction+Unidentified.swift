@@ -17,7 +17,7 @@ extension DocumentTransaction {
             encoder.referenceHook = referenceHook
             try encoder.encode(value, into: &payload)
         } catch let error as EncodingError {
-            throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: fieldPath(of: error), detail: "\(error)")
+            throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: fieldPath(of: error), detail: encodingDetail(error))
         }
         let key = SHA256.hash(payload)
         let db = try context.database(alias: alias, collection: collection, kind: .content, create: true)!

@@ -150,7 +150,7 @@ public final class DocumentTransaction {
         do {
             try encode(&buffer)
         } catch let error as EncodingError {
-            throw DepotError.encodingFailed(collection: collection, id: displayID(), fieldPath: fieldPath(of: error), detail: "\(error)")
+            throw DepotError.encodingFailed(collection: collection, id: displayID(), fieldPath: fieldPath(of: error), detail: encodingDetail(error))
         }
         Record.seal(&buffer)
         try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: db) }

@@ -1,6 +1,7 @@
 @testable import Depot
 import Foundation
 import Testing
+import DepotTestSupport
 
 func roundTrip<T: Codable>(_ value: T, encoder: BinaryEncoder = BinaryEncoder(), decoder: BinaryDecoder = BinaryDecoder()) throws -> T {
     let bytes = try encoder.encode(value)

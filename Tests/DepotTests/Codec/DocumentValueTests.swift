@@ -1,6 +1,7 @@
 @testable import Depot
 import Foundation
 import Testing
+import DepotTestSupport
 
 @Suite struct DocumentValueTests {
     let sample: DocumentValue = [

@@ -1,6 +1,7 @@
 @testable import Depot
 import Foundation
 import Testing
+import DepotTestSupport
 
 struct Wide: Codable { var n: Int }
 struct Narrow: Codable { var n: UInt8 }

@@ -1,6 +1,7 @@
 @testable import Depot
 import Foundation
 import Testing
+import DepotTestSupport
 
 struct Author: Codable, Equatable {
     var id: UUID

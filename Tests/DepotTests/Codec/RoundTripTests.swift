@@ -1,6 +1,7 @@
 @testable import Depot
 import Foundation
 import Testing
+import DepotTestSupport
 
 struct AllScalars: Codable, Equatable {
     var b: Bool = true

@@ -1,20 +1,18 @@
 import Foundation
 import Testing
-@testable import Depot
-import DepotLMDB
 
 /// A fresh folder under the system's temporary directory, removed when the value is released.
-final class TemporaryFolder: @unchecked Sendable {
-    let path: String
-    init(_ name: String = "depot-test") {
+public final class TemporaryFolder: @unchecked Sendable {
+    public let path: String
+    public init(_ name: String = "depot-test") {
         path = NSTemporaryDirectory() + "\(name)-\(UUID().uuidString)"
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
-    func sub(_ name: String) -> String { path + "/" + name }
+    public func sub(_ name: String) -> String { path + "/" + name }
 }
 
 /// The `depot` executable built next to the test bundle.
-func depotExecutable() -> URL? {
+public func depotExecutable() -> URL? {
     var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     for _ in 0..<4 {
         let candidate = dir.appendingPathComponent("depot")
@@ -28,7 +26,7 @@ func depotExecutable() -> URL? {
 
 /// Runs a program and returns its exit status, standard output and standard error.
 @discardableResult
-func runProcess(_ executable: URL, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
+public func runProcess(_ executable: URL, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -46,7 +44,7 @@ func runProcess(_ executable: URL, _ arguments: [String], input: Data? = nil) th
 }
 
 /// Finds a program on PATH.
-func which(_ name: String) -> URL? {
+public func which(_ name: String) -> URL? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
         let url = URL(fileURLWithPath: String(dir)).appendingPathComponent(name)
         if FileManager.default.isExecutableFile(atPath: url.path) { return url }

@@ -5,29 +5,29 @@ import Glibc
 #endif
 
 /// A deterministic PRNG (SplitMix64) so that random kill moments and mutations repeat run to run.
-struct SeededRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+public struct SeededRandom {
+    public var state: UInt64
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
 /// A child process whose standard output is read line by line as it arrives, and which can be
 /// killed at any moment.
-final class ChildProcess {
-    let process = Process()
+public final class ChildProcess {
+    public let process = Process()
     private let out = Pipe()
     private let err = Pipe()
     private var buffer: [UInt8] = []
     private var finished = false
 
-    init(_ executable: URL, _ arguments: [String]) throws {
+    public init(_ executable: URL, _ arguments: [String]) throws {
         process.executableURL = executable
         process.arguments = arguments
         process.standardOutput = out
@@ -43,10 +43,10 @@ final class ChildProcess {
         process.waitUntilExit()
     }
 
-    var pid: Int32 { process.processIdentifier }
+    public var pid: Int32 { process.processIdentifier }
 
     /// The next line of standard output, or nil at its end (the child exited or was killed).
-    func readLine() -> String? {
+    public func readLine() -> String? {
         let fd = out.fileHandleForReading.fileDescriptor
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
@@ -70,10 +70,10 @@ final class ChildProcess {
     }
 
     /// Sends SIGKILL.
-    func killNow() { kill(process.processIdentifier, SIGKILL) }
+    public func killNow() { kill(process.processIdentifier, SIGKILL) }
 
     /// Reads the rest of standard output (as lines) and standard error, and waits for the exit.
-    func finish() -> (lines: [String], killed: Bool, status: Int32, err: String) {
+    public func finish() -> (lines: [String], killed: Bool, status: Int32, err: String) {
         var lines: [String] = []
         while let line = readLine() { lines.append(line) }
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -84,6 +84,26 @@ final class ChildProcess {
 }
 
 /// Milliseconds since `start`, for the figures tests print (never asserted on).
-func milliseconds(since start: DispatchTime) -> Double {
+public func milliseconds(since start: DispatchTime) -> Double {
     Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e6
+}
+
+/// Runs a program to its end with standard output and error going to files (no pipe can fill
+/// up, however much it prints); returns its exit status and both outputs.
+public func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+    let dir = NSTemporaryDirectory() + "depot-run-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    _ = FileManager.default.createFile(atPath: dir + "/out", contents: nil)
+    _ = FileManager.default.createFile(atPath: dir + "/err", contents: nil)
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
+    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
+    try process.run()
+    process.waitUntilExit()
+    let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
+    let err = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/err"))) ?? Data(), as: UTF8.self)
+    return (process.terminationStatus, out, err)
 }
