@@ -101,7 +101,7 @@ struct SecretsTests {
     }
 
     @Test func bindingErrorsDoNotEchoValues() throws {
-        let env = store.environment
+        let env = try store.environment
         let db = try env.openDatabase("kv", key: StringCodec.self, value: StringCodec.self)
         try env.write { try $0.put(secret, forKey: "k", in: db) }
         expectNoSecret(#expect(throws: LMDBError.keyExists) {

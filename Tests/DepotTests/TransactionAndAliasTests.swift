@@ -114,11 +114,11 @@ struct TransactionAndAliasTests {
 
     @Test func sameFolderTwiceSharesTheEnvironment() throws {
         let other = try Store(path: folder.path + "/")
-        #expect(other.environment === store.environment)
+        #expect(try other.environment === store.environment)
         try store.write { tx in try tx.park(sampleEmployee("shared")) }
         #expect(try other.exists(Employee.self, id: "shared"))
         let elsewhere = try Store(path: folder.sub("second"))
-        #expect(elsewhere.environment !== store.environment)
+        #expect(try elsewhere.environment !== store.environment)
         #expect(try elsewhere.count(Employee.self) == 0)
     }
 

@@ -27,7 +27,7 @@ extension DocumentTransaction {
                 usable.append(index)
             } else if !isReadOnly {
                 try build(index)
-                try context.txn.put(Array((index.unique ? "unique" : "multi").utf8), forKey: Array(metaKey.utf8), in: context.core.metaKeyspace)
+                try context.txn.put(Array((index.unique ? "unique" : "multi").utf8), forKey: Array(metaKey.utf8), in: try context.writableMeta())
                 context.markIndexBuilt(name, unique: index.unique)
                 usable.append(index)
             }
@@ -130,7 +130,7 @@ extension DocumentTransaction {
     /// Removes every index and sync entry of a collection (before it is cleared).
     func clearIndexes(collection: String) throws {
         let prefix = "index/" + alias + "/" + collection + "/"
-        for (metaKey, kind) in try context.txn.entries(context.core.metaKeyspace, prefix: Array(prefix.utf8)) {
+        for (metaKey, kind) in try context.metaEntries(prefix: Array(prefix.utf8)) {
             let name = String(decoding: metaKey.dropFirst(prefix.utf8.count), as: UTF8.self)
             let unique = String(decoding: kind, as: UTF8.self) == "unique"
             if let ks = try indexKeyspace(collection: collection, index: name, unique: unique, create: false) {

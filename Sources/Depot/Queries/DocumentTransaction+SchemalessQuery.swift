@@ -25,7 +25,7 @@ extension DocumentTransaction {
         }
         // Built indexes of this collection, from the meta records.
         let prefix = "index/" + alias + "/" + collection + "/"
-        let indexes = try context.txn.entries(context.core.metaKeyspace, prefix: Array(prefix.utf8)).map {
+        let indexes = try context.metaEntries(prefix: Array(prefix.utf8)).map {
             (name: String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self), unique: String(decoding: $0.value, as: UTF8.self) == "unique")
         }
         let choice = Self.chooseIndex(for: conditions, among: indexes)

@@ -1,17 +1,25 @@
 import DepotLMDB
 
 /// One ordered keyspace (byte keys → byte values) of a storage backend, as the document layer
-/// sees it. For LMDB a keyspace is a named database and `handle` its `MDB_dbi`.
-struct Keyspace: Hashable {
-    let name: String
-    let handle: UInt32
+/// sees it. For LMDB a keyspace is a named database and `handle` its `MDB_dbi`; other drivers
+/// give `handle` whatever meaning they like.
+public struct Keyspace: Hashable, Sendable {
+    /// The keyspace's name.
+    public let name: String
+    /// The driver's handle for it.
+    public let handle: UInt32
+    /// Creates a keyspace value (drivers do this).
+    public init(name: String, handle: UInt32) {
+        self.name = name
+        self.handle = handle
+    }
 }
 
 /// The narrow interface through which the document layer reaches storage: keyspaces with
 /// get, put, delete and ordered scans inside a transaction, plus savepoints and an after-commit
 /// hook. LMDB's ``Transaction`` is the default implementation; keys and values are lent as
 /// buffers so that the hot path copies nothing.
-protocol StorageTransaction: AnyObject {
+public protocol StorageTransaction: AnyObject {
     var isReadOnly: Bool { get }
     /// How many savepoints are open (0 at the top level).
     var nestingDepth: Int { get }
@@ -81,7 +89,7 @@ extension Transaction: StorageTransaction {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: environment.maxKeySize)
     }
 
-    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
+    public func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
         do {
             let db = try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self,
                                       flags: multiValue ? .dupSort : [], create: create && !isReadOnly)
@@ -91,23 +99,23 @@ extension Transaction: StorageTransaction {
         }
     }
 
-    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withValue(forKey: key, in: database(keyspace), body)
     }
 
-    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+    public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try put(value, forKey: key, in: database(keyspace), flags: [])
     }
 
-    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+    public func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try delete(key, in: database(keyspace))
     }
 
-    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+    public func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try delete(key, value: value, in: database(keyspace))
     }
 
-    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+    public func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         let db = database(keyspace).raw
         let range = KeyRange<[UInt8]>(lower: lower.map { .init(key: $0, inclusive: true) },
@@ -115,8 +123,8 @@ extension Transaction: StorageTransaction {
         try forEachRaw(in: db, range: range, reverse: reverse, body)
     }
 
-    func count(_ keyspace: Keyspace) throws -> Int { try count(database(keyspace)) }
-    func clear(_ keyspace: Keyspace) throws { try clear(database(keyspace)) }
-    func drop(_ keyspace: Keyspace) throws { try drop(database(keyspace)) }
-    func savepoint<R>(_ body: () throws -> R) throws -> R { try nested { _ in try body() } }
+    public func count(_ keyspace: Keyspace) throws -> Int { try count(database(keyspace)) }
+    public func clear(_ keyspace: Keyspace) throws { try clear(database(keyspace)) }
+    public func drop(_ keyspace: Keyspace) throws { try drop(database(keyspace)) }
+    public func savepoint<R>(_ body: () throws -> R) throws -> R { try nested { _ in try body() } }
 }

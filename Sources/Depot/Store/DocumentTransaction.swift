@@ -308,7 +308,7 @@ public final class DocumentTransaction {
     /// The collections this alias has held documents in.
     public func collections() throws -> [String] {
         let prefix = "collection/" + alias + "/"
-        return try context.txn.entries(context.core.metaKeyspace, prefix: Array(prefix.utf8))
+        return try context.metaEntries(prefix: Array(prefix.utf8))
             .map { String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self) }
     }
 }

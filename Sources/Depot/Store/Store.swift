@@ -42,7 +42,7 @@ public final class Store: @unchecked Sendable {
     private var autosaveValue: Bool
     private var pending: [(DocumentTransaction) throws -> Void] = []
 
-    /// Opens (creating if needed) the store in the folder at `path`.
+    /// Opens (creating if needed) the store in the folder at `path` (the LMDB driver).
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let environment = try Environment.open(path: path, options: options.environment)
         try self.init(environment: environment, autosave: options.autosave)
@@ -53,6 +53,12 @@ public final class Store: @unchecked Sendable {
         self.init(core: try StoreCore.core(for: environment), alias: Store.defaultAlias, autosave: autosave)
     }
 
+    /// A store on any storage driver (see ``StorageDriver``; ``InMemoryDriver`` for tests and
+    /// previews). Stores on the same driver object share observers and caches.
+    public convenience init(driver: any StorageDriver, autosave: Bool = true) throws {
+        self.init(core: try StoreCore.core(for: driver), alias: Store.defaultAlias, autosave: autosave)
+    }
+
     init(core: StoreCore, alias: String, autosave: Bool) {
         self.core = core
         self.alias = alias
@@ -60,10 +66,25 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The LMDB environment under this store.
-    public var environment: Environment { core.environment }
+    ///
+    /// - Throws: ``DepotError/invalidState(_:)`` when the store runs on another driver.
+    public var environment: Environment {
+        get throws {
+            guard let environment = core.environment else {
+                throw DepotError.invalidState("the store at '\(core.driver.location)' does not run on LMDB")
+            }
+            return environment
+        }
+    }
 
-    /// The folder of the store.
-    public var path: String { core.environment.path }
+    /// The storage driver under this store.
+    public var driver: any StorageDriver { core.driver }
+
+    /// What the storage driver promises (transactions, savepoints, durability, …).
+    public var capabilities: StorageCapabilities { core.driver.capabilities }
+
+    /// Where the store's data lives (the folder, for LMDB).
+    public var path: String { core.driver.location }
 
     // MARK: Aliases
 
@@ -76,8 +97,8 @@ public final class Store: @unchecked Sendable {
 
     /// The aliases that hold (or held) collections, sorted.
     public func aliases() throws -> [String] {
-        try environment.read { txn in
-            let keys = try txn.entries(in: core.meta, range: .prefix("collection/")).map(\.key)
+        try read { tx in
+            let keys = try tx.context.metaEntries(prefix: Array("collection/".utf8)).map { String(decoding: $0.key, as: UTF8.self) }
             return Set(keys.compactMap { $0.split(separator: "/", maxSplits: 2).dropFirst().first.map(String.init) }).sorted()
         }
     }
@@ -102,12 +123,12 @@ public final class Store: @unchecked Sendable {
                     try tx.context.txn.drop(db)
                 }
                 tx.context.forgetDatabase(dbName)
-                _ = try tx.context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: core.metaKeyspace)
+                _ = try tx.context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: try tx.context.writableMeta())
                 dropped.append(dbName)
             }
             // Index keyspaces, their meta records and the alias's sync-status keyspace.
             let indexPrefix = "index/" + name + "/"
-            for (metaKey, kind) in try tx.context.txn.entries(core.metaKeyspace, prefix: Array(indexPrefix.utf8)) {
+            for (metaKey, kind) in try tx.context.metaEntries(prefix: Array(indexPrefix.utf8)) {
                 let rest = String(decoding: metaKey.dropFirst(indexPrefix.utf8.count), as: UTF8.self)
                 if let slash = rest.firstIndex(of: "/") {
                     let collection = String(rest[..<slash]), index = String(rest[rest.index(after: slash)...])
@@ -116,7 +137,7 @@ public final class Store: @unchecked Sendable {
                         try tx.context.txn.drop(ks)
                     }
                 }
-                _ = try tx.context.txn.delete(forKey: metaKey, in: core.metaKeyspace)
+                _ = try tx.context.txn.delete(forKey: metaKey, in: try tx.context.writableMeta())
             }
             if let ks = try view.syncKeyspace(create: false) { try tx.context.txn.drop(ks) }
         }
@@ -127,7 +148,7 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in a read-only snapshot.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try environment.read { txn in try body(view(of: txn)) }
+        try core.driver.read { txn in try body(view(of: txn)) }
     }
 
     /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws.
@@ -135,14 +156,20 @@ public final class Store: @unchecked Sendable {
     /// grow, so keep side effects out of it.
     @discardableResult
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try environment.write { txn in try body(view(of: txn)) }
+        try core.driver.write { txn in try body(view(of: txn)) }
     }
 
     /// Runs `body` on the environment's writer thread, group-committed with other async writes;
     /// returns once the commit is durable. A closure that throws undoes only its own work.
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
-        try await environment.write { [self] txn in
+        guard let environment = core.environment else {
+            // Other drivers: the same closure, run off the caller's task on a thread of its own.
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread { [self] in continuation.resume(with: Result { try write(body) }) }.start()
+            }
+        }
+        return try await environment.write { [self] txn in
             // The writer runs this inside a child transaction of the batch's transaction.
             let tx = view(of: txn)
             let mark = tx.context.mark
@@ -161,11 +188,14 @@ public final class Store: @unchecked Sendable {
     /// ``DocumentTransaction/rollback()`` (DLData's explicit flow). A write transaction must end
     /// on the thread that began it; until then other writers wait.
     public func beginTransaction(readOnly: Bool = false) throws -> DocumentTransaction {
+        guard let environment = core.environment else {
+            throw DepotError.invalidState("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
+        }
         let txn = try environment.beginTransaction(readOnly: readOnly)
         return DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self), explicit: true)
     }
 
-    func view(of txn: Transaction) -> DocumentTransaction {
+    func view(of txn: any StorageTransaction) -> DocumentTransaction {
         DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self))
     }
 
@@ -240,7 +270,7 @@ public final class Store: @unchecked Sendable {
 
     private func simulate(_ work: [(DocumentTransaction) throws -> Void], _ body: (DocumentTransaction) throws -> Void) throws {
         do {
-            try environment.write { txn in
+            try core.driver.write { txn in
                 let tx = view(of: txn)
                 for step in work { try step(tx) }
                 try body(tx)

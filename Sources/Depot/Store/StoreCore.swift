@@ -6,15 +6,15 @@ import Foundation
 ///
 /// `@unchecked Sendable`: mutable state is guarded by `lock`; the environment is `Sendable`.
 final class StoreCore: @unchecked Sendable {
-    let environment: Environment
+    /// The storage backend.
+    let driver: any StorageDriver
+    /// The LMDB environment, when the driver is LMDB.
+    var environment: Environment? { (driver as? LMDBDriver)?.environment }
     private let lock = NSLock()
     private var descriptors: [String: IDKind] = [:]
     private var observers: [(id: UUID, ref: WeakObserver)] = []
     private var streams: [UUID: (alias: String?, collections: Set<String>?, continuation: AsyncStream<ChangeSet>.Continuation)] = [:]
     private var observing = false
-    let meta: Database<StringCodec, BytesCodec>
-    /// The meta database as a keyspace of the storage interface.
-    var metaKeyspace: Keyspace { Keyspace(name: StoreLayout.metaDatabase, handle: meta.dbi) }
 
     struct WeakObserver { weak var observer: (any StoreObserver)? }
 
@@ -27,19 +27,36 @@ final class StoreCore: @unchecked Sendable {
         try registryLock.withLock {
             let key = ObjectIdentifier(environment)
             if let core = registry[key]?.core, core.environment === environment { return core }
-            let core = try StoreCore(environment: environment)
+            let core = try StoreCore(driver: LMDBDriver(environment: environment))
             registry = registry.filter { $0.value.core != nil }
             registry[key] = WeakCore(core: core)
             return core
         }
     }
 
-    private init(environment: Environment) throws {
-        self.environment = environment
-        if environment.options.readOnly {
-            meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: BytesCodec.self, create: false)
-        } else {
-            meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: BytesCodec.self)
+    /// The core of any other driver, shared by every store opened on that driver object.
+    static func core(for driver: any StorageDriver) throws -> StoreCore {
+        if let lmdb = driver as? LMDBDriver { return try core(for: lmdb.environment) }
+        return try registryLock.withLock {
+            let key = ObjectIdentifier(driver)
+            if let core = registry[key]?.core, core.driver === driver { return core }
+            let core = try StoreCore(driver: driver)
+            registry = registry.filter { $0.value.core != nil }
+            registry[key] = WeakCore(core: core)
+            return core
+        }
+    }
+
+    private init(driver: any StorageDriver) throws {
+        self.driver = driver
+        // LMDB: open the meta database once, outside any transaction, so that read transactions
+        // find its handle cached.
+        if let environment = (driver as? LMDBDriver)?.environment {
+            do {
+                _ = try environment.openDatabase(StoreLayout.metaDatabase, create: !environment.options.readOnly)
+            } catch LMDBError.notFound {
+                // A read-only environment without Depot data: every look-up finds nothing.
+            }
         }
     }
 

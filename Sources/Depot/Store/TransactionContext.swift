@@ -26,6 +26,27 @@ final class TransactionContext {
     /// cycles). Keys are borrowed for the duration of the decode.
     var resolving: [InProgress] = []
 
+    /// The store's meta keyspace in this transaction (nil: absent, in a read transaction).
+    private var metaCache: Keyspace??
+    func metaKeyspace() throws -> Keyspace? {
+        if let cached = metaCache { return cached }
+        let found = try txn.keyspace(named: StoreLayout.metaDatabase, create: !txn.isReadOnly)
+        metaCache = found
+        return found
+    }
+
+    /// Meta records whose keys start with `prefix` (none when the meta keyspace is absent).
+    func metaEntries(prefix: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
+        guard let meta = try metaKeyspace() else { return [] }
+        return try txn.entries(meta, prefix: prefix)
+    }
+
+    /// The meta keyspace of a write transaction.
+    func writableMeta() throws -> Keyspace {
+        guard let meta = try metaKeyspace() else { throw DepotError.invalidState("the store's meta data is missing") }
+        return meta
+    }
+
     struct InProgress {
         var alias: String
         var collection: String
@@ -115,7 +136,7 @@ final class TransactionContext {
         }
         guard let db = try txn.keyspace(named: name, create: create && !txn.isReadOnly) else { return nil }
         if stored == nil && !txn.isReadOnly {
-            try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: core.metaKeyspace)
+            try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: try writableMeta())
             pendingDescriptors.append((name, kind, txn.nestingDepth))
         }
         databases[key] = (db, stored ?? kind, txn.nestingDepth)
@@ -136,7 +157,8 @@ final class TransactionContext {
     func storedKind(alias: String, collection: String, name: String) throws -> IDKind? {
         if let known = core.knownKind(of: name) { return known }
         if let pending = pendingDescriptors.last(where: { $0.name == name }) { return pending.kind }
-        let raw = try txn.get(Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: core.metaKeyspace)
+        guard let meta = try metaKeyspace() else { return nil }
+        let raw = try txn.get(Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: meta)
         guard let raw else { return nil }
         guard let kind = IDKind(rawValue: String(decoding: raw, as: UTF8.self)) else {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: "(descriptor)", detail: "unknown ID kind")
@@ -150,7 +172,7 @@ final class TransactionContext {
     /// transaction, or recorded in the meta database.
     func isIndexBuilt(_ name: String, metaKey: String) throws -> Bool {
         if core.isIndexKnown(name) || builtIndexes[name] != nil { return true }
-        if try txn.get(Array(metaKey.utf8), in: core.metaKeyspace) != nil {
+        if let meta = try metaKeyspace(), try txn.get(Array(metaKey.utf8), in: meta) != nil {
             builtIndexes[name] = (true, 0)
             return true
         }
