@@ -92,6 +92,7 @@ final class TransactionContext {
     /// deeper) was aborted, so handles and descriptors opened there are gone too.
     func revert(to mark: Mark, childDepth: Int) {
         recorder?.revert(to: mark.recorder)
+        metaCache = nil // it may have been created inside the aborted child: look it up again
         databases = databases.filter { $0.value.depth < childDepth }
         pendingDescriptors.removeAll { $0.depth >= childDepth }
         builtIndexes = builtIndexes.filter { $0.value.depth < childDepth }
