@@ -1,0 +1,250 @@
+import Foundation
+
+/// A cached key/value facade over a store (GBStorageController): values of any `Codable` type
+/// under string keys, kept in a bounded least-recently-used cache, written to disk only when
+/// saved.
+///
+/// ```swift
+/// let kv = store.keyValue()
+/// kv["name"] = "Ada"              // in memory only
+/// try kv.save()                   // every dirty key in one transaction
+/// let name: String? = kv["name"]  // cache, then disk
+/// try await kv.preload("big")     // load and decode in the background
+/// ```
+///
+/// The subscript reads `nil` both for a missing key and for a value that does not decode as the
+/// asked type; ``value(forKey:as:)`` throws instead. Unsaved values are never evicted.
+public final class KeyValueStore: @unchecked Sendable {
+    // @unchecked Sendable: every mutable property is guarded by `lock`.
+    struct Entry {
+        var value: any Sendable
+        var bytes: [UInt8]?       // encoded record payload; nil while the value failed to encode
+        var encodingError: (any Error)?
+        var dirty: Bool
+        var deleted = false
+        var lastUse: UInt64
+        var version: UInt64 = 0
+    }
+
+    /// The store the values are kept in.
+    public let store: Store
+    /// At most this many values in the cache (unsaved ones are never evicted).
+    public let maxEntries: Int
+    /// At most this many encoded bytes in the cache (unsaved ones are never evicted).
+    public let maxBytes: Int
+    private let lock = NSLock()
+    private var cache: [String: Entry] = [:]
+    private var clock: UInt64 = 0
+    private var bytesCached = 0
+    private var hits = 0
+    private var misses = 0
+
+    init(store: Store, maxEntries: Int, maxBytes: Int) {
+        self.store = store
+        self.maxEntries = max(1, maxEntries)
+        self.maxBytes = max(1, maxBytes)
+    }
+
+    static func keyspaceName(alias: String) -> String { "depot.kv/" + alias }
+
+    /// Cache hits and misses so far, and what the cache holds.
+    public var statistics: (hits: Int, misses: Int, entries: Int, bytes: Int) {
+        lock.withLock { (hits, misses, cache.count, bytesCached) }
+    }
+
+    /// Whether values were set but not saved.
+    public var hasUnsavedChanges: Bool { lock.withLock { cache.values.contains { $0.dirty } } }
+
+    /// The value under `key` as `T`: from the cache, else from disk (then cached).
+    /// Setting keeps the value in memory only (nil marks the key for deletion) until ``save()``.
+    public subscript<T: Codable & Sendable>(key: String) -> T? {
+        get { (try? value(forKey: key, as: T.self)) ?? nil }
+        set { set(newValue, forKey: key) }
+    }
+
+    /// The value under `key` as `T`, or nil when absent.
+    ///
+    /// - Throws: a decoding error naming the key when the stored value is not a `T`.
+    public func value<T: Codable & Sendable>(forKey key: String, as type: T.Type = T.self) throws -> T? {
+        if let cached: Entry = lock.withLock({ () -> Entry? in
+            guard var entry = cache[key] else { return nil }
+            clock += 1
+            entry.lastUse = clock
+            cache[key] = entry
+            hits += 1
+            return entry
+        }) {
+            if cached.deleted { return nil }
+            if let typed = cached.value as? T { return typed }
+            guard let bytes = cached.bytes else { return nil }
+            return try decode(T.self, bytes, key: key)
+        }
+        lock.withLock { misses += 1 }
+        guard let bytes = try load(key) else { return nil }
+        let decoded = try decode(T.self, bytes, key: key)
+        insert(key, Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+        return decoded
+    }
+
+    /// Sets the value under `key` in memory (nil: delete at the next save).
+    public func set<T: Codable & Sendable>(_ value: T?, forKey key: String) {
+        guard let value else {
+            insert(key, Entry(value: Optional<Int>.none as Int?, bytes: nil, encodingError: nil, dirty: true, deleted: true, lastUse: 0))
+            return
+        }
+        do {
+            let bytes = try BinaryEncoder().encode(value)
+            insert(key, Entry(value: value, bytes: bytes, encodingError: nil, dirty: true, lastUse: 0))
+        } catch {
+            insert(key, Entry(value: value, bytes: nil, encodingError: error, dirty: true, lastUse: 0))
+        }
+    }
+
+    /// Writes every unsaved value in one transaction. On error nothing is written and the values
+    /// stay unsaved.
+    public func save() throws {
+        let dirty = lock.withLock { cache.filter { $0.value.dirty } }
+        try write(dirty)
+    }
+
+    /// Writes the unsaved value of `key` (if any).
+    public func save(_ key: String) throws {
+        let dirty = lock.withLock { cache.filter { $0.key == key && $0.value.dirty } }
+        try write(dirty)
+    }
+
+    /// Loads and decodes `key` into the cache off the calling task.
+    public func preload<T: Codable & Sendable>(_ key: String, as type: T.Type) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread { [self] in continuation.resume(with: Result { _ = try value(forKey: key, as: T.self) }) }.start()
+        }
+    }
+
+    /// Loads the raw bytes of `key` into the cache off the calling task (decoded on first use).
+    public func preload(_ key: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            Thread { [self] in
+                continuation.resume(with: Result {
+                    if lock.withLock({ cache[key] != nil }) { return }
+                    guard let bytes = try load(key) else { return }
+                    insert(key, Entry(value: bytes as [UInt8], bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+                })
+            }.start()
+        }
+    }
+
+    /// Drops every saved value from memory (unsaved ones stay).
+    public func clearCache() {
+        lock.withLock {
+            cache = cache.filter { $0.value.dirty }
+            bytesCached = cache.values.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
+        }
+    }
+
+    /// Drops `key` from memory, saved or not.
+    public func clearCache(forKey key: String) {
+        lock.withLock {
+            if let old = cache.removeValue(forKey: key) { bytesCached -= old.bytes?.count ?? 0 }
+        }
+    }
+
+    /// Removes `key` from disk and from the cache.
+    public func deletePermanently(_ key: String) throws {
+        try store.write { tx in
+            guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: true) else { return }
+            _ = try tx.context.txn.delete(forKey: Array(key.utf8), in: ks)
+        }
+        clearCache(forKey: key)
+    }
+
+    // MARK: Internals
+
+    private func insert(_ key: String, _ entry: Entry) {
+        lock.withLock {
+            var entry = entry
+            clock += 1
+            entry.lastUse = clock
+            entry.version = clock
+            if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
+            cache[key] = entry
+            bytesCached += entry.bytes?.count ?? 0
+            evict()
+        }
+    }
+
+    /// Evicts least-recently-used saved values until the bounds hold. The lock is held.
+    private func evict() {
+        while cache.count > maxEntries || bytesCached > maxBytes {
+            guard let victim = cache.filter({ !$0.value.dirty }).min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+            cache[victim.key] = nil
+            bytesCached -= victim.value.bytes?.count ?? 0
+        }
+    }
+
+    private func load(_ key: String) throws -> [UInt8]? {
+        try store.read { tx in
+            guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: false) else { return nil }
+            return try tx.context.txn.withValue(forKey: Array(key.utf8), in: ks) { record -> [UInt8] in
+                do {
+                    return [UInt8](try Record.open(record).1)
+                } catch {
+                    throw DepotError.checksumMismatch(alias: store.alias, collection: "$kv", id: key)
+                }
+            }
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ bytes: [UInt8], key: String) throws -> T {
+        do {
+            return try BinaryDecoder().decode(T.self, from: bytes)
+        } catch let error as DecodingError {
+            throw DepotError.decodingFailed(alias: store.alias, collection: "$kv", id: key, fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+        }
+    }
+
+    private func write(_ entries: [String: Entry]) throws {
+        if entries.isEmpty { return }
+        for (key, entry) in entries where !entry.deleted && entry.bytes == nil {
+            throw DepotError.encodingFailed(collection: "$kv", id: key, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
+        }
+        for key in entries.keys where key.isEmpty || key.utf8.count > 511 {
+            throw DepotError.invalidKey(detail: "a key/value key must be 1 to 511 bytes, got \(key.utf8.count)")
+        }
+        try store.write { tx in
+            guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: true) else { return }
+            var record: [UInt8] = []
+            for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                if entry.deleted {
+                    _ = try tx.context.txn.delete(forKey: Array(key.utf8), in: ks)
+                } else if let bytes = entry.bytes {
+                    Record.begin(&record, flags: 0, revision: 1)
+                    record.append(contentsOf: bytes)
+                    Record.seal(&record)
+                    try tx.context.txn.put(record, forKey: Array(key.utf8), in: ks)
+                }
+                tx.context.recorder?.record(.init(alias: store.alias, collection: "$kv", key: Array(key.utf8)),
+                                            existedBefore: true, existsNow: !entry.deleted, idKind: .string)
+            }
+        }
+        lock.withLock {
+            for (key, saved) in entries {
+                guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile
+                if current.deleted {
+                    cache[key] = nil
+                } else {
+                    current.dirty = false
+                    cache[key] = current
+                }
+            }
+            evict()
+        }
+    }
+}
+
+extension Store {
+    /// A cached key/value facade on this store's alias (values in the keyspace
+    /// `depot.kv/<alias>`), bounded to `maxEntries` values and `maxBytes` encoded bytes.
+    public func keyValue(maxEntries: Int = 1_000, maxBytes: Int = 64 << 20) -> KeyValueStore {
+        KeyValueStore(store: self, maxEntries: maxEntries, maxBytes: maxBytes)
+    }
+}
