@@ -112,6 +112,16 @@ final class ChangeRecorder {
 
     var isEmpty: Bool { states.isEmpty }
 
+    /// The keys recorded since `mark`, each once, with their current state.
+    func touched(since mark: Int) -> [(Key, State)] {
+        var seen = Set<Key>()
+        var result: [(Key, State)] = []
+        for (key, _) in undo[min(mark, undo.count)...] where seen.insert(key).inserted {
+            if let state = states[key] { result.append((key, state)) }
+        }
+        return result
+    }
+
     /// The change set of everything recorded.
     func changeSet(transactionID: Int?) -> ChangeSet {
         struct Group { var created: [[UInt8]] = []; var updated: [[UInt8]] = []; var deleted: [[UInt8]] = []; var kind = IDKind.string }

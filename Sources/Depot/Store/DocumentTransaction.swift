@@ -74,6 +74,7 @@ public final class DocumentTransaction {
             throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.txn as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
+        try context.appendChangeLog()
         try txn.commit()
     }
 

@@ -156,7 +156,12 @@ public final class Store: @unchecked Sendable {
     /// grow, so keep side effects out of it.
     @discardableResult
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try core.driver.write { txn in try body(view(of: txn)) }
+        try core.driver.write { txn in
+            let tx = view(of: txn)
+            let result = try body(tx)
+            try tx.context.appendChangeLog()
+            return result
+        }
     }
 
     /// Runs `body` on the environment's writer thread, group-committed with other async writes;
@@ -175,6 +180,7 @@ public final class Store: @unchecked Sendable {
             let mark = tx.context.mark
             do {
                 let result = try body(tx)
+                try tx.context.appendChangeLog()
                 tx.context.promote(toDepth: mark.depth - 1)
                 return result
             } catch {

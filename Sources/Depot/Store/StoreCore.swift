@@ -60,6 +60,25 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
+    // MARK: External change log
+
+    /// Identifies this process's store core in change-log entries (so its watcher skips them).
+    let token = UUID().uuidString
+    private var leaseCheck: (at: Double, live: Bool) = (0, false)
+
+    /// Whether write transactions must log their changes for watchers in other processes:
+    /// checked in `txn` at most once a second.
+    func externalWatchersActive(_ txn: any StorageTransaction) -> Bool {
+        let now = Date().timeIntervalSince1970
+        if let cached = lock.withLock({ now - leaseCheck.at < 1 ? leaseCheck.live : nil }) { return cached }
+        let live = (try? ChangeLog.hasLiveLease(txn)) ?? false
+        lock.withLock { leaseCheck = (now, live) }
+        return live
+    }
+
+    /// Forgets the cached lease check (a watcher just started in this process).
+    func refreshLeaseCheck() { lock.withLock { leaseCheck = (0, false) } }
+
     // MARK: Collection descriptors
 
     func knownKind(of database: String) -> IDKind? { lock.withLock { descriptors[database] } }

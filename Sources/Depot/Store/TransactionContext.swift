@@ -61,22 +61,37 @@ final class TransactionContext {
         let depth: Int
     }
 
-    private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool) {
+    /// Whether this write logs its changes for watchers in other processes.
+    let logsChanges: Bool
+    private var loggedMark = 0
+
+    private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
         self.txn = txn
         self.core = core
-        self.recorder = recordChanges ? ChangeRecorder() : nil
+        self.recorder = recordChanges || logChanges ? ChangeRecorder() : nil
+        self.logsChanges = logChanges
+    }
+
+    /// Appends what was recorded since the last call to the change log (when watchers exist).
+    /// The document layer calls it at the end of every write closure, inside the transaction.
+    func appendChangeLog() throws {
+        guard logsChanges, let recorder else { return }
+        let changes = recorder.touched(since: loggedMark)
+        loggedMark = recorder.mark
+        if !changes.isEmpty { try ChangeLog.append(changes, writer: core.token, txn: txn) }
     }
 
     /// The context of `txn`, created (and hooked to its commit) on first use.
     static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
         if let existing = txn.attachment as? TransactionContext { return existing }
-        let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers)
+        let logs = !txn.isReadOnly && core.externalWatchersActive(txn)
+        let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers, logChanges: logs)
         txn.attachment = context
         if !txn.isReadOnly {
             txn.afterCommit { [context, store] in
                 for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
                 for (name, entry) in context.builtIndexes { context.core.rememberIndex(name, unique: entry.unique) }
-                if let recorder = context.recorder, !recorder.isEmpty {
+                if let recorder = context.recorder, !recorder.isEmpty, context.core.hasObservers {
                     context.core.publish(recorder.changeSet(transactionID: nil), from: store)
                 }
             }
@@ -92,6 +107,7 @@ final class TransactionContext {
     /// deeper) was aborted, so handles and descriptors opened there are gone too.
     func revert(to mark: Mark, childDepth: Int) {
         recorder?.revert(to: mark.recorder)
+        loggedMark = min(loggedMark, mark.recorder)
         metaCache = nil // it may have been created inside the aborted child: look it up again
         databases = databases.filter { $0.value.depth < childDepth }
         pendingDescriptors.removeAll { $0.depth >= childDepth }

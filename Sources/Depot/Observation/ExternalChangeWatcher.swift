@@ -1,0 +1,114 @@
+import DepotLMDB
+import Foundation
+
+/// Notices commits made by other processes (or other environments on the same files) and
+/// reports what they changed, as ``ChangeSet``s with ``ChangeSet/isExternal`` true, to the
+/// store's observers and `changes()` streams.
+///
+/// Start one with ``Store/watchExternalChanges(every:)``; it polls every `interval` (50 ms by
+/// default): for LMDB it first compares the last transaction ID (`mdb_env_info`), a read of
+/// shared memory, and reads the change log only when it moved. While it runs it holds a lease
+/// that makes writers (in every process) log their changes; stop it (or release it) and writers
+/// stop logging within a few seconds. See ``ChangeLog`` for the design.
+public final class ExternalChangeWatcher: @unchecked Sendable {
+    // @unchecked Sendable: `stopped` is guarded by `lock`; the thread owns the rest.
+    private let store: Store
+    private let core: StoreCore
+    private let interval: Duration
+    private let lease: [UInt8]
+    private let lock = NSCondition()
+    private var stopped = false
+    private var nextSequence: UInt64 = 0
+    private var lastTransactionID = -1
+    private var leaseRenewedAt: Double = 0
+
+    init(store: Store, interval: Duration) throws {
+        self.store = store
+        self.core = store.core
+        self.interval = interval
+        self.lease = Array((ChangeLog.leasePrefix + UUID().uuidString).utf8)
+        try renewLease()
+        core.refreshLeaseCheck()
+        nextSequence = try core.driver.read { txn in
+            guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return 1 }
+            return try txn.withValue(forKey: ChangeLog.counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
+        }
+        let thread = Thread { [weak self] in self?.run() }
+        thread.name = "depot.watcher"
+        thread.start()
+    }
+
+    deinit { stop() }
+
+    /// Stops watching and gives up the lease.
+    public func stop() {
+        let first: Bool = lock.withLock {
+            defer { stopped = true; lock.broadcast() }
+            return !stopped
+        }
+        if first {
+            _ = try? core.driver.write { txn in
+                if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
+                    _ = try txn.delete(forKey: lease, in: meta)
+                }
+            }
+        }
+    }
+
+    private func renewLease() throws {
+        let expiry = Date().timeIntervalSince1970 + 10
+        try core.driver.write { txn in
+            guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
+            try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+        }
+        leaseRenewedAt = Date().timeIntervalSince1970
+    }
+
+    private func run() {
+        let (seconds, attoseconds) = interval.components
+        let nanos = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        while true {
+            let done: Bool = lock.withLock {
+                if !stopped { _ = lock.wait(until: Date().addingTimeInterval(Double(nanos) / 1e9)) }
+                return stopped
+            }
+            if done { return }
+            if Date().timeIntervalSince1970 - leaseRenewedAt > 2 { try? renewLease() }
+            poll()
+        }
+    }
+
+    /// Reads new change-log entries and publishes those of other writers.
+    func poll() {
+        if let env = core.environment {
+            let last = env.info().lastTransactionID
+            if last == lastTransactionID { return }
+            lastTransactionID = last
+        }
+        var entries: [ChangeLog.Entry] = []
+        let start = nextSequence
+        let next: UInt64? = try? core.driver.read { txn in
+            guard let log = try txn.keyspace(named: ChangeLog.keyspace, create: false) else { return start }
+            var seq = start
+            try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: nil, prefix: nil, reverse: false) { key, value in
+                seq = (try BigEndian<UInt64>.decode(key)) + 1
+                if let entry = try? BinaryDecoder().decode(ChangeLog.Entry.self, from: value) { entries.append(entry) }
+                return true
+            }
+            return seq
+        }
+        guard let next else { return }
+        nextSequence = next
+        for entry in entries where entry.writer != core.token {
+            core.publish(ChangeLog.changeSet(entry), from: store)
+        }
+    }
+}
+
+extension Store {
+    /// Starts watching for commits of other processes (see ``ExternalChangeWatcher``); keep the
+    /// returned object for as long as you want to be told.
+    public func watchExternalChanges(every interval: Duration = .milliseconds(50)) throws -> ExternalChangeWatcher {
+        try ExternalChangeWatcher(store: self, interval: interval)
+    }
+}
