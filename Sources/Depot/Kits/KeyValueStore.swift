@@ -157,6 +157,21 @@ public final class KeyValueStore: @unchecked Sendable {
         clearCache(forKey: key)
     }
 
+    // MARK: Raw payloads (for Persistent's repository)
+
+    /// The encoded payload under `key` on disk (bypassing the cache).
+    func loadPayload(_ key: String) throws -> [UInt8]? {
+        clearCache(forKey: key)
+        return try load(key)
+    }
+
+    /// Writes an already encoded payload (nil deletes) under `key` now.
+    func savePayload(_ bytes: [UInt8]?, forKey key: String) throws {
+        let entry = Entry(value: bytes ?? [], bytes: bytes, encodingError: nil, dirty: true, deleted: bytes == nil, lastUse: 0)
+        try write([key: entry])
+        clearCache(forKey: key)
+    }
+
     // MARK: Internals
 
     private func insert(_ key: String, _ entry: Entry) {

@@ -145,15 +145,9 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
         self.kv = store.keyValue(maxEntries: 1, maxBytes: 1)
     }
 
-    public func load(_ key: String) throws -> [UInt8]? {
-        kv.clearCache(forKey: key)
-        return try kv.value(forKey: key, as: [UInt8].self)
-    }
+    public func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
 
-    public func save(_ bytes: [UInt8]?, forKey key: String) throws {
-        if let bytes { kv.set(bytes, forKey: key) } else { kv.set(Optional<[UInt8]>.none, forKey: key) }
-        try kv.save(key)
-    }
+    public func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
 
     public func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
         let observer = KeyObserver(alias: store.alias, key: key, handler: handler)
