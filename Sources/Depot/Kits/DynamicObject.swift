@@ -133,14 +133,7 @@ extension DocumentTransaction {
     }
 
     private func dynamicObject(_ entity: String, _ record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, kind: IDKind) throws -> DynamicObject {
-        let payload: UnsafeRawBufferPointer
-        do {
-            payload = try Record.open(record).1
-        } catch Record.Problem.checksum {
-            throw DepotError.checksumMismatch(alias: alias, collection: entity, id: displayID(kind.value(ofKey: key)))
-        } catch {
-            throw DepotError.corruptRecord(alias: alias, collection: entity, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
-        }
+        let payload = try openRecord(record, collection: entity, key: key, kind: kind).payload
         let value = try DocumentValue(binary: payload)
         var object = DynamicObject(entity: entity)
         object.fields = value.fields ?? []

@@ -36,14 +36,7 @@ extension DocumentTransaction {
         func consider(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> Bool {
             examined += 1
             let id = kind.value(ofKey: key)
-            let header: Record.Header, payload: UnsafeRawBufferPointer
-            do {
-                (header, payload) = try Record.open(record)
-            } catch Record.Problem.checksum {
-                throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(id))
-            } catch {
-                throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(id), detail: "\(error)")
-            }
+            let (header, payload) = try openRecord(record, collection: collection, key: key, kind: kind)
             let document: DocumentValue
             do { document = try DocumentValue(binary: payload) } catch {
                 throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(id), detail: "\(error)")

@@ -88,15 +88,7 @@ extension DocumentTransaction {
             var stop = false
             try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
                 let id = kind.value(ofKey: key)
-                let header: Record.Header
-                let payload: UnsafeRawBufferPointer
-                do {
-                    (header, payload) = try Record.open(value)
-                } catch Record.Problem.checksum {
-                    throw DepotError.checksumMismatch(alias: alias, collection: name, id: displayID(id))
-                } catch {
-                    throw DepotError.corruptRecord(alias: alias, collection: name, id: displayID(id), detail: "\(error)")
-                }
+                let (header, payload) = try openRecord(value, collection: name, key: key, kind: kind)
                 let document: DocumentValue
                 do {
                     document = try DocumentValue(binary: payload)

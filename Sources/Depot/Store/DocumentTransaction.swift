@@ -220,14 +220,7 @@ public final class DocumentTransaction {
     /// Decodes a stored record, verifying its checksum; errors name collection, ID and field path.
     func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
                                     key: UnsafeRawBufferPointer, kind: IDKind) throws -> D {
-        let payload: UnsafeRawBufferPointer
-        do {
-            payload = try Record.open(bytes).1
-        } catch .checksum {
-            throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
-        } catch {
-            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
-        }
+        let payload = try openRecord(bytes, collection: collection, key: key, kind: kind).payload
         context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
         do {
@@ -241,6 +234,18 @@ public final class DocumentTransaction {
             throw DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
                                             fieldPath: fieldPath(of: error), detail: decodingDetail(error))
         } catch let error as BinaryCodecError {
+            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        }
+    }
+
+    /// Checks a stored record's envelope and checksum; errors name alias, collection and ID.
+    func openRecord(_ bytes: UnsafeRawBufferPointer, collection: String, key: UnsafeRawBufferPointer, kind: IDKind) throws
+        -> (header: Record.Header, payload: UnsafeRawBufferPointer) {
+        do {
+            return try Record.open(bytes)
+        } catch .checksum {
+            throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
+        } catch {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         }
     }
