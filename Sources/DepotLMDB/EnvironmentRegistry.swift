@@ -45,7 +45,4 @@ final class EnvironmentRegistry: @unchecked Sendable {
             lock.broadcast()
         }
     }
-
-    /// Number of environments currently open in this process.
-    var count: Int { lock.withLock { entries.count } }
 }

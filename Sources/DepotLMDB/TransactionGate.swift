@@ -142,15 +142,6 @@ final class TransactionGate: @unchecked Sendable {
 
     var isClosed: Bool { lock.withLock { closed } }
 
-    /// Takes every pooled reset transaction (to abort them before `mdb_env_set_mapsize`).
-    func drainPool() -> [OpaquePointer] {
-        lock.withLock {
-            let handles = pool
-            pool.removeAll(keepingCapacity: true)
-            return handles
-        }
-    }
-
     @usableFromInline
     static func closedError(_ operation: String) -> LMDBError {
         LMDBError(code: LMDBError.invalidArgument.code, operation: operation, detail: "the environment is closed")

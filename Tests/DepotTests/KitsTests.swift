@@ -124,6 +124,12 @@ struct KeyValueTests {
         try await raw.preload("big")
         #expect((raw["big"] as [Int]?)?.last == 49_999)
         #expect(raw.statistics.hits == 1)
+        // A value of bytes preloaded raw reads back as the stored bytes, not as its encoding.
+        writer["blob"] = [UInt8]([1, 2, 3])
+        try writer.save()
+        let bytes = store.keyValue()
+        try await bytes.preload("blob")
+        #expect((bytes["blob"] as [UInt8]?) == [1, 2, 3])
     }
 }
 

@@ -16,6 +16,9 @@ import Foundation
 /// asked type; ``value(forKey:as:)`` throws instead. Unsaved values are never evicted.
 public final class KeyValueStore: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is guarded by `lock`.
+    /// The cached value of an entry preloaded as bytes, decoded on first use.
+    struct Undecoded: Sendable {}
+
     struct Entry {
         var value: any Sendable
         var bytes: [UInt8]?       // encoded record payload; nil while the value failed to encode
@@ -127,7 +130,7 @@ public final class KeyValueStore: @unchecked Sendable {
                 continuation.resume(with: Result {
                     if lock.withLock({ cache[key] != nil }) { return }
                     guard let bytes = try load(key) else { return }
-                    insert(key, Entry(value: bytes as [UInt8], bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+                    insert(key, Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
                 })
             }.start()
         }
