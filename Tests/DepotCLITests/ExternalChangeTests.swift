@@ -57,7 +57,11 @@ struct ExternalChangeTests {
         let kvSet = try runProcess(exe, ["kv", "set", "--path", folder.sub("store"), "flag", "true"])
         #expect(kvSet.status == 0, "\(kvSet.err)")
         #expect(waitUntil { observer.sets.filter(\.isExternal).count == 2 })
-        #expect(observer.sets.filter(\.isExternal).last?.changes(in: "$kv")?.updated == [.string("flag")])
+        #expect(observer.sets.filter(\.isExternal).last?.changes(in: "$kv")?.created == [.string("flag")], "a new key is created")
+        let kvUpdate = try runProcess(exe, ["kv", "set", "--path", folder.sub("store"), "flag", "false"])
+        #expect(kvUpdate.status == 0, "\(kvUpdate.err)")
+        #expect(waitUntil { observer.sets.filter(\.isExternal).count == 3 })
+        #expect(observer.sets.filter(\.isExternal).last?.changes(in: "$kv")?.updated == [.string("flag")], "an existing key is updated")
     }
 
     @Test func nobodyWatchingMeansNoLog() throws {

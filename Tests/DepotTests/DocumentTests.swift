@@ -131,11 +131,11 @@ struct DocumentTests {
         }
         try store.write { tx in try tx.park(sampleEmployee("e9")) }
         let error = #expect(throws: DepotError.self) { _ = try store.retrieve(EmployeeV2.self, id: "e9") }
-        guard case let .decodingFailed(alias, collection, id, path, _)? = error else {
+        guard let error, error.code == .decodingFailed else {
             Issue.record("expected decodingFailed, got \(String(describing: error))")
             return
         }
-        #expect(alias == "default" && collection == "Employee" && id == "e9" && path == "salary")
+        #expect(error.alias == "default" && error.collection == "Employee" && error.id == "e9" && error.fieldPath == "salary")
         struct Wrong: Document { static var collection: String { "Employee" }; var id: Int }
         #expect(throws: DepotError.idKindMismatch(alias: "default", collection: "Employee", stored: .string, requested: .signed)) {
             _ = try store.retrieve(Wrong.self, id: 1)
@@ -173,10 +173,10 @@ struct ReferenceCycleTests {
             try tx.park(Node(id: 1, next: [Node(id: 2, next: [Node(id: 1, next: [])])]))
         }
         let error = #expect(throws: DepotError.self) { _ = try store.retrieve(Node.self, id: 1) }
-        guard case .referenceCycle(let chain)? = error else {
+        guard let error, error.code == .referenceCycle else {
             Issue.record("expected referenceCycle, got \(String(describing: error))")
             return
         }
-        #expect(chain == ["Node/1", "Node/2", "Node/1"])
+        #expect(error.message == "reference cycle: Node/1 → Node/2 → Node/1")
     }
 }

@@ -191,22 +191,24 @@ struct SyncAndIDTests {
     let store: Store
     init() throws { store = try Store(path: folder.path) }
 
-    @Test func parkingSetsNotSyncedAndStatusIsIndexed() throws {
+    /// GarageStorage's rule: a Syncable's own status is stored as given (also `.undetermined`);
+    /// other types are stored as not synced.
+    @Test func parkingStoresTheObjectsOwnStatusAndIndexesIt() throws {
         try store.write { tx in
             for i in 0..<10 { try tx.park(Task2(id: "t\(i)", title: "T\(i)")) }
             try tx.park(sampleEmployee("e1"))
         }
         try store.read { tx throws in
-            #expect(try tx.syncStatus(of: Task2.self, id: "t1") == .notSynced)
+            #expect(try tx.syncStatus(of: Task2.self, id: "t1") == .undetermined)
             #expect(try tx.syncStatus(of: Employee.self, id: "e1") == .notSynced)
-            #expect(try tx.retrieve(Task2.self, id: "t1")?.syncStatus == .notSynced)
+            #expect(try tx.retrieve(Task2.self, id: "t1")?.syncStatus == .undetermined)
             #expect(try tx.syncStatus(of: Task2.self, id: "missing") == nil)
         }
         let missing = try store.write { tx in try tx.setSyncStatus(.synced, for: Task2.self, ids: ["t1", "t2", "ghost"]) }
         #expect(missing == ["ghost"])
         try store.read { tx throws in
             #expect(try tx.retrieve(Task2.self, withSyncStatus: .synced).map(\.id) == ["t1", "t2"])
-            #expect(try tx.retrieve(Task2.self, withSyncStatus: .notSynced).count == 8)
+            #expect(try tx.retrieve(Task2.self, withSyncStatus: .undetermined).count == 8)
             #expect(try tx.retrieve(Task2.self, id: "t2")?.syncStatus == .synced)
             #expect(try tx.retrieve(Employee.self, withSyncStatus: .notSynced).map(\.id) == ["e1"])
             let all = try tx.documents(withSyncStatus: .synced)

@@ -69,11 +69,11 @@ struct RecordFuzzTests {
                 do {
                     _ = try tx.retrieve(Employee.self, id: id)
                     Issue.record("\(id): a damaged record decoded")
-                } catch DepotError.checksumMismatch(let alias, let collection, let errorID) {
-                    #expect(alias == "default" && collection == "Employee" && errorID == id)
+                } catch let error as DepotError where error.code == .checksumMismatch {
+                    #expect(error.alias == "default" && error.collection == "Employee" && error.id == id)
                     outcomes["checksum", default: 0] += 1
-                } catch DepotError.corruptRecord(_, let collection, let errorID, _) {
-                    #expect(collection == "Employee" && errorID == id)
+                } catch let error as DepotError where error.code == .corruptRecord {
+                    #expect(error.collection == "Employee" && error.id == id)
                     outcomes["record", default: 0] += 1
                 } catch {
                     Issue.record("\(id): unexpected \(error)")

@@ -58,9 +58,9 @@ struct SecretsTests {
         ] as [(String, () throws -> Void)] {
             let error = #expect(throws: DepotError.self, "\(what)") { try read() }
             expectNoSecret(error, what)
-            if case let .decodingFailed(alias, collection, id, path, _)? = error {
-                #expect(alias == "default" && collection == "Vault" && id == "v1", "\(what)")
-                #expect(path == (what == "Int8" ? "pin" : "code"), "\(what): \(path)")
+            if let error, error.code == .decodingFailed {
+                #expect(error.alias == "default" && error.collection == "Vault" && error.id == "v1", "\(what)")
+                #expect(error.fieldPath == (what == "Int8" ? "pin" : "code"), "\(what): \(error.fieldPath ?? "-")")
             } else {
                 Issue.record("\(what): expected decodingFailed, got \(String(describing: error))")
             }

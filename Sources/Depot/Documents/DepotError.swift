@@ -1,94 +1,277 @@
 import DepotLMDB
 import Foundation
 
-/// Errors of the document layer. Each names what was wrong and where (alias, collection, ID,
-/// field path); none contains a stored value.
-public enum DepotError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// A stored record failed its checksum: the bytes changed on disk or in memory.
-    case checksumMismatch(alias: String, collection: String, id: String)
-    /// A stored record could not be read (unknown format version, truncated header, …).
-    case corruptRecord(alias: String, collection: String, id: String, detail: String)
-    /// A stored document does not decode as the requested type.
-    case decodingFailed(alias: String, collection: String, id: String, fieldPath: String, detail: String)
-    /// A document could not be encoded.
-    case encodingFailed(collection: String, id: String, fieldPath: String, detail: String)
-    /// A parent references a child document that is not stored.
-    case danglingReference(parentCollection: String, parentID: String, childCollection: String, childID: String)
-    /// Resolving references came back to a document already being resolved.
-    case referenceCycle(chain: [String])
-    /// A reference names a collection whose type is not known where it is read.
-    case unknownReferenceType(collection: String, expected: String)
-    /// A collection holds IDs of another kind than the type asks for.
-    case idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind)
-    /// An ID cannot be used as a key (empty string, over 511 bytes, …).
-    case invalidKey(detail: String)
-    /// A store alias name is not acceptable.
-    case invalidAliasName(String, detail: String)
-    /// The alias does not exist (for operations that need an existing one).
-    case unknownAlias(String)
-    /// The collection name is not acceptable.
-    case invalidCollectionName(String, detail: String)
-    /// The store was closed.
-    case storeClosed(path: String)
-    /// A conditional write found another revision than expected.
-    case revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?)
-    /// A unit-of-work or explicit-transaction method was used in the wrong state.
-    case invalidState(String)
-    /// Parking would give two documents the same value in a unique index (the value itself is
-    /// not repeated in the message).
-    case uniqueIndexViolation(alias: String, collection: String, index: String, id: String, conflictingID: String)
-    /// No fetch request of that name is registered.
-    case unknownFetchRequest(String)
-    /// A registered fetch request was executed as another document type.
-    case fetchRequestTypeMismatch(name: String, registered: String, requested: String)
-    /// A substitution variable of a fetch request was not given.
-    case missingSubstitution(request: String, variable: String)
-    /// A substitution variable has a value of the wrong type.
-    case mistypedSubstitution(request: String, variable: String, expected: String, actual: String)
+/// An error of the document layer: a ``code`` to match on, and where it happened (alias,
+/// collection, ID, field path) — never a stored value.
+///
+/// Match on the code the way GRDB matches `DatabaseError` and Depot matches ``LMDBError``:
+///
+/// ```swift
+/// do {
+///     try store.write { tx in try tx.park(employee, ifRevision: 3) }
+/// } catch DepotError.revisionConflict {
+///     // someone else changed it: reload and retry
+/// } catch let error as DepotError where error.code == .uniqueIndexViolation {
+///     print(error.collection ?? "", error.localizedDescription)
+/// }
+/// ```
+///
+/// `DepotError` conforms to `LocalizedError` and `CustomNSError`, so `localizedDescription` and an
+/// `NSError`'s user info (`DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`,
+/// `DepotErrorFieldPath`) name what failed.
+public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What kind of failure this is.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The code's stable name, such as `"checksumMismatch"`.
+        public let rawValue: String
+        /// A code from its name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
 
-    public var description: String {
-        switch self {
-        case let .checksumMismatch(alias, collection, id):
-            return "record \(collection)/\(id) in alias '\(alias)' failed its checksum: the stored bytes are damaged"
-        case let .corruptRecord(alias, collection, id, detail):
-            return "record \(collection)/\(id) in alias '\(alias)' is damaged: \(detail)"
-        case let .decodingFailed(alias, collection, id, path, detail):
-            return "document \(collection)/\(id) in alias '\(alias)' does not decode at '\(path.isEmpty ? "(root)" : path)': \(detail)"
-        case let .encodingFailed(collection, id, path, detail):
-            return "document \(collection)/\(id) cannot be encoded at '\(path.isEmpty ? "(root)" : path)': \(detail)"
-        case let .danglingReference(pc, pid, cc, cid):
-            return "\(pc)/\(pid) references \(cc)/\(cid), which is not stored"
-        case let .referenceCycle(chain):
-            return "reference cycle: " + chain.joined(separator: " → ")
-        case let .unknownReferenceType(collection, expected):
-            return "a reference to collection '\(collection)' cannot be read as \(expected)"
-        case let .idKindMismatch(alias, collection, stored, requested):
-            return "collection '\(collection)' in alias '\(alias)' has \(stored.rawValue) IDs, not \(requested.rawValue)"
-        case let .invalidKey(detail):
-            return "invalid key: \(detail)"
-        case let .invalidAliasName(name, detail):
-            return "invalid alias name '\(name)': \(detail)"
-        case let .unknownAlias(name):
-            return "no alias named '\(name)'"
-        case let .invalidCollectionName(name, detail):
-            return "invalid collection name '\(name)': \(detail)"
-        case let .storeClosed(path):
-            return "the store at '\(path)' is closed"
-        case let .revisionConflict(alias, collection, id, expected, actual):
-            return "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")"
-        case let .invalidState(detail):
-            return detail
-        case let .uniqueIndexViolation(alias, collection, index, id, other):
-            return "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(other)"
-        case let .unknownFetchRequest(name):
-            return "no fetch request named '\(name)' is registered"
-        case let .fetchRequestTypeMismatch(name, registered, requested):
-            return "fetch request '\(name)' fetches \(registered), not \(requested)"
-        case let .missingSubstitution(request, variable):
-            return "fetch request '\(request)' needs a value for '\(variable)'"
-        case let .mistypedSubstitution(request, variable, expected, actual):
-            return "fetch request '\(request)': '\(variable)' must be \(expected), got \(actual)"
-        }
+        /// A stored record failed its checksum: the bytes changed on disk or in memory.
+        public static let checksumMismatch = Code(rawValue: "checksumMismatch")
+        /// A stored record could not be read (unknown format version, truncated header, …).
+        public static let corruptRecord = Code(rawValue: "corruptRecord")
+        /// A stored document does not decode as the requested type.
+        public static let decodingFailed = Code(rawValue: "decodingFailed")
+        /// A document could not be encoded.
+        public static let encodingFailed = Code(rawValue: "encodingFailed")
+        /// A parent references a child document that is not stored.
+        public static let danglingReference = Code(rawValue: "danglingReference")
+        /// Resolving references came back to a document already being resolved.
+        public static let referenceCycle = Code(rawValue: "referenceCycle")
+        /// A reference names a collection whose type is not known where it is read.
+        public static let unknownReferenceType = Code(rawValue: "unknownReferenceType")
+        /// A collection holds IDs of another kind than the type asks for.
+        public static let idKindMismatch = Code(rawValue: "idKindMismatch")
+        /// An ID cannot be used as a key (empty, longer than the storage's limit, …).
+        public static let invalidKey = Code(rawValue: "invalidKey")
+        /// A store alias name is not acceptable.
+        public static let invalidAliasName = Code(rawValue: "invalidAliasName")
+        /// The alias does not exist.
+        public static let unknownAlias = Code(rawValue: "unknownAlias")
+        /// A collection name is not acceptable.
+        public static let invalidCollectionName = Code(rawValue: "invalidCollectionName")
+        /// The store was closed.
+        public static let storeClosed = Code(rawValue: "storeClosed")
+        /// A conditional write found another revision than expected.
+        public static let revisionConflict = Code(rawValue: "revisionConflict")
+        /// An operation was used in the wrong state.
+        public static let invalidState = Code(rawValue: "invalidState")
+        /// A write was attempted in a read-only transaction.
+        public static let readOnlyTransaction = Code(rawValue: "readOnlyTransaction")
+        /// An index declaration cannot be kept (duplicate name, field path that does not hold
+        /// the key path's value).
+        public static let invalidIndex = Code(rawValue: "invalidIndex")
+        /// Two documents would share a value in a unique index.
+        public static let uniqueIndexViolation = Code(rawValue: "uniqueIndexViolation")
+        /// No fetch request of that name is registered.
+        public static let unknownFetchRequest = Code(rawValue: "unknownFetchRequest")
+        /// A registered fetch request was executed as another document type.
+        public static let fetchRequestTypeMismatch = Code(rawValue: "fetchRequestTypeMismatch")
+        /// A substitution variable of a fetch request was not given.
+        public static let missingSubstitution = Code(rawValue: "missingSubstitution")
+        /// A substitution variable has a value of the wrong type, or was not declared.
+        public static let mistypedSubstitution = Code(rawValue: "mistypedSubstitution")
+
+        static let all: [Code] = [
+            .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
+            .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation,
+            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
+        ]
+    }
+
+    /// What failed.
+    public let code: Code
+    /// The alias involved, if any.
+    public let alias: String?
+    /// The collection involved, if any.
+    public let collection: String?
+    /// The document's ID as text (never its content), if any.
+    public let id: String?
+    /// The field path inside the document (`address.zip`, `tags[2]`), if any.
+    public let fieldPath: String?
+    /// The whole message.
+    public let message: String
+
+    /// An error with a code and its context; `message` is the text users see.
+    public init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil) {
+        self.code = code
+        self.message = message
+        self.alias = alias
+        self.collection = collection
+        self.id = id
+        self.fieldPath = fieldPath
+    }
+
+    /// A pattern that matches any error with `code` (for `catch DepotError.revisionConflict`).
+    init(pattern code: Code) { self.init(code: code, message: code.rawValue) }
+
+    public var description: String { message }
+
+    /// Lets `catch DepotError.checksumMismatch` match any ``DepotError`` with that code.
+    public static func ~= (pattern: DepotError, value: any Error) -> Bool {
+        (value as? DepotError)?.code == pattern.code
+    }
+}
+
+extension DepotError {
+    // Patterns (code only), one per code, for `catch DepotError.<code>`.
+    /// Matches ``Code/checksumMismatch``.
+    public static let checksumMismatch = DepotError(pattern: .checksumMismatch)
+    /// Matches ``Code/corruptRecord``.
+    public static let corruptRecord = DepotError(pattern: .corruptRecord)
+    /// Matches ``Code/decodingFailed``.
+    public static let decodingFailed = DepotError(pattern: .decodingFailed)
+    /// Matches ``Code/encodingFailed``.
+    public static let encodingFailed = DepotError(pattern: .encodingFailed)
+    /// Matches ``Code/danglingReference``.
+    public static let danglingReference = DepotError(pattern: .danglingReference)
+    /// Matches ``Code/referenceCycle``.
+    public static let referenceCycle = DepotError(pattern: .referenceCycle)
+    /// Matches ``Code/idKindMismatch``.
+    public static let idKindMismatch = DepotError(pattern: .idKindMismatch)
+    /// Matches ``Code/invalidKey``.
+    public static let invalidKey = DepotError(pattern: .invalidKey)
+    /// Matches ``Code/storeClosed``.
+    public static let storeClosed = DepotError(pattern: .storeClosed)
+    /// Matches ``Code/revisionConflict``.
+    public static let revisionConflict = DepotError(pattern: .revisionConflict)
+    /// Matches ``Code/invalidState``.
+    public static let invalidState = DepotError(pattern: .invalidState)
+    /// Matches ``Code/readOnlyTransaction``.
+    public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
+    /// Matches ``Code/invalidIndex``.
+    public static let invalidIndex = DepotError(pattern: .invalidIndex)
+    /// Matches ``Code/uniqueIndexViolation``.
+    public static let uniqueIndexViolation = DepotError(pattern: .uniqueIndexViolation)
+    /// Matches ``Code/missingSubstitution``.
+    public static let missingSubstitution = DepotError(pattern: .missingSubstitution)
+    /// Matches ``Code/mistypedSubstitution``.
+    public static let mistypedSubstitution = DepotError(pattern: .mistypedSubstitution)
+
+    // Constructors, one per failure.
+    /// An error with code ``Code/checksumMismatch`` and its message.
+    public static func checksumMismatch(alias: String, collection: String, id: String) -> DepotError {
+        DepotError(code: .checksumMismatch, message: "record \(collection)/\(id) in alias '\(alias)' failed its checksum: the stored bytes are damaged",
+                   alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/corruptRecord`` and its message.
+    public static func corruptRecord(alias: String, collection: String, id: String, detail: String) -> DepotError {
+        DepotError(code: .corruptRecord, message: "record \(collection)/\(id) in alias '\(alias)' is damaged: \(detail)",
+                   alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/decodingFailed`` and its message.
+    public static func decodingFailed(alias: String, collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
+        DepotError(code: .decodingFailed,
+                   message: "document \(collection)/\(id) in alias '\(alias)' does not decode at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(detail)",
+                   alias: alias, collection: collection, id: id, fieldPath: fieldPath)
+    }
+    /// An error with code ``Code/encodingFailed`` and its message.
+    public static func encodingFailed(collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
+        DepotError(code: .encodingFailed, message: "document \(collection)/\(id) cannot be encoded at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(detail)",
+                   collection: collection, id: id, fieldPath: fieldPath)
+    }
+    /// An error with code ``Code/danglingReference`` and its message.
+    public static func danglingReference(parentCollection: String, parentID: String, childCollection: String, childID: String) -> DepotError {
+        DepotError(code: .danglingReference, message: "\(parentCollection)/\(parentID) references \(childCollection)/\(childID), which is not stored",
+                   collection: childCollection, id: childID)
+    }
+    /// An error with code ``Code/referenceCycle`` and its message.
+    public static func referenceCycle(chain: [String]) -> DepotError {
+        DepotError(code: .referenceCycle, message: "reference cycle: " + chain.joined(separator: " → "))
+    }
+    /// An error with code ``Code/unknownReferenceType`` and its message.
+    public static func unknownReferenceType(collection: String, expected: String) -> DepotError {
+        DepotError(code: .unknownReferenceType, message: "a reference to collection '\(collection)' cannot be read as \(expected)", collection: collection)
+    }
+    /// An error with code ``Code/idKindMismatch`` and its message.
+    public static func idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind) -> DepotError {
+        DepotError(code: .idKindMismatch, message: "collection '\(collection)' in alias '\(alias)' has \(stored.rawValue) IDs, not \(requested.rawValue)",
+                   alias: alias, collection: collection)
+    }
+    /// An error with code ``Code/invalidKey`` and its message.
+    public static func invalidKey(detail: String) -> DepotError {
+        DepotError(code: .invalidKey, message: "invalid key: \(detail)")
+    }
+    /// An error with code ``Code/invalidAliasName`` and its message.
+    public static func invalidAliasName(_ name: String, detail: String) -> DepotError {
+        DepotError(code: .invalidAliasName, message: "invalid alias name '\(name)': \(detail)")
+    }
+    /// An error with code ``Code/unknownAlias`` and its message.
+    public static func unknownAlias(_ name: String) -> DepotError {
+        DepotError(code: .unknownAlias, message: "no alias named '\(name)'", alias: name)
+    }
+    /// An error with code ``Code/invalidCollectionName`` and its message.
+    public static func invalidCollectionName(_ name: String, detail: String) -> DepotError {
+        DepotError(code: .invalidCollectionName, message: "invalid collection name '\(name)': \(detail)")
+    }
+    /// An error with code ``Code/storeClosed`` and its message.
+    public static func storeClosed(path: String) -> DepotError {
+        DepotError(code: .storeClosed, message: "the store at '\(path)' is closed")
+    }
+    /// An error with code ``Code/revisionConflict`` and its message.
+    public static func revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?) -> DepotError {
+        DepotError(code: .revisionConflict,
+                   message: "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")",
+                   alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/invalidState`` and its message.
+    public static func invalidState(_ detail: String) -> DepotError {
+        DepotError(code: .invalidState, message: detail)
+    }
+    /// An error with code ``Code/readOnlyTransaction`` and its message.
+    public static func readOnlyTransaction(operation: String) -> DepotError {
+        DepotError(code: .readOnlyTransaction, message: "cannot \(operation) in a read-only transaction; use write { } (or beginTransaction())")
+    }
+    /// An error with code ``Code/invalidIndex`` and its message.
+    public static func invalidIndex(collection: String, index: String, detail: String) -> DepotError {
+        DepotError(code: .invalidIndex, message: "index '\(index)' of \(collection): \(detail)", collection: collection)
+    }
+    /// An error with code ``Code/uniqueIndexViolation`` and its message.
+    public static func uniqueIndexViolation(alias: String, collection: String, index: String, id: String, conflictingID: String) -> DepotError {
+        DepotError(code: .uniqueIndexViolation,
+                   message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
+                   alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/unknownFetchRequest`` and its message.
+    public static func unknownFetchRequest(_ name: String) -> DepotError {
+        DepotError(code: .unknownFetchRequest, message: "no fetch request named '\(name)' is registered")
+    }
+    /// An error with code ``Code/fetchRequestTypeMismatch`` and its message.
+    public static func fetchRequestTypeMismatch(name: String, registered: String, requested: String) -> DepotError {
+        DepotError(code: .fetchRequestTypeMismatch, message: "fetch request '\(name)' fetches \(registered), not \(requested)")
+    }
+    /// An error with code ``Code/missingSubstitution`` and its message.
+    public static func missingSubstitution(request: String, variable: String) -> DepotError {
+        DepotError(code: .missingSubstitution, message: "fetch request '\(request)' needs a value for '\(variable)'")
+    }
+    /// An error with code ``Code/mistypedSubstitution`` and its message.
+    public static func mistypedSubstitution(request: String, variable: String, expected: String, actual: String) -> DepotError {
+        DepotError(code: .mistypedSubstitution, message: "fetch request '\(request)': '\(variable)' must be \(expected), got \(actual)")
+    }
+}
+
+extension DepotError: LocalizedError {
+    /// The message (names what failed and where; never a stored value).
+    public var errorDescription: String? { message }
+}
+
+extension DepotError: CustomNSError {
+    /// `"Depot.DepotError"`.
+    public static var errorDomain: String { "Depot.DepotError" }
+    /// The code's position in the list of codes (stable within a version).
+    public var errorCode: Int { (Code.all.firstIndex(of: code) ?? Code.all.count) + 1 }
+    /// The message under `NSLocalizedDescriptionKey`, and the context under `DepotErrorCode`,
+    /// `DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID` and `DepotErrorFieldPath`.
+    public var errorUserInfo: [String: Any] {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: message, "DepotErrorCode": code.rawValue]
+        if let alias { info["DepotErrorAlias"] = alias }
+        if let collection { info["DepotErrorCollection"] = collection }
+        if let id { info["DepotErrorID"] = id }
+        if let fieldPath { info["DepotErrorFieldPath"] = fieldPath }
+        return info
     }
 }
 

@@ -12,6 +12,8 @@
 enum Record {
     static let version: UInt8 = 1
     static let headerSize = 14
+    /// Flag bit 0: the record is keyed by its content (an unidentified value).
+    static let contentFlag: UInt8 = 1
 
     struct Header: Equatable {
         var flags: UInt8
@@ -25,6 +27,14 @@ enum Record {
         buffer.append(flags)
         withUnsafeBytes(of: revision.littleEndian) { buffer.append(contentsOf: $0) }
         buffer.append(contentsOf: [0, 0, 0, 0])
+    }
+
+    /// Sets the flags and revision of a record begun with ``begin(_:flags:revision:)``.
+    static func setHeader(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
+        buffer[1] = flags
+        withUnsafeBytes(of: revision.littleEndian) { r in
+            for i in 0..<8 { buffer[2 + i] = r[i] }
+        }
     }
 
     /// Fills in the checksum.

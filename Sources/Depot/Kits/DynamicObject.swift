@@ -72,6 +72,7 @@ extension DocumentTransaction {
     /// or by its content when it has none). Returns the record's revision.
     @discardableResult
     public func park(_ object: DynamicObject) throws -> UInt64 {
+        try context.requireWritable("park a \(object.entity) object")
         let kind: IDKind
         let key: [UInt8]
         if let id = object.id {
@@ -88,30 +89,31 @@ extension DocumentTransaction {
             kind = .content
             key = SHA256.hash(object.value.binary())
         }
-        let db = try context.database(alias: alias, collection: object.entity, kind: kind, create: true)!
+        guard let target = try context.target(alias: alias, collection: object.entity, kind: kind, create: true) else {
+            throw DepotError.invalidState("the collection '\(object.entity)' could not be created")
+        }
         let bytes = object.value.binary()
         return try key.withUnsafeBytes { k in
-            try checkKey(k, collection: object.entity)
-            return try writeRecord(key: k, db: db, collection: object.entity, kind: kind,
-                                   flags: (kind == .content ? 1 : 0) | SyncStatus.notSynced.recordFlags, expected: nil,
-                                   displayID: { object.id.map(displayID) ?? "(content)" }) { $0.append(contentsOf: bytes) }.revision
+            try writeRecord(target, key: k, flags: (kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags,
+                            displayID: { object.id.map(displayID) ?? "(content)" }) { $0.append(contentsOf: bytes) }
         }
     }
 
     /// The dynamic object of `entity` with identifying value `id`, or nil.
     public func retrieve(dynamic entity: String, id: DocumentValue) throws -> DynamicObject? {
-        guard let (db, kind) = try context.existingDatabase(alias: alias, collection: entity), let key = kind.key(for: id) else { return nil }
+        guard let target = try context.existingTarget(alias: alias, collection: entity), let key = target.kind.key(for: id) else { return nil }
         return try key.withUnsafeBytes { k in
-            try context.txn.withValue(forKey: k, in: db) { try dynamicObject(entity, $0, key: k, kind: kind) }
+            if k.isEmpty || k.count > context.txn.maxKeySize { return nil }
+            return try context.txn.withValue(forKey: k, in: target.keyspace) { try dynamicObject(entity, $0, key: k, kind: target.kind) }
         }
     }
 
     /// Every object of `entity`, in key order.
     public func retrieveAll(dynamic entity: String) throws -> [DynamicObject] {
-        guard let (db, kind) = try context.existingDatabase(alias: alias, collection: entity) else { return [] }
+        guard let target = try context.existingTarget(alias: alias, collection: entity) else { return [] }
         var result: [DynamicObject] = []
-        try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
-            result.append(try dynamicObject(entity, value, key: key, kind: kind))
+        try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            result.append(try dynamicObject(entity, value, key: key, kind: target.kind))
             return true
         }
         return result
@@ -120,16 +122,12 @@ extension DocumentTransaction {
     /// Deletes the object (by its identifying attribute, or content). Returns whether it was stored.
     @discardableResult
     public func delete(_ object: DynamicObject) throws -> Bool {
-        guard let (db, kind) = try context.existingDatabase(alias: alias, collection: object.entity) else { return false }
+        try context.requireWritable("delete a \(object.entity) object")
+        guard let target = try context.existingTarget(alias: alias, collection: object.entity) else { return false }
+        let kind = target.kind
         let key = kind == .content ? SHA256.hash(object.value.binary()) : object.id.flatMap { kind.key(for: $0) }
         guard let key else { return false }
-        return try key.withUnsafeBytes { k in
-            let deleted = try context.txn.delete(forKey: k, in: db)
-            if deleted {
-                context.recorder?.record(.init(alias: alias, collection: object.entity, key: key), existedBefore: true, existsNow: false, idKind: kind)
-            }
-            return deleted
-        }
+        return try key.withUnsafeBytes { try deleteRecord(target, key: $0) }
     }
 
     private func dynamicObject(_ entity: String, _ record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, kind: IDKind) throws -> DynamicObject {

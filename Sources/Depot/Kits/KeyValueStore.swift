@@ -48,7 +48,7 @@ public final class KeyValueStore: @unchecked Sendable {
         self.maxBytes = max(1, maxBytes)
     }
 
-    static func keyspaceName(alias: String) -> String { "depot.kv/" + alias }
+    static func keyspaceName(alias: String) -> String { StoreLayout.keyValueDatabase(alias: alias) }
 
     /// Cache hits and misses so far, and what the cache holds.
     public var statistics: (hits: Int, misses: Int, entries: Int, bytes: Int) {
@@ -154,8 +154,8 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Removes `key` from disk and from the cache.
     public func deletePermanently(_ key: String) throws {
         try store.write { tx in
-            guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: true) else { return }
-            _ = try tx.context.txn.delete(forKey: Array(key.utf8), in: ks)
+            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
+            _ = try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
         }
         clearCache(forKey: key)
     }
@@ -229,19 +229,16 @@ public final class KeyValueStore: @unchecked Sendable {
             throw DepotError.invalidKey(detail: "a key/value key must be 1 to 511 bytes, got \(key.utf8.count)")
         }
         try store.write { tx in
-            guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: true) else { return }
-            var record: [UInt8] = []
+            // Through the record pipeline: sealed records, revisions, created vs updated.
+            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
-                if entry.deleted {
-                    _ = try tx.context.txn.delete(forKey: Array(key.utf8), in: ks)
-                } else if let bytes = entry.bytes {
-                    Record.begin(&record, flags: 0, revision: 1)
-                    record.append(contentsOf: bytes)
-                    Record.seal(&record)
-                    try tx.context.txn.put(record, forKey: Array(key.utf8), in: ks)
+                try Array(key.utf8).withUnsafeBytes { k in
+                    if entry.deleted {
+                        _ = try tx.deleteRecord(target, key: k)
+                    } else if let bytes = entry.bytes {
+                        try tx.writeRecord(target, key: k, flags: 0, displayID: { key }) { $0.append(contentsOf: bytes) }
+                    }
                 }
-                tx.context.recorder?.record(.init(alias: store.alias, collection: "$kv", key: Array(key.utf8)),
-                                            existedBefore: true, existsNow: !entry.deleted, idKind: .string)
             }
         }
         lock.withLock {

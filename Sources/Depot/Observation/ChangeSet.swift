@@ -77,7 +77,11 @@ public struct ChangeSet: Sendable, Hashable {
 }
 
 /// Collects what a transaction does to each document, with an undo log for savepoints.
+///
+/// Cost per recorded change is O(1): collections are interned into slots once per transaction
+/// (the record pipeline keeps each target's slot), and the change set is built once, at commit.
 final class ChangeRecorder {
+    /// A document as consumers of the recorder see it.
     struct Key: Hashable {
         var alias: String
         var collection: String
@@ -88,15 +92,47 @@ final class ChangeRecorder {
         var existsNow: Bool
         var idKind: IDKind
     }
+    private struct SlotKey: Hashable {
+        var slot: Int
+        var key: [UInt8]
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(slot)
+            key.withUnsafeBytes { hasher.combine(bytes: $0) } // one call, not one per byte
+        }
+    }
+    private struct Slot: Hashable {
+        var alias: String
+        var collection: String
+    }
+    private struct Flags: Equatable {
+        var existedBefore: Bool
+        var existsNow: Bool
+    }
 
-    private(set) var states: [Key: State] = [:]
-    private var undo: [(Key, State?)] = []
+    private var slots: [(alias: String, collection: String, kind: IDKind)] = []
+    private var slotIndex: [Slot: Int] = [:]
+    private var states: [SlotKey: Flags] = [:]
+    private var undo: [(SlotKey, Flags?)] = []
 
-    /// Records that `key` now exists (or not); `existedBefore` is used only the first time.
-    func record(_ key: Key, existedBefore: Bool, existsNow: Bool, idKind: IDKind) {
-        let old = states[key]
-        undo.append((key, old))
-        states[key] = State(existedBefore: old?.existedBefore ?? existedBefore, existsNow: existsNow, idKind: idKind)
+    /// The slot of a collection (interned on first use; kept for the transaction's lifetime).
+    func slot(alias: String, collection: String, kind: IDKind) -> Int {
+        let name = Slot(alias: alias, collection: collection)
+        if let found = slotIndex[name] {
+            slots[found].kind = kind
+            return found
+        }
+        slots.append((alias, collection, kind))
+        slotIndex[name] = slots.count - 1
+        return slots.count - 1
+    }
+
+    /// Records that `key` of the collection in `slot` now exists (or not); `existedBefore`
+    /// counts only the first time the key is recorded.
+    func record(slot: Int, key: [UInt8], existedBefore: Bool, existsNow: Bool) {
+        let k = SlotKey(slot: slot, key: key)
+        let old = states.updateValue(Flags(existedBefore: existedBefore, existsNow: existsNow), forKey: k)
+        if let old { states[k] = Flags(existedBefore: old.existedBefore, existsNow: existsNow) }
+        undo.append((k, old))
     }
 
     /// A point to roll back to.
@@ -114,39 +150,40 @@ final class ChangeRecorder {
 
     /// The keys recorded since `mark`, each once, with their current state.
     func touched(since mark: Int) -> [(Key, State)] {
-        var seen = Set<Key>()
+        var seen = Set<SlotKey>()
         var result: [(Key, State)] = []
         for (key, _) in undo[min(mark, undo.count)...] where seen.insert(key).inserted {
-            if let state = states[key] { result.append((key, state)) }
+            if let flags = states[key] {
+                let slot = slots[key.slot]
+                result.append((Key(alias: slot.alias, collection: slot.collection, key: key.key),
+                               State(existedBefore: flags.existedBefore, existsNow: flags.existsNow, idKind: slot.kind)))
+            }
         }
         return result
     }
 
-    /// The change set of everything recorded.
+    /// The change set of everything recorded (built once: each ID is appended in place).
     func changeSet(transactionID: Int?) -> ChangeSet {
-        struct Group { var created: [[UInt8]] = []; var updated: [[UInt8]] = []; var deleted: [[UInt8]] = []; var kind = IDKind.string }
-        var groups: [String: [String: Group]] = [:]
-        for (key, state) in states {
-            var group = groups[key.alias, default: [:]][key.collection, default: Group()]
-            group.kind = state.idKind
-            switch (state.existedBefore, state.existsNow) {
-            case (false, true): group.created.append(key.key)
-            case (true, true): group.updated.append(key.key)
-            case (true, false): group.deleted.append(key.key)
+        var created = Array(repeating: [[UInt8]](), count: slots.count)
+        var updated = created, deleted = created
+        for (key, flags) in states {
+            switch (flags.existedBefore, flags.existsNow) {
+            case (false, true): created[key.slot].append(key.key)
+            case (true, true): updated[key.slot].append(key.key)
+            case (true, false): deleted[key.slot].append(key.key)
             case (false, false): continue
             }
-            groups[key.alias, default: [:]][key.collection] = group
         }
         var result: [ChangeSet.CollectionChanges] = []
-        for alias in groups.keys.sorted() {
-            for (collection, group) in groups[alias]!.sorted(by: { $0.key < $1.key }) {
-                func ids(_ keys: [[UInt8]]) -> [DocumentValue] {
-                    keys.sorted { $0.lexicographicallyPrecedes($1) }.map { k in k.withUnsafeBytes { group.kind.value(ofKey: $0) } }
-                }
-                result.append(.init(alias: alias, collection: collection, created: ids(group.created),
-                                    updated: ids(group.updated), deleted: ids(group.deleted)))
+        for (i, slot) in slots.enumerated() where !(created[i].isEmpty && updated[i].isEmpty && deleted[i].isEmpty) {
+            func ids(_ keys: inout [[UInt8]]) -> [DocumentValue] {
+                keys.sort { $0.lexicographicallyPrecedes($1) }
+                return keys.map { k in k.withUnsafeBytes { slot.kind.value(ofKey: $0) } }
             }
+            result.append(.init(alias: slot.alias, collection: slot.collection, created: ids(&created[i]),
+                                updated: ids(&updated[i]), deleted: ids(&deleted[i])))
         }
+        result.sort { ($0.alias, $0.collection) < ($1.alias, $1.collection) }
         return ChangeSet(collections: result, transactionID: transactionID)
     }
 }

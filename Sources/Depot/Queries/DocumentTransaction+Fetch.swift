@@ -53,11 +53,13 @@ extension DocumentTransaction {
     }
 
     private func run<D: Document>(_ request: FetchRequest<D>, collect: Bool) throws -> FetchResult<D> {
-        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else {
+        guard let facts = try facts(D.self, create: false) else {
             return FetchResult(documents: [], plan: QueryPlan(strategy: .scan, rowsExamined: 0, rowsReturned: 0))
         }
-        let indexes = try usableIndexes(D.self)
-        let choice = Self.chooseIndex(for: request.fieldConditions, among: indexes.map { ($0.name, $0.unique) })
+        let db = facts.target.keyspace
+        let syncable = facts.isSyncable
+        let indexes = try queryableIndexes(collection: D.collection, declared: facts.indexes.map(\.definition))
+        let choice = Self.chooseIndex(for: request.fieldConditions, among: indexes.map(\.definition))
         let sorting = !request.sortDescriptors.isEmpty
         let offset = max(0, request.fetchOffset)
         let limit = request.fetchLimit.map { max(0, $0) } ?? .max
@@ -81,18 +83,17 @@ extension DocumentTransaction {
 
         if limit == 0 && !sorting {
             // Nothing to return.
-        } else if let (indexName, condition) = choice, let index = indexes.first(where: { $0.name == indexName }),
-                  let ks = try indexKeyspace(collection: D.collection, index: index.name, unique: index.unique, create: false) {
+        } else if let (index, condition) = choice, let ks = indexes.first(where: { $0.definition == index })?.keyspace {
             let bounds = Self.indexBounds(for: condition)
             try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in
                 guard let document = try context.txn.withValue(forKey: documentKey, in: db, {
-                    try decodeRecord(D.self, $0, collection: D.collection, key: documentKey, kind: D.ID.idKind)
+                    try decodeRecord(D.self, $0, collection: D.collection, key: documentKey, kind: D.ID.idKind, syncable: syncable)
                 }) else { return true } // a stale entry: the document is gone
                 return try consider(document)
             }
         } else {
             try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
-                try consider(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind))
+                try consider(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind, syncable: syncable))
             }
         }
 
@@ -105,7 +106,7 @@ extension DocumentTransaction {
         } else {
             matched = max(0, min(matched - offset, limit))
         }
-        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0, condition: $0.1) } ?? .scan
+        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0.name, condition: $0.1) } ?? .scan
         return FetchResult(documents: kept, plan: QueryPlan(strategy: strategy, rowsExamined: examined, rowsReturned: matched))
     }
 

@@ -20,15 +20,13 @@ extension DocumentTransaction {
     /// on a field with a declared index use it (the plan says so).
     public func query(collection: String, conditions: [FieldCondition], sort: [FieldSort] = [], limit: Int? = nil) throws
         -> (documents: [ExportedDocument], plan: QueryPlan) {
-        guard let (db, kind) = try context.existingDatabase(alias: alias, collection: collection) else {
+        guard let target = try context.existingTarget(alias: alias, collection: collection) else {
             return ([], QueryPlan(strategy: .scan, rowsExamined: 0, rowsReturned: 0))
         }
-        // Built indexes of this collection, from the meta records.
-        let prefix = "index/" + alias + "/" + collection + "/"
-        let indexes = try context.metaEntries(prefix: Array(prefix.utf8)).map {
-            (name: String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self), unique: String(decoding: $0.value, as: UTF8.self) == "unique")
-        }
-        let choice = Self.chooseIndex(for: conditions, among: indexes)
+        let db = target.keyspace, kind = target.kind
+        // The collection's stored indexes (kept by every writer).
+        let indexes = try queryableIndexes(collection: collection, declared: nil)
+        let choice = Self.chooseIndex(for: conditions, among: indexes.map(\.definition))
         let max = limit.map { Swift.max(0, $0) } ?? .max
         var examined = 0
         var found: [ExportedDocument] = []
@@ -48,8 +46,7 @@ extension DocumentTransaction {
 
         if max == 0 && sort.isEmpty {
             // nothing
-        } else if let (name, condition) = choice, let index = indexes.first(where: { $0.name == name }),
-                  let ks = try indexKeyspace(collection: collection, index: name, unique: index.unique, create: false) {
+        } else if let (index, condition) = choice, let ks = indexes.first(where: { $0.definition == index })?.keyspace {
             let bounds = Self.indexBounds(for: condition)
             try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in
                 try context.txn.withValue(forKey: documentKey, in: db) { try consider(key: documentKey, record: $0) } ?? true
@@ -69,7 +66,7 @@ extension DocumentTransaction {
             }
             if found.count > max { found.removeLast(found.count - max) }
         }
-        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0, condition: $0.1) } ?? .scan
+        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0.name, condition: $0.1) } ?? .scan
         return (found, QueryPlan(strategy: strategy, rowsExamined: examined, rowsReturned: found.count))
     }
 

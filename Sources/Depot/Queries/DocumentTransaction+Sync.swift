@@ -4,9 +4,10 @@ import Foundation
 extension DocumentTransaction {
     /// The sync status of a stored document, or nil when it is not stored.
     public func syncStatus<D: Document>(of type: D.Type, id: D.ID) throws -> SyncStatus? {
-        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return nil }
+        guard let facts = try facts(D.self, create: false) else { return nil }
         return try id.withKeyBytes { key in
-            try context.txn.withValue(forKey: key, in: db) { Record.peekHeader($0).map { SyncStatus(recordFlags: $0.flags) } } ?? nil
+            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { Record.peekHeader($0).map { SyncStatus(recordFlags: $0.flags) } } ?? nil
         }
     }
 
@@ -14,25 +15,14 @@ extension DocumentTransaction {
     /// The documents' content and revision stay as they are.
     @discardableResult
     public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws -> [D.ID] {
-        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return ids }
+        try context.requireWritable("set the sync status of \(D.collection) documents")
+        guard let facts = try facts(D.self, create: false) else { return ids }
         var missing: [D.ID] = []
         for id in ids {
-            try id.withKeyBytes { key in
-                guard var record = try context.txn.withValue(forKey: key, in: db, { [UInt8]($0) }) else {
-                    missing.append(id)
-                    return
-                }
-                do {
-                    _ = try record.withUnsafeBytes { try Record.open($0) } // never re-seal damaged bytes
-                } catch {
-                    throw DepotError.checksumMismatch(alias: alias, collection: D.collection, id: displayID(id.documentValue))
-                }
-                let old = SyncStatus(recordFlags: record[1])
-                record[1] = (record[1] & ~0x0E) | status.recordFlags
-                Record.seal(&record)
-                try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: db) }
-                if D.tracksSyncStatus { try updateSyncIndex(collection: D.collection, key: key, old: old, new: status) }
+            let found = try id.withKeyBytes { key in
+                try setRecordStatus(facts.target, key: key, status: status, displayID: { displayID(id.documentValue) })
             }
+            if !found { missing.append(id) }
         }
         return missing
     }
@@ -47,9 +37,10 @@ extension DocumentTransaction {
     /// track their status: ``Syncable`` ones, or with ``Document/tracksSyncStatus`` true).
     /// Other types are scanned.
     public func retrieve<D: Document>(_ type: D.Type, withSyncStatus status: SyncStatus) throws -> [D] {
-        guard let db = try context.database(alias: alias, collection: D.collection, kind: D.ID.idKind, create: false) else { return [] }
+        guard let facts = try facts(D.self, create: false) else { return [] }
+        let db = facts.target.keyspace
         var result: [D] = []
-        if D.tracksSyncStatus {
+        if try context.schema(alias: alias, collection: D.collection).tracksSyncStatus {
             guard let ks = try syncKeyspace(create: false) else { return [] }
             let key = [status.rawValue] + Array(D.collection.utf8)
             try context.txn.scan(ks, lower: nil, upper: nil, prefix: key, reverse: false) { indexKey, documentKey in

@@ -33,6 +33,8 @@ enum IndexKeyEncoding {
     /// Index keys are cut to this many bytes; queries always re-check candidates, so a cut key
     /// only costs a few extra candidates.
     static let maxValueBytes = 400
+    /// The key of a null (absent) value; unique indexes do not hold it.
+    static let nullKey: [UInt8] = [0x00]
 
     static func encode(_ value: DocumentValue) -> [UInt8] {
         var out: [UInt8] = []

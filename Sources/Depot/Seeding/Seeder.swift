@@ -1,17 +1,18 @@
 import DepotLMDB
 import Foundation
 
-/// A registered Swift type for a seed entity: how to check (and index) its seeded records.
+/// A registered Swift type for a seed entity: how to prepare its collection and check its
+/// seeded records. Index and sync-status entries are kept by the record pipeline like for any
+/// other write; the record itself keeps every seeded field, also those the type does not declare.
 struct SeedTypeRegistration: @unchecked Sendable {
     // @unchecked Sendable: the closures only call generic store functions for the type (no state).
     let collection: String
     let idKind: IDKind
-    /// Before a record is replaced: the stored document (as the Swift type) and its sync status.
-    let snapshot: (DocumentTransaction, DocumentValue) throws -> (document: Any?, status: SyncStatus?)
-    /// After: reads the record back as the Swift type (validating it) and moves its index and
-    /// sync-status entries from the snapshot's values to the new ones. The record itself keeps
-    /// every seeded field, also those the Swift type does not declare.
-    let finish: (DocumentTransaction, DocumentValue, (document: Any?, status: SyncStatus?)) throws -> Void
+    /// Before any record is written: reconciles the collection's schema with the type's
+    /// declared indexes (so that the pipeline keeps them while seeding).
+    let prepare: (DocumentTransaction) throws -> Void
+    /// After: reads the record back as the Swift type (validating it).
+    let validate: (DocumentTransaction, DocumentValue) throws -> Void
 }
 
 /// Imports a seed tree (DLData's format) into one alias, in one write transaction.
@@ -44,17 +45,14 @@ final class Seeder {
     /// Loads the tree, stores every record, checks registered types; returns records per collection.
     func run(root: SeedSource) throws -> [String: Int] {
         _ = try load(root, place: (root.display(root: reader.root), "$"))
-        var snapshots: [Int: (document: Any?, status: SyncStatus?)] = [:]
-        for (i, instance) in ordered.enumerated() {
-            if let registration = types[instance.collection], let id = instance.id {
-                snapshots[i] = try? registration.snapshot(tx, id)
-            }
-            try store(instance)
+        for collection in Set(ordered.map(\.collection)).sorted() {
+            try types[collection]?.prepare(tx)
         }
-        for (i, instance) in ordered.enumerated() {
+        for instance in ordered { try store(instance) }
+        for instance in ordered {
             guard let registration = types[instance.collection], let id = instance.id else { continue }
             do {
-                try registration.finish(tx, id, snapshots[i] ?? (nil, nil))
+                try registration.validate(tx, id)
             } catch let error as SeedError {
                 throw error
             } catch {
@@ -231,16 +229,20 @@ final class Seeder {
     }
 
     private func store(_ instance: Instance) throws {
-        let db: Keyspace
+        let target: RecordTarget?
         do {
-            db = try tx.context.database(alias: tx.alias, collection: instance.collection, kind: instance.kind, create: true)!
+            target = try tx.context.target(alias: tx.alias, collection: instance.collection, kind: instance.kind, create: true)
         } catch let error as DepotError {
             throw SeedError(kind: .invalidIdentity, file: instance.place.file, jsonPath: instance.place.path, detail: "\(error)")
         }
+        guard let target else {
+            throw SeedError(kind: .invalidIdentity, file: instance.place.file, jsonPath: instance.place.path,
+                            detail: "the collection '\(instance.collection)' could not be created")
+        }
         let bytes = instance.value.binary()
-        let flags = (instance.kind == .content ? 1 : 0) | SyncStatus.notSynced.recordFlags
+        let flags = (instance.kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags
         _ = try instance.key.withUnsafeBytes { key in
-            try tx.writeRecord(key: key, db: db, collection: instance.collection, kind: instance.kind, flags: flags, expected: nil,
+            try tx.writeRecord(target, key: key, flags: flags,
                                displayID: { instance.id.map(displayID) ?? "(content)" }) { buffer in buffer.append(contentsOf: bytes) }
         }
     }

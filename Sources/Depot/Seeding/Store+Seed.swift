@@ -7,19 +7,13 @@ extension Store {
     /// generated IDs take `D`'s ID kind, and `D`'s indexes are filled. Entities with no
     /// registered type are stored as schemaless documents.
     public func registerSeedType<D: Document>(_ type: D.Type) {
-        core.register(SeedTypeRegistration(collection: D.collection, idKind: D.ID.idKind, snapshot: { tx, idValue in
-            guard let id = D.ID(documentValue: idValue) else { return (nil, nil) }
-            return (try? tx.retrieve(D.self, id: id), try tx.syncStatus(of: D.self, id: id))
-        }, finish: { tx, idValue, before in
+        core.register(SeedTypeRegistration(collection: D.collection, idKind: D.ID.idKind, prepare: { tx in
+            _ = try tx.facts(D.self, create: true)
+        }, validate: { tx, idValue in
             guard let id = D.ID(documentValue: idValue) else {
                 throw DepotError.invalidKey(detail: "the ID does not fit \(D.ID.self)")
             }
-            guard let document = try tx.retrieve(D.self, id: id) else { return }
-            let indexes = try tx.usableIndexes(D.self)
-            try id.withKeyBytes { key in
-                if !indexes.isEmpty { try tx.updateIndexes(indexes, old: before.document as? D, new: document, key: key) }
-                if D.tracksSyncStatus { try tx.updateSyncIndex(collection: D.collection, key: key, old: before.status, new: .notSynced) }
-            }
+            _ = try tx.retrieve(D.self, id: id)
         }))
     }
 

@@ -21,6 +21,9 @@ public struct Keyspace: Hashable, Sendable {
 /// buffers so that the hot path copies nothing.
 public protocol StorageTransaction: AnyObject {
     var isReadOnly: Bool { get }
+    /// The longest key a keyspace accepts, in bytes (LMDB: the environment's limit, 511 by
+    /// default; other drivers: 511 unless they say otherwise).
+    var maxKeySize: Int { get }
     /// How many savepoints are open (0 at the top level).
     var nestingDepth: Int { get }
     /// State the document layer keeps for the transaction's lifetime.
@@ -53,6 +56,9 @@ public protocol StorageTransaction: AnyObject {
 }
 
 extension StorageTransaction {
+    /// 511 bytes, LMDB's default limit (drivers with another limit implement the requirement).
+    public var maxKeySize: Int { 511 }
+
     func keyspace(named name: String, create: Bool) throws -> Keyspace? {
         try keyspace(named: name, create: create, multiValue: false)
     }
@@ -85,6 +91,8 @@ extension StorageTransaction {
 // MARK: - LMDB
 
 extension Transaction: StorageTransaction {
+    public var maxKeySize: Int { environment.maxKeySize }
+
     private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: environment.maxKeySize)
     }

@@ -10,6 +10,7 @@ extension DocumentTransaction {
     @discardableResult
     public func park<T: Encodable>(unidentified value: T) throws -> String {
         let collection = TypeNames.name(of: T.self)
+        try context.requireWritable("park a \(collection) value")
         var payload = context.takeBuffer()
         defer { context.giveBack(payload) }
         do {
@@ -20,10 +21,12 @@ extension DocumentTransaction {
             throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: fieldPath(of: error), detail: encodingDetail(error))
         }
         let key = SHA256.hash(payload)
-        let db = try context.database(alias: alias, collection: collection, kind: .content, create: true)!
+        guard let target = try context.target(alias: alias, collection: collection, kind: .content, create: true) else {
+            throw DepotError.invalidState("the collection '\(collection)' could not be created")
+        }
         let hex = key.withUnsafeBytes { displayID(IDKind.content.value(ofKey: $0)) }
         _ = try key.withUnsafeBytes { keyBytes in
-            try writeRecord(key: keyBytes, db: db, collection: collection, kind: .content, flags: 1 | SyncStatus.notSynced.recordFlags, expected: nil,
+            try writeRecord(target, key: keyBytes, flags: Record.contentFlag | SyncStatus.notSynced.recordFlags,
                             displayID: { hex }) { buffer in buffer.append(contentsOf: payload) }
         }
         return hex
@@ -32,9 +35,9 @@ extension DocumentTransaction {
     /// Every unidentified value of type `T` (in content-key order, which is arbitrary).
     public func retrieveAll<T: Decodable>(unidentified type: T.Type) throws -> [T] {
         let collection = TypeNames.name(of: T.self)
-        guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return [] }
+        guard let target = try context.target(alias: alias, collection: collection, kind: .content, create: false) else { return [] }
         var result: [T] = []
-        try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
+        try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
             result.append(try decodeRecord(T.self, value, collection: collection, key: key, kind: .content))
             return true
         }
@@ -45,15 +48,29 @@ extension DocumentTransaction {
     @discardableResult
     public func delete<T: Encodable>(unidentified value: T) throws -> Bool {
         let collection = TypeNames.name(of: T.self)
-        guard let db = try context.database(alias: alias, collection: collection, kind: .content, create: false) else { return false }
+        try context.requireWritable("delete a \(collection) value")
+        guard let target = try context.target(alias: alias, collection: collection, kind: .content, create: false) else { return false }
+        // The same bytes as the park: identified sub-documents become references.
+        var payload = context.takeBuffer()
+        defer { context.giveBack(payload) }
         var encoder = BinaryEncoder()
-        encoder.referenceHook = nil
-        let key = SHA256.hash(try encoder.encode(value))
-        let deleted = try context.txn.delete(forKey: key, in: db)
-        if deleted {
-            context.recorder?.record(.init(alias: alias, collection: collection, key: key), existedBefore: true, existsNow: false, idKind: .content)
-        }
-        return deleted
+        encoder.referenceHook = ContentReferences()
+        try encoder.encode(value, into: &payload)
+        let key = SHA256.hash(payload)
+        return try key.withUnsafeBytes { try deleteRecord(target, key: $0) }
+    }
+}
+
+/// Writes identified sub-documents as references without parking them (to find the content
+/// key of a value parked before).
+final class ContentReferences: BinaryReferenceEncoding {
+    func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
+        guard let document = value as? any Document else { return nil }
+        return Self.identity(of: document)
+    }
+
+    private static func identity<D: Document>(of document: D) -> (collection: String, id: DocumentValue) {
+        (D.collection, document.id.documentValue)
     }
 }
 
@@ -84,9 +101,10 @@ extension DocumentTransaction {
     public func export(collection: String? = nil, _ body: (ExportedDocument) throws -> Bool) throws {
         let names = try collection.map { [$0] } ?? collections()
         for name in names {
-            guard let (db, kind) = try context.existingDatabase(alias: alias, collection: name) else { continue }
+            guard let target = try context.existingTarget(alias: alias, collection: name) else { continue }
+            let kind = target.kind
             var stop = false
-            try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
+            try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
                 let id = kind.value(ofKey: key)
                 let (header, payload) = try openRecord(value, collection: name, key: key, kind: kind)
                 let document: DocumentValue

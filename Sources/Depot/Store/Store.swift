@@ -31,7 +31,9 @@ public struct StoreOptions: Sendable {
 /// closures are synchronous, so a transaction never spans an `await`. Opening the same folder
 /// twice in a process shares one environment (and one set of observers).
 public final class Store: @unchecked Sendable {
-    // @unchecked Sendable: `core` is Sendable; `autosaveValue` and `pending` are guarded by `lock`.
+    // @unchecked Sendable: `core` is Sendable; `autosaveValue` and `work` are guarded by `lock`.
+    // The unit of work holds the caller's documents (as `Any`) until `save()`: like the closures
+    // it held before, they are handed to the thread that saves or reads.
     /// The alias of a store opened with ``init(path:options:)``.
     public static let defaultAlias = "default"
 
@@ -40,7 +42,7 @@ public final class Store: @unchecked Sendable {
     public let alias: String
     private let lock = NSLock()
     private var autosaveValue: Bool
-    private var pending: [(DocumentTransaction) throws -> Void] = []
+    private var work = UnitOfWork()
 
     /// Opens (creating if needed) the store in the folder at `path` (the LMDB driver).
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
@@ -98,7 +100,7 @@ public final class Store: @unchecked Sendable {
     /// The aliases that hold (or held) collections, sorted.
     public func aliases() throws -> [String] {
         try read { tx in
-            let keys = try tx.context.metaEntries(prefix: Array("collection/".utf8)).map { String(decoding: $0.key, as: UTF8.self) }
+            let keys = try tx.context.metaEntries(prefix: Array(StoreLayout.descriptorRoot.utf8)).map { String(decoding: $0.key, as: UTF8.self) }
             return Set(keys.compactMap { $0.split(separator: "/", maxSplits: 2).dropFirst().first.map(String.init) }).sorted()
         }
     }
@@ -110,36 +112,42 @@ public final class Store: @unchecked Sendable {
         return try write { tx in try tx.alias(name).deleteEverything() }
     }
 
-    /// Removes alias `name` entirely: its documents, collections and descriptors.
+    /// Removes alias `name` entirely: its documents, collections, indexes and descriptors.
     public func dropAlias(_ name: String) throws {
         try StoreLayout.validateAlias(name)
         var dropped: [String] = []
         try write { tx in
             let view = try tx.alias(name)
+            let context = tx.context
+            let meta = try context.writableMeta()
             for collection in try view.collections() {
-                _ = try view.deleteCollection(collection)
-                let dbName = StoreLayout.documentDatabase(alias: name, collection: collection)
-                if let (db, _) = try tx.context.existingDatabase(alias: name, collection: collection) {
-                    try tx.context.txn.drop(db)
+                if let target = try context.existingTarget(alias: name, collection: collection) {
+                    _ = try view.clearRecords(target) // records the deletions
+                    try context.txn.drop(target.keyspace)
                 }
-                tx.context.forgetDatabase(dbName)
-                _ = try tx.context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: try tx.context.writableMeta())
-                dropped.append(dbName)
+                context.forgetCollection(alias: name, collection: collection)
+                _ = try context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: meta)
+                dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
             }
-            // Index keyspaces, their meta records and the alias's sync-status keyspace.
-            let indexPrefix = "index/" + name + "/"
-            for (metaKey, kind) in try tx.context.metaEntries(prefix: Array(indexPrefix.utf8)) {
+            // Index keyspaces and definitions, sync tracking, the alias's sync-status keyspace.
+            let indexPrefix = StoreLayout.indexMetaPrefix(alias: name)
+            for (metaKey, value) in try context.metaEntries(prefix: Array(indexPrefix.utf8)) {
                 let rest = String(decoding: metaKey.dropFirst(indexPrefix.utf8.count), as: UTF8.self)
                 if let slash = rest.firstIndex(of: "/") {
                     let collection = String(rest[..<slash]), index = String(rest[rest.index(after: slash)...])
-                    let unique = String(decoding: kind, as: UTF8.self) == "unique"
-                    if let ks = try view.indexKeyspace(collection: collection, index: index, unique: unique, create: false) {
-                        try tx.context.txn.drop(ks)
-                    }
+                    let unique = IndexDefinition.parse(name: index, metaValue: value)?.0.unique ?? false
+                    let db = StoreLayout.indexDatabase(alias: name, collection: collection, index: index)
+                    if let ks = try context.txn.keyspace(named: db, create: false, multiValue: !unique) { try context.txn.drop(ks) }
                 }
-                _ = try tx.context.txn.delete(forKey: metaKey, in: try tx.context.writableMeta())
+                _ = try context.txn.delete(forKey: metaKey, in: meta)
             }
-            if let ks = try view.syncKeyspace(create: false) { try tx.context.txn.drop(ks) }
+            for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.syncTrackingPrefix(alias: name).utf8)) {
+                _ = try context.txn.delete(forKey: metaKey, in: meta)
+            }
+            if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: name), create: false, multiValue: true) {
+                try context.txn.drop(ks)
+            }
+            try context.schemaDropped()
         }
         core.forget(databases: dropped)
     }
@@ -236,67 +244,122 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Whether the unit of work holds unsaved changes.
-    public var hasUnsavedChanges: Bool { lock.withLock { !pending.isEmpty } }
+    public var hasUnsavedChanges: Bool { lock.withLock { !work.isEmpty } }
 
-    /// Commits the unit of work in one transaction. On error nothing is committed and the unit
-    /// of work is kept.
+    /// How many changes the unit of work holds (one per document: the last write wins).
+    public var unsavedChangeCount: Int { lock.withLock { work.count } }
+
+    /// Commits the unit of work in one transaction, in the order the changes were made. On error
+    /// nothing is committed and the unit of work is kept.
     public func save() throws {
-        let work = lock.withLock { pending }
-        if work.isEmpty { return }
-        try write { tx in for step in work { try step(tx) } }
-        lock.withLock { pending.removeFirst(min(work.count, pending.count)) }
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return }
+        let steps = snapshot.operations()
+        try write { tx in for step in steps { try step(tx) } }
+        lock.withLock { work.removeThrough(sequence: snapshot.lastSequence) }
     }
 
     /// Discards the unit of work.
-    public func rollback() { lock.withLock { pending.removeAll() } }
+    public func rollback() { lock.withLock { work = UnitOfWork() } }
 
-    /// Runs a change now (autosave) or adds it to the unit of work.
-    func perform(_ change: @escaping (DocumentTransaction) throws -> Void) throws {
-        if autosave {
-            try write { try change($0) }
-            return
-        }
-        // Check that the change applies before accepting it into the unit of work.
-        let work = lock.withLock { pending } + [change]
-        try simulate(work) { _ in }
-        lock.withLock { pending.append(change) }
-    }
-
-    /// Reads through the store: with unsaved changes, inside a write transaction that applies
-    /// them and then rolls back, so the read sees them.
+    /// Reads through the store: with unsaved changes, the unit of work is laid over a read
+    /// snapshot (no writer is taken).
     func readThrough<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        let work = lock.withLock { pending }
-        if work.isEmpty { return try read(body) }
-        var result: R?
-        try simulate(work) { result = try body($0) }
-        return result!
-    }
-
-    private struct Discard: Error {}
-
-    private func simulate(_ work: [(DocumentTransaction) throws -> Void], _ body: (DocumentTransaction) throws -> Void) throws {
-        do {
-            try core.driver.write { txn in
-                let tx = view(of: txn)
-                for step in work { try step(tx) }
-                try body(tx)
-                throw Discard()
-            }
-        } catch is Discard {}
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return try read(body) }
+        return try core.driver.read { txn in
+            let tx = view(of: txn)
+            tx.overlay = snapshot
+            return try body(tx)
+        }
     }
 
     /// Parks `document` now, or in the unit of work when autosave is off.
-    public func park<D: Document>(_ document: D) throws { try perform { try $0.park(document) } }
+    public func park<D: Document>(_ document: D) throws {
+        if autosave {
+            try write { try $0.park(document) }
+            return
+        }
+        // Check the document (key, encoding) and find the documents it references, which the
+        // park will store too, so that reads see them before `save()`.
+        let maxKey = core.environment?.maxKeySize ?? 511
+        var seen = Set<UnitOfWork.Key>()
+        var queue: [any Document] = [document]
+        var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
+        while let next = queue.popLast() {
+            let (key, found) = try Self.inspect(next, alias: alias, maxKeySize: maxKey)
+            guard seen.insert(key).inserted else { continue }
+            shadows.append((next, key))
+            queue.append(contentsOf: found)
+        }
+        let own = shadows.removeFirst()
+        lock.withLock {
+            for shadow in shadows.reversed() {
+                work.park(shadow.document, alias: shadow.key.alias, collection: shadow.key.collection, key: shadow.key.key, apply: nil)
+            }
+            work.park(document, alias: own.key.alias, collection: own.key.collection, key: own.key.key, apply: { try $0.park(document) })
+        }
+    }
+
+    /// The unit-of-work key of `document` and the documents it references; checks its ID and
+    /// that it encodes.
+    private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
+        let key = document.id.keyBytes
+        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is empty") }
+        if key.count > maxKeySize {
+            throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is \(key.count) bytes; the limit is \(maxKeySize)")
+        }
+        let collector = ReferenceCollector()
+        var encoder = BinaryEncoder()
+        encoder.referenceHook = collector
+        do {
+            _ = try encoder.encode(document)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: D.collection, id: displayID(document.id.documentValue),
+                                            fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+        }
+        return (UnitOfWork.Key(alias: alias, collection: D.collection, key: key), collector.found)
+    }
+
     /// Parks several documents now, or in the unit of work when autosave is off.
-    public func park<D: Document>(_ documents: [D]) throws { try perform { try $0.park(documents) } }
+    public func park<D: Document>(_ documents: [D]) throws {
+        if autosave {
+            try write { try $0.park(documents) }
+            return
+        }
+        for document in documents { try park(document) }
+    }
+
     /// Deletes `document` now, or in the unit of work when autosave is off.
-    public func delete<D: Document>(_ document: D) throws { try perform { _ = try $0.delete(document) } }
+    public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
+
     /// Deletes by ID now, or in the unit of work when autosave is off.
-    public func delete<D: Document>(_ type: D.Type, id: D.ID) throws { try perform { _ = try $0.delete(D.self, id: id) } }
+    public func delete<D: Document>(_ type: D.Type, id: D.ID) throws {
+        if autosave {
+            try write { _ = try $0.delete(D.self, id: id) }
+            return
+        }
+        let key = id.keyBytes
+        lock.withLock { work.delete(alias: alias, collection: D.collection, key: key, apply: { _ = try $0.delete(D.self, id: id) }) }
+    }
+
     /// Deletes every document of `D` now, or in the unit of work when autosave is off.
-    public func deleteAll<D: Document>(_ type: D.Type) throws { try perform { _ = try $0.deleteAll(D.self) } }
+    public func deleteAll<D: Document>(_ type: D.Type) throws {
+        if autosave {
+            try write { _ = try $0.deleteAll(D.self) }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: D.collection, apply: { _ = try $0.deleteAll(D.self) }) }
+    }
+
     /// Deletes every document of this alias now, or in the unit of work when autosave is off.
-    public func deleteEverything() throws { try perform { _ = try $0.deleteEverything() } }
+    public func deleteEverything() throws {
+        if autosave {
+            try write { _ = try $0.deleteEverything() }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: nil, apply: { _ = try $0.deleteEverything() }) }
+    }
 
     /// The document of type `D` with `id` (seeing unsaved changes).
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? { try readThrough { try $0.retrieve(D.self, id: id) } }

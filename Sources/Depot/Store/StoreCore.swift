@@ -88,16 +88,27 @@ final class StoreCore: @unchecked Sendable {
     func forget(databases: [String]) {
         lock.withLock {
             for d in databases { descriptors[d] = nil }
-            indexes = indexes.filter { name in !databases.contains { name.hasPrefix(d2i($0)) } }
         }
     }
 
-    private var indexes: Set<String> = []
-    private func d2i(_ documentDatabase: String) -> String {
-        StoreLayout.indexPrefix + documentDatabase.dropFirst(StoreLayout.documentPrefix.count) + "/"
+    // MARK: Schemas
+
+    /// Collection schemas as last read, valid for one schema version (see ``CollectionSchema``).
+    private var schemaCache: (version: UInt64, entries: [TransactionContext.CollectionName: CollectionSchema]) = (0, [:])
+
+    func cachedSchema(_ name: TransactionContext.CollectionName, version: UInt64) -> CollectionSchema? {
+        lock.withLock { schemaCache.version == version ? schemaCache.entries[name] : nil }
     }
-    func isIndexKnown(_ name: String) -> Bool { lock.withLock { indexes.contains(name) } }
-    func rememberIndex(_ name: String, unique: Bool) { lock.withLock { _ = indexes.insert(name) } }
+
+    func cacheSchema(_ schema: CollectionSchema, for name: TransactionContext.CollectionName, version: UInt64) {
+        lock.withLock {
+            if schemaCache.version != version { schemaCache = (version, [:]) }
+            schemaCache.entries[name] = schema
+        }
+    }
+
+    /// Forgets every cached schema (a transaction changed one and committed).
+    func resetSchemas() { lock.withLock { schemaCache = (0, [:]) } }
 
     // MARK: Unique IDs
 

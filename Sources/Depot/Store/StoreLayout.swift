@@ -2,11 +2,19 @@ import DepotLMDB
 
 /// How documents are laid out in LMDB's named databases.
 ///
-/// - `depot.meta`: the store's own records: collection descriptors
-///   (`collection/<alias>/<collection>` → ID kind), alias markers (`alias/<alias>`), the
-///   unique-ID counter.
+/// - `depot.meta`: the store's own records (every meta key is built here):
+///   - `collection/<alias>/<collection>` → ID kind (collection descriptors);
+///   - `index/<alias>/<collection>/<name>` → index definition (``IndexDefinition``; its presence
+///     means the index is built and kept by every writer);
+///   - `synctrack/<alias>/<collection>` → `1` when the collection keeps a sync-status index;
+///   - `schema/version` → big-endian counter bumped by every index or tracking change;
+///   - `uid/next` (unique-ID counter), `changelog/next` and `watch/<token>` (external change log);
+///   - `migration/<name>` (applied migrations, when used).
 /// - `depot.doc/<alias>/<collection>`: one database per collection and alias; keys are the IDs'
 ///   key bytes, values are ``Record``s.
+/// - `depot.idx/<alias>/<collection>/<name>`: index value → document key (dupsort unless unique).
+/// - `depot.sync/<alias>`: status byte + collection → document key (dupsort).
+/// - `depot.kv/<alias>`: the key/value kit's records; `depot.changes`: the external change log.
 ///
 /// Nothing is stored in LMDB's main database, whose keys are the names of the named databases.
 enum StoreLayout {
@@ -23,6 +31,20 @@ enum StoreLayout {
         "index/" + alias + "/" + collection + "/" + index
     }
 
+    static func indexMetaPrefix(alias: String, collection: String) -> String {
+        "index/" + alias + "/" + collection + "/"
+    }
+
+    static func indexMetaPrefix(alias: String) -> String { "index/" + alias + "/" }
+
+    static func syncTrackingKey(alias: String, collection: String) -> String {
+        "synctrack/" + alias + "/" + collection
+    }
+
+    static func syncTrackingPrefix(alias: String) -> String { "synctrack/" + alias + "/" }
+
+    static let schemaVersionKey = Array("schema/version".utf8)
+
     static func syncDatabase(alias: String) -> String { syncPrefix + alias }
 
     static func documentDatabase(alias: String, collection: String) -> String {
@@ -32,6 +54,14 @@ enum StoreLayout {
     static func descriptorKey(alias: String, collection: String) -> String {
         "collection/" + alias + "/" + collection
     }
+
+    static func descriptorPrefix(alias: String) -> String { "collection/" + alias + "/" }
+
+    static let descriptorRoot = "collection/"
+
+    /// The key/value kit's keyspace of an alias, and the collection name change sets give it.
+    static func keyValueDatabase(alias: String) -> String { "depot.kv/" + alias }
+    static let keyValueCollection = "$kv"
 
     static func aliasKey(_ alias: String) -> String { "alias/" + alias }
 

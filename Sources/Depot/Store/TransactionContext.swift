@@ -1,30 +1,99 @@
 import DepotLMDB
 
-/// The document layer's state for one top-level LMDB transaction, shared by every alias view
-/// of it: opened collection databases, the change recorder, encode buffers, and the stacks that
-/// guard reference cycles. Savepoints mark it and roll it back with the LMDB child transaction.
+/// The document layer's state for one top-level transaction, shared by every alias view of it:
+/// the record targets (collections) resolved so far, per-type facts, the schema in force, the
+/// change recorder, encode buffers, and the stacks that guard reference cycles. Savepoints mark
+/// it and roll it back with the child transaction.
 final class TransactionContext {
     let txn: any StorageTransaction
     let core: StoreCore
     let recorder: ChangeRecorder?
-    /// Collection keyspaces checked in this transaction (no string building on the hot path).
-    private var databases: [CollectionName: (db: Keyspace, kind: IDKind, depth: Int)] = [:]
+    /// Whether this write logs its changes for watchers in other processes.
+    let logsChanges: Bool
+    private var loggedMark = 0
 
     struct CollectionName: Hashable {
         var alias: String
         var collection: String
     }
+
+    /// Collections resolved in this transaction, with the depth they were resolved at.
+    private var targets: [CollectionName: RecordTarget] = [:]
+    /// The key/value kit's keyspace per alias.
+    private var kvTargets: [String: RecordTarget] = [:]
+    /// Per-type facts, keyed by type and alias.
+    var typeFacts: [TypeFactsKey: AnyObject] = [:]
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
-    /// Index keyspaces known to be built in this transaction (name → unique), with the depth
-    /// they were confirmed at.
-    private var builtIndexes: [String: (unique: Bool, depth: Int)] = [:]
+    /// Schemas read or changed in this transaction.
+    private var schemas: [CollectionName: CollectionSchema] = [:]
+    private var schemaVersionValue: UInt64?
+    /// Whether this transaction changed a schema (the store's cache is reset after commit).
+    private(set) var changedSchema = false
     private var spareBuffers: [[UInt8]] = []
+    /// Referenced documents parked in this transaction, with what was written (see
+    /// ``ReferenceHook``): parking the same unchanged document again is skipped.
+    var parkedReferences: [ChangeRecorder.Key: Any] = [:]
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
     var parking: [InProgress] = []
     /// Documents being resolved right now, outermost first (for dangling-reference messages and
     /// cycles). Keys are borrowed for the duration of the decode.
     var resolving: [InProgress] = []
+
+    struct TypeFactsKey: Hashable {
+        var type: ObjectIdentifier
+        var alias: String
+    }
+
+    struct InProgress {
+        var alias: String
+        var collection: String
+        var key: UnsafeRawBufferPointer
+        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
+            self.collection == collection && self.alias == alias && key.elementsEqual(other)
+        }
+    }
+
+    struct Mark {
+        let recorder: Int
+        let depth: Int
+    }
+
+    private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
+        self.txn = txn
+        self.core = core
+        self.recorder = recordChanges || logChanges ? ChangeRecorder() : nil
+        self.logsChanges = logChanges
+    }
+
+    /// The context of `txn`, created (and hooked to its commit) on first use.
+    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
+        if let existing = txn.attachment as? TransactionContext { return existing }
+        let logs = !txn.isReadOnly && core.externalWatchersActive(txn)
+        let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers, logChanges: logs)
+        txn.attachment = context
+        if !txn.isReadOnly {
+            txn.afterCommit { [context, store] in
+                for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
+                if context.changedSchema { context.core.resetSchemas() }
+                if let recorder = context.recorder, !recorder.isEmpty, context.core.hasObservers {
+                    context.core.publish(recorder.changeSet(transactionID: nil), from: store)
+                }
+            }
+        }
+        return context
+    }
+
+    /// Appends what was recorded since the last call to the change log (when watchers exist).
+    /// The document layer calls it at the end of every write closure, inside the transaction.
+    func appendChangeLog() throws {
+        guard logsChanges, let recorder else { return }
+        let changes = recorder.touched(since: loggedMark)
+        loggedMark = recorder.mark
+        if !changes.isEmpty { try ChangeLog.append(changes, writer: core.token, txn: txn) }
+    }
+
+    // MARK: Meta records
 
     /// The store's meta keyspace in this transaction (nil: absent, in a read transaction).
     private var metaCache: Keyspace??
@@ -43,83 +112,42 @@ final class TransactionContext {
 
     /// The meta keyspace of a write transaction.
     func writableMeta() throws -> Keyspace {
+        try requireWritable("change the store's meta data")
         guard let meta = try metaKeyspace() else { throw DepotError.invalidState("the store's meta data is missing") }
         return meta
     }
 
-    struct InProgress {
-        var alias: String
-        var collection: String
-        var key: UnsafeRawBufferPointer
-        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
-            self.collection == collection && self.alias == alias && key.elementsEqual(other)
-        }
-    }
-
-    struct Mark {
-        let recorder: Int
-        let depth: Int
-    }
-
-    /// Whether this write logs its changes for watchers in other processes.
-    let logsChanges: Bool
-    private var loggedMark = 0
-
-    private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
-        self.txn = txn
-        self.core = core
-        self.recorder = recordChanges || logChanges ? ChangeRecorder() : nil
-        self.logsChanges = logChanges
-    }
-
-    /// Appends what was recorded since the last call to the change log (when watchers exist).
-    /// The document layer calls it at the end of every write closure, inside the transaction.
-    func appendChangeLog() throws {
-        guard logsChanges, let recorder else { return }
-        let changes = recorder.touched(since: loggedMark)
-        loggedMark = recorder.mark
-        if !changes.isEmpty { try ChangeLog.append(changes, writer: core.token, txn: txn) }
-    }
-
-    /// The context of `txn`, created (and hooked to its commit) on first use.
-    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
-        if let existing = txn.attachment as? TransactionContext { return existing }
-        let logs = !txn.isReadOnly && core.externalWatchersActive(txn)
-        let context = TransactionContext(txn: txn, core: core, recordChanges: !txn.isReadOnly && core.hasObservers, logChanges: logs)
-        txn.attachment = context
-        if !txn.isReadOnly {
-            txn.afterCommit { [context, store] in
-                for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
-                for (name, entry) in context.builtIndexes { context.core.rememberIndex(name, unique: entry.unique) }
-                if let recorder = context.recorder, !recorder.isEmpty, context.core.hasObservers {
-                    context.core.publish(recorder.changeSet(transactionID: nil), from: store)
-                }
-            }
-        }
-        return context
+    /// Throws a typed error when this is a read-only transaction.
+    func requireWritable(_ operation: @autoclosure () -> String) throws {
+        if txn.isReadOnly { throw DepotError.readOnlyTransaction(operation: operation()) }
     }
 
     // MARK: Savepoints
 
     var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth) }
 
-    /// Forgets what was done after `mark`: the LMDB child transaction at `childDepth` (and any
-    /// deeper) was aborted, so handles and descriptors opened there are gone too.
+    /// Forgets what was done after `mark`: the child transaction at `childDepth` (and any
+    /// deeper) was aborted, so handles, descriptors and schemas changed there are gone too.
     func revert(to mark: Mark, childDepth: Int) {
         recorder?.revert(to: mark.recorder)
         loggedMark = min(loggedMark, mark.recorder)
         metaCache = nil // it may have been created inside the aborted child: look it up again
-        databases = databases.filter { $0.value.depth < childDepth }
+        targets = targets.filter { $0.value.depth < childDepth }
+        kvTargets = kvTargets.filter { $0.value.depth < childDepth }
+        typeFacts.removeAll()
         pendingDescriptors.removeAll { $0.depth >= childDepth }
-        builtIndexes = builtIndexes.filter { $0.value.depth < childDepth }
+        schemas.removeAll()
+        schemaVersionValue = nil
+        for target in targets.values { target.schemaLoaded = false }
+        parkedReferences.removeAll()
     }
 
     /// Entries made inside a committed child now belong to its parent.
     func promote(toDepth target: Int) {
         let depth = max(0, target)
-        for (name, entry) in databases where entry.depth > depth { databases[name] = (entry.db, entry.kind, depth) }
+        for entry in targets.values where entry.depth > depth { entry.depth = depth }
+        for entry in kvTargets.values where entry.depth > depth { entry.depth = depth }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
-        for (name, entry) in builtIndexes where entry.depth > depth { builtIndexes[name] = (entry.unique, depth) }
     }
 
     // MARK: Buffers
@@ -133,42 +161,61 @@ final class TransactionContext {
 
     func giveBack(_ buffer: [UInt8]) { spareBuffers.append(buffer) }
 
-    // MARK: Collection databases
+    // MARK: Collections
 
-    /// The database of `collection` in `alias`, checking (and on first write recording) the kind
-    /// of its IDs. Returns nil when it does not exist and `create` is false.
-    func database(alias: String, collection: String, kind: IDKind, create: Bool) throws -> Keyspace? {
+    /// The collection `collection` of `alias` as the record pipeline writes it, checking (and
+    /// on first write recording) the kind of its IDs. Returns nil when it does not exist and
+    /// `create` is false; `create` in a read-only transaction is a typed error.
+    func target(alias: String, collection: String, kind: IDKind, create: Bool) throws -> RecordTarget? {
         let key = CollectionName(alias: alias, collection: collection)
-        if let cached = databases[key] {
+        if let cached = targets[key] {
             if cached.kind != kind {
                 throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: cached.kind, requested: kind)
             }
-            return cached.db
+            return cached
         }
+        if create { try requireWritable("write to collection '\(collection)'") }
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         try StoreLayout.validateCollection(collection)
         let stored = try storedKind(alias: alias, collection: collection, name: name)
         if let stored, stored != kind {
             throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: stored, requested: kind)
         }
-        guard let db = try txn.keyspace(named: name, create: create && !txn.isReadOnly) else { return nil }
-        if stored == nil && !txn.isReadOnly {
+        guard let db = try txn.keyspace(named: name, create: create) else { return nil }
+        if stored == nil && create {
             try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: try writableMeta())
             pendingDescriptors.append((name, kind, txn.nestingDepth))
         }
-        databases[key] = (db, stored ?? kind, txn.nestingDepth)
-        return db
+        return remember(key, keyspace: db, kind: stored ?? kind)
     }
 
-    /// The database of a collection whatever its ID kind (for export and administration).
-    func existingDatabase(alias: String, collection: String) throws -> (Keyspace, IDKind)? {
-        let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+    /// A collection whatever its ID kind (for export, schemaless reads and administration).
+    func existingTarget(alias: String, collection: String) throws -> RecordTarget? {
         let key = CollectionName(alias: alias, collection: collection)
-        if let cached = databases[key] { return (cached.db, cached.kind) }
+        if let cached = targets[key] { return cached }
+        let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         guard let kind = try storedKind(alias: alias, collection: collection, name: name) else { return nil }
         guard let db = try txn.keyspace(named: name, create: false) else { return nil }
-        databases[key] = (db, kind, txn.nestingDepth)
-        return (db, kind)
+        return remember(key, keyspace: db, kind: kind)
+    }
+
+    /// The key/value kit's records of `alias` (reported as collection `$kv`, string keys).
+    func keyValueTarget(alias: String, create: Bool) throws -> RecordTarget? {
+        if let cached = kvTargets[alias] { return cached }
+        if create { try requireWritable("write key/value entries") }
+        guard let ks = try txn.keyspace(named: StoreLayout.keyValueDatabase(alias: alias), create: create) else { return nil }
+        let target = RecordTarget(alias: alias, collection: StoreLayout.keyValueCollection, keyspace: ks, kind: .string,
+                                  depth: txn.nestingDepth, slot: recorder?.slot(alias: alias, collection: StoreLayout.keyValueCollection, kind: .string))
+        target.schemaLoaded = true // no indexes, no sync index
+        kvTargets[alias] = target
+        return target
+    }
+
+    private func remember(_ key: CollectionName, keyspace: Keyspace, kind: IDKind) -> RecordTarget {
+        let target = RecordTarget(alias: key.alias, collection: key.collection, keyspace: keyspace, kind: kind, depth: txn.nestingDepth,
+                                  slot: recorder?.slot(alias: key.alias, collection: key.collection, kind: kind))
+        targets[key] = target
+        return target
     }
 
     func storedKind(alias: String, collection: String, name: String) throws -> IDKind? {
@@ -183,24 +230,59 @@ final class TransactionContext {
         return kind
     }
 
-    // MARK: Index state
-
-    /// Whether the index keyspace `name` is built: known to the store, confirmed in this
-    /// transaction, or recorded in the meta database.
-    func isIndexBuilt(_ name: String, metaKey: String) throws -> Bool {
-        if core.isIndexKnown(name) || builtIndexes[name] != nil { return true }
-        if let meta = try metaKeyspace(), try txn.get(Array(metaKey.utf8), in: meta) != nil {
-            builtIndexes[name] = (true, 0)
-            return true
-        }
-        return false
+    /// Drops cached handles of a collection whose database was dropped in this transaction.
+    func forgetCollection(alias: String, collection: String) {
+        targets[CollectionName(alias: alias, collection: collection)] = nil
+        typeFacts.removeAll()
+        let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
+        pendingDescriptors.removeAll { $0.name == name }
     }
 
-    func markIndexBuilt(_ name: String, unique: Bool) { builtIndexes[name] = (unique, txn.nestingDepth) }
+    // MARK: Schema
 
-    /// Drops cached handles of databases that were dropped in this transaction.
-    func forgetDatabase(_ name: String) {
-        if let (alias, collection) = StoreLayout.parse(name) { databases[CollectionName(alias: alias, collection: collection)] = nil }
-        pendingDescriptors.removeAll { $0.name == name }
+    /// The store's schema version as this transaction sees it (read once per transaction).
+    func schemaVersion() throws -> UInt64 {
+        if let schemaVersionValue { return schemaVersionValue }
+        let version = try CollectionSchema.version(meta: try metaKeyspace(), txn: txn)
+        schemaVersionValue = version
+        return version
+    }
+
+    /// The schema of a collection: from this transaction, the store's cache (same version), or
+    /// the meta records.
+    func schema(alias: String, collection: String) throws -> CollectionSchema {
+        let key = CollectionName(alias: alias, collection: collection)
+        if let local = schemas[key] { return local }
+        let version = try schemaVersion()
+        if !changedSchema, let cached = core.cachedSchema(key, version: version) {
+            schemas[key] = cached
+            return cached
+        }
+        let loaded = try CollectionSchema.load(alias: alias, collection: collection, meta: try metaKeyspace(), txn: txn)
+        schemas[key] = loaded
+        if !changedSchema { core.cacheSchema(loaded, for: key, version: version) }
+        return loaded
+    }
+
+    /// Records that schemas were removed in this transaction (an alias dropped).
+    func schemaDropped() throws {
+        if !changedSchema {
+            schemaVersionValue = try CollectionSchema.bumpVersion(meta: try writableMeta(), txn: txn)
+            changedSchema = true
+        }
+        schemas.removeAll()
+        for target in targets.values { target.schemaLoaded = false }
+        typeFacts.removeAll()
+    }
+
+    /// Records a schema change made in this transaction (meta records already written).
+    func schemaChanged(alias: String, collection: String, to schema: CollectionSchema) throws {
+        if !changedSchema {
+            schemaVersionValue = try CollectionSchema.bumpVersion(meta: try writableMeta(), txn: txn)
+            changedSchema = true
+        }
+        let key = CollectionName(alias: alias, collection: collection)
+        schemas[key] = schema
+        if let target = targets[key] { target.schemaLoaded = false }
     }
 }

@@ -1,0 +1,107 @@
+import DepotLMDB
+
+extension DocumentTransaction {
+    // MARK: Retrieving
+
+    /// The document of type `D` with `id`, with its references resolved, or nil.
+    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+        if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document }
+        guard let facts = try facts(D.self, create: false) else { return nil }
+        let target = facts.target
+        return try id.withKeyBytes { key in
+            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            return try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
+                try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable)
+            }
+        }
+    }
+
+    /// Every document of type `D`, in ID order (numeric for integer IDs).
+    public func retrieveAll<D: Document>(_ type: D.Type) throws -> [D] {
+        var result: [D] = []
+        try forEach(D.self) { result.append($0); return true }
+        return result
+    }
+
+    /// Visits the documents of type `D` in ID order (or reverse) without loading them all;
+    /// return false to stop.
+    public func forEach<D: Document>(_ type: D.Type, reverse: Bool = false, _ body: (D) throws -> Bool) throws {
+        if let overlay, overlay.touches(alias: alias, collection: D.collection) {
+            try overlay.merge(D.self, alias: alias, reverse: reverse, stored: { visit in try storedForEach(D.self, reverse: reverse, visit) }, body)
+            return
+        }
+        try storedForEach(D.self, reverse: reverse, body)
+    }
+
+    /// The stored documents of `D` (without the unit of work), with their keys.
+    func storedForEach<D: Document>(_ type: D.Type, reverse: Bool, _ body: (D) throws -> Bool) throws {
+        guard let facts = try facts(D.self, create: false) else { return }
+        let target = facts.target
+        try context.txn.scan(target.keyspace, prefix: nil, reverse: reverse) { key, value in
+            try body(try decodeRecord(D.self, value, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable))
+        }
+    }
+
+    /// How many documents of type `D` are stored.
+    public func count<D: Document>(_ type: D.Type) throws -> Int {
+        let stored = try facts(D.self, create: false).map { try context.txn.count($0.target.keyspace) } ?? 0
+        guard let overlay, overlay.touches(alias: alias, collection: D.collection) else { return stored }
+        return try overlay.adjustedCount(D.self, alias: alias, stored: stored) { id in try storedExists(D.self, id: id) }
+    }
+
+    /// Whether a document of type `D` with `id` is stored.
+    public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool {
+        if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document != nil }
+        return try storedExists(D.self, id: id)
+    }
+
+    func storedExists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool {
+        guard let facts = try facts(D.self, create: false) else { return false }
+        return try id.withKeyBytes { key in
+            if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+            return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { _ in true } ?? false
+        }
+    }
+
+    /// The stored revision of a document (1 after creation, +1 per update), or nil.
+    public func revision<D: Document>(of type: D.Type, id: D.ID) throws -> UInt64? {
+        guard let facts = try facts(D.self, create: false) else { return nil }
+        return try id.withKeyBytes { key in
+            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { Record.peekHeader($0)?.revision } ?? nil
+        }
+    }
+
+    /// Decodes a stored record, verifying its checksum; errors name collection, ID and field path.
+    func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
+                                    key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
+        let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
+        context.resolving.append(.init(alias: alias, collection: collection, key: key))
+        defer { context.resolving.removeLast() }
+        do {
+            let document = try decoder.decode(D.self, from: payload)
+            if syncable ?? (D.self is any Syncable.Type), var withStatus = document as? any Syncable {
+                withStatus.syncStatus = SyncStatus(recordFlags: header.flags)
+                if let typed = withStatus as? D { return typed }
+            }
+            return document
+        } catch let error as DecodingError {
+            throw DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
+                                            fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+        } catch let error as BinaryCodecError {
+            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        }
+    }
+
+    /// Checks a stored record's envelope and checksum; errors name alias, collection and ID.
+    func openRecord(_ bytes: UnsafeRawBufferPointer, collection: String, key: UnsafeRawBufferPointer, kind: IDKind) throws
+        -> (header: Record.Header, payload: UnsafeRawBufferPointer) {
+        do {
+            return try Record.open(bytes)
+        } catch .checksum {
+            throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
+        } catch {
+            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        }
+    }
+}

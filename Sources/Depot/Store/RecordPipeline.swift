@@ -1,0 +1,250 @@
+import DepotLMDB
+
+/// A keyspace of records as the record pipeline writes it: a collection of an alias (or the
+/// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
+/// Resolved once per transaction (see ``TransactionContext``).
+final class RecordTarget {
+    let alias: String
+    /// The collection name, as change sets report it.
+    let collection: String
+    let keyspace: Keyspace
+    let kind: IDKind
+    /// The savepoint depth the target was resolved at.
+    var depth: Int
+    /// The change recorder's slot for this collection (nil: nobody records).
+    let slot: Int?
+    /// Whether ``schema`` and the keyspaces below are loaded for writing.
+    var schemaLoaded = false
+    var schema = CollectionSchema.empty
+    /// Keyspaces of `schema.indexes`, in the same order.
+    var indexKeyspaces: [Keyspace] = []
+    var syncKeyspace: Keyspace?
+
+    init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?) {
+        self.alias = alias
+        self.collection = collection
+        self.keyspace = keyspace
+        self.kind = kind
+        self.depth = depth
+        self.slot = slot
+    }
+}
+
+/// The record pipeline: the one path by which every writer — typed parks, unidentified values,
+/// dynamic objects, seeding, the key/value kit, sync-status changes and deletes — changes a
+/// record. For each record it checks the key against the storage's real limit, reads the old
+/// record once, checks the expected revision, seals the new record (envelope, revision, flags,
+/// checksum), writes it, keeps every secondary index and the sync-status index of the
+/// collection's stored schema in step (from the stored fields, so whichever path wrote a
+/// document, an index query returns what a scan returns), and records the change.
+extension DocumentTransaction {
+    /// Loads the schema of `target` and opens its index keyspaces for writing.
+    func prepareForWriting(_ target: RecordTarget) throws {
+        if target.schemaLoaded { return }
+        try context.requireWritable("write to collection '\(target.collection)'")
+        let schema = try context.schema(alias: target.alias, collection: target.collection)
+        target.schema = schema
+        target.indexKeyspaces = try schema.indexes.map { index in
+            guard let ks = try context.txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),
+                                                    create: true, multiValue: !index.unique) else {
+                throw DepotError.invalidState("the index keyspace '\(index.name)' of \(target.collection) could not be opened")
+            }
+            return ks
+        }
+        target.syncKeyspace = schema.tracksSyncStatus
+            ? try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: true, multiValue: true) : nil
+        target.schemaLoaded = true
+    }
+
+    /// Checks a key against the storage's limit; errors name the collection.
+    func checkKey(_ key: UnsafeRawBufferPointer, collection: String) throws {
+        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(collection) document is empty") }
+        let limit = context.txn.maxKeySize
+        if key.count > limit {
+            throw DepotError.invalidKey(detail: "the ID of a \(collection) document is \(key.count) bytes; the limit is \(limit)")
+        }
+    }
+
+    /// Writes the record under `key`: `encode` appends the payload. Returns the new revision.
+    @discardableResult
+    func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
+                     displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+        try prepareForWriting(target)
+        try checkKey(key, collection: target.collection)
+        let schema = target.schema
+        let txn = context.txn
+        // The old record, read once: its revision, status and indexed fields.
+        var oldFields: [[UInt8]]?
+        let old = try txn.withValue(forKey: key, in: target.keyspace) { bytes -> Record.Header in
+            let header = Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
+            if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
+            return header
+        }
+        if let expected, expected != (old?.revision ?? 0) {
+            throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: old?.revision)
+        }
+        var buffer = context.takeBuffer()
+        defer { context.giveBack(buffer) }
+        Record.begin(&buffer, flags: flags, revision: 0)
+        do {
+            try encode(&buffer)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: target.collection, id: displayID(), fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+        }
+        let revision = (old?.revision ?? 0) &+ 1
+        Record.setHeader(&buffer, flags: flags, revision: revision)
+        Record.seal(&buffer)
+        var newFields: [[UInt8]] = []
+        if !schema.indexes.isEmpty {
+            newFields = try buffer.withUnsafeBytes { all in
+                try indexFields(schema, payload: UnsafeRawBufferPointer(rebasing: all[Record.headerSize...]))
+            }
+            try checkUnique(target, key: key, old: oldFields, new: newFields, displayID: displayID)
+        }
+        try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+        if !schema.indexes.isEmpty { try updateIndexEntries(target, key: key, old: oldFields, new: newFields) }
+        if let sync = target.syncKeyspace {
+            try updateSyncEntry(sync, collection: target.collection, key: key,
+                                old: old.map { SyncStatus(recordFlags: $0.flags) }, new: SyncStatus(recordFlags: flags))
+        }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: old != nil, existsNow: true) }
+        if !context.parkedReferences.isEmpty {
+            context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
+        }
+        return revision
+    }
+
+    /// Deletes the record under `key`. Returns whether it was stored.
+    @discardableResult
+    func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
+        try prepareForWriting(target)
+        if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        let schema = target.schema
+        var oldFields: [[UInt8]]?
+        guard let old = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
+            if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
+            return Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
+        }) else { return false }
+        guard try context.txn.delete(forKey: key, in: target.keyspace) else { return false }
+        if !schema.indexes.isEmpty { try updateIndexEntries(target, key: key, old: oldFields, new: nil) }
+        if let sync = target.syncKeyspace {
+            try updateSyncEntry(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil)
+        }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: false) }
+        if !context.parkedReferences.isEmpty {
+            context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
+        }
+        return true
+    }
+
+    /// Sets the sync status of the record under `key` (content and revision unchanged).
+    /// Returns false when it is not stored; a damaged record is never re-sealed.
+    func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
+        try prepareForWriting(target)
+        if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        guard var record = try context.txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
+        do {
+            _ = try record.withUnsafeBytes { try Record.open($0) }
+        } catch {
+            throw DepotError.checksumMismatch(alias: target.alias, collection: target.collection, id: displayID())
+        }
+        let old = SyncStatus(recordFlags: record[1])
+        if old == status { return true }
+        record[1] = (record[1] & ~0x0E) | status.recordFlags
+        Record.seal(&record)
+        try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: target.keyspace) }
+        if let sync = target.syncKeyspace { try updateSyncEntry(sync, collection: target.collection, key: key, old: old, new: status) }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: true) }
+        return true
+    }
+
+    /// Deletes every record of `target` with its index and sync entries. Returns how many.
+    func clearRecords(_ target: RecordTarget) throws -> Int {
+        try prepareForWriting(target)
+        let txn = context.txn
+        let count = try txn.count(target.keyspace)
+        if let slot = target.slot, let recorder = context.recorder {
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+                recorder.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: false)
+                return true
+            }
+        }
+        for ks in target.indexKeyspaces { try txn.clear(ks) }
+        if let sync = target.syncKeyspace {
+            for status in SyncStatus.allCases {
+                let k = [status.rawValue] + Array(target.collection.utf8)
+                _ = try k.withUnsafeBytes { try txn.delete(forKey: $0, in: sync) }
+            }
+        }
+        try txn.clear(target.keyspace)
+        context.parkedReferences.removeAll()
+        return count
+    }
+
+    // MARK: Index entries
+
+    /// The index keys of a stored payload, one per index of `schema` (in order).
+    func indexFields(_ schema: CollectionSchema, payload: UnsafeRawBufferPointer) throws -> [[UInt8]] {
+        let document = try DocumentValue(binary: payload)
+        return schema.indexes.map { IndexKeyEncoding.encode(document[path: $0.field] ?? .null) }
+    }
+
+    private func checkUnique(_ target: RecordTarget, key: UnsafeRawBufferPointer, old: [[UInt8]]?, new: [[UInt8]],
+                             displayID: () -> String) throws {
+        for (i, index) in target.schema.indexes.enumerated() where index.unique {
+            let value = new[i]
+            if value == IndexKeyEncoding.nullKey || old?[i] == value { continue }
+            let clash = try value.withUnsafeBytes { indexKey in
+                try context.txn.withValue(forKey: indexKey, in: target.indexKeyspaces[i]) { existing -> String? in
+                    existing.elementsEqual(key) ? nil : displayIDOfKey(existing, kind: target.kind)
+                } ?? nil
+            }
+            if let clash {
+                throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
+                                                      id: displayID(), conflictingID: clash)
+            }
+        }
+    }
+
+    private func updateIndexEntries(_ target: RecordTarget, key: UnsafeRawBufferPointer, old: [[UInt8]]?, new: [[UInt8]]?) throws {
+        let txn = context.txn
+        for (i, index) in target.schema.indexes.enumerated() {
+            let oldValue = old?[i], newValue = new?[i]
+            if oldValue == newValue { continue }
+            let ks = target.indexKeyspaces[i]
+            if let oldValue, !(index.unique && oldValue == IndexKeyEncoding.nullKey) {
+                try oldValue.withUnsafeBytes { indexKey in
+                    if index.unique {
+                        // Only remove the entry if it still points at this document.
+                        let ours = try txn.withValue(forKey: indexKey, in: ks) { $0.elementsEqual(key) } ?? false
+                        if ours { _ = try txn.delete(forKey: indexKey, in: ks) }
+                    } else {
+                        _ = try txn.delete(forKey: indexKey, value: key, in: ks)
+                    }
+                }
+            }
+            if let newValue, !(index.unique && newValue == IndexKeyEncoding.nullKey) {
+                try newValue.withUnsafeBytes { try txn.put(key, forKey: $0, in: ks) }
+            }
+        }
+    }
+
+    /// Keeps the sync-status index in step: `old` and `new` are the statuses before and after
+    /// (nil: absent).
+    func updateSyncEntry(_ ks: Keyspace, collection: String, key: UnsafeRawBufferPointer, old: SyncStatus?, new: SyncStatus?) throws {
+        if old == new { return }
+        if let old {
+            let k = [old.rawValue] + Array(collection.utf8)
+            _ = try k.withUnsafeBytes { try context.txn.delete(forKey: $0, value: key, in: ks) }
+        }
+        if let new {
+            let k = [new.rawValue] + Array(collection.utf8)
+            try k.withUnsafeBytes { try context.txn.put(key, forKey: $0, in: ks) }
+        }
+    }
+}
+
+/// Renders a stored key of `kind` for messages.
+func displayIDOfKey(_ key: UnsafeRawBufferPointer, kind: IDKind) -> String {
+    displayID(kind.value(ofKey: key))
+}

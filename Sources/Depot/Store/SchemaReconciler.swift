@@ -1,0 +1,107 @@
+import DepotLMDB
+
+/// Reconciles a collection's stored schema with what a document type declares: a new index is
+/// built from the stored documents, a removed one dropped, a changed one (other field or
+/// uniqueness, or written in the old format) rebuilt; sync-status tracking is added (entries
+/// built) or removed the same way. Runs in a write transaction the first time a type is used in
+/// it; the schema version is bumped so that cached schemas (this process's and others') reload.
+extension DocumentTransaction {
+    func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, typeName: String) throws {
+        try prepareForWriting(target)
+        var schema = target.schema
+        if schema.indexes == declared && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus { return }
+        var names = Set<String>()
+        for index in declared where !names.insert(index.name).inserted {
+            throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")
+        }
+        let meta = try context.writableMeta()
+        let txn = context.txn
+        let legacy = schema.legacyIndexes
+        // Drop what is no longer declared as it is stored (and everything in the old format).
+        for stored in schema.indexes where !declared.contains(stored) || legacy.contains(stored.name) {
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: stored.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !stored.unique) { try txn.drop(ks) }
+            _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: target.alias, collection: target.collection) + stored.name).utf8), in: meta)
+        }
+        schema.indexes.removeAll { !declared.contains($0) || legacy.contains($0.name) }
+        schema.legacyIndexes = []
+        // Build what is new.
+        let missing = declared.filter { !schema.indexes.contains($0) }
+        if !missing.isEmpty {
+            try buildIndexes(missing, target: target)
+            for index in missing {
+                try txn.put(index.metaValue, forKey: Array((StoreLayout.indexMetaPrefix(alias: target.alias, collection: target.collection) + index.name).utf8), in: meta)
+            }
+        }
+        schema.indexes = declared
+        if schema.tracksSyncStatus != tracksSyncStatus {
+            try rebuildSyncEntries(target, keep: tracksSyncStatus)
+            let key = Array(StoreLayout.syncTrackingKey(alias: target.alias, collection: target.collection).utf8)
+            if tracksSyncStatus { try txn.put([1], forKey: key, in: meta) } else { _ = try txn.delete(forKey: key, in: meta) }
+            schema.tracksSyncStatus = tracksSyncStatus
+        }
+        try context.schemaChanged(alias: target.alias, collection: target.collection, to: schema)
+        target.schemaLoaded = false
+        try prepareForWriting(target)
+    }
+
+    /// Fills new index keyspaces from the stored documents (unique clashes are errors).
+    private func buildIndexes(_ indexes: [IndexDefinition], target: RecordTarget) throws {
+        let txn = context.txn
+        let keyspaces = try indexes.map { index -> Keyspace in
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)
+            guard let ks = try txn.keyspace(named: name, create: true, multiValue: !index.unique) else {
+                throw DepotError.invalidState("the index keyspace '\(index.name)' of \(target.collection) could not be created")
+            }
+            try txn.clear(ks)
+            return ks
+        }
+        let schema = CollectionSchema(indexes: indexes)
+        var entries: [(key: [UInt8], fields: [[UInt8]])] = []
+        try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
+            entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            return true
+        }
+        for (key, fields) in entries {
+            try key.withUnsafeBytes { k in
+                for (i, index) in indexes.enumerated() {
+                    let value = fields[i]
+                    if index.unique {
+                        if value == IndexKeyEncoding.nullKey { continue }
+                        let clash = try value.withUnsafeBytes { indexKey in
+                            try txn.withValue(forKey: indexKey, in: keyspaces[i]) { existing -> String? in
+                                existing.elementsEqual(k) ? nil : displayIDOfKey(existing, kind: target.kind)
+                            } ?? nil
+                        }
+                        if let clash {
+                            throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
+                                                                  id: displayIDOfKey(k, kind: target.kind), conflictingID: clash)
+                        }
+                    }
+                    try value.withUnsafeBytes { try txn.put(k, forKey: $0, in: keyspaces[i]) }
+                }
+            }
+        }
+    }
+
+    /// Removes a collection's sync-status entries and, when `keep`, writes them again from the
+    /// records' flags.
+    private func rebuildSyncEntries(_ target: RecordTarget, keep: Bool) throws {
+        let txn = context.txn
+        guard let ks = try txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: keep, multiValue: true) else { return }
+        for status in SyncStatus.allCases {
+            let k = [status.rawValue] + Array(target.collection.utf8)
+            _ = try k.withUnsafeBytes { try txn.delete(forKey: $0, in: ks) }
+        }
+        guard keep else { return }
+        var entries: [(key: [UInt8], status: SyncStatus)] = []
+        try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            entries.append(([UInt8](key), SyncStatus(recordFlags: Record.peekHeader(value)?.flags ?? 0)))
+            return true
+        }
+        for (key, status) in entries {
+            try key.withUnsafeBytes { try updateSyncEntry(ks, collection: target.collection, key: $0, old: nil, new: status) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import DepotLMDB
+
+/// What the document layer needs to know about a document type in one transaction and alias —
+/// its collection (a resolved ``RecordTarget``), declared indexes and whether it is
+/// ``Syncable`` — looked up once per transaction instead of on every call.
+final class TypeFacts<D: Document> {
+    let target: RecordTarget
+    let indexes: [DocumentIndex<D>]
+    let isSyncable: Bool
+    /// Whether the declared indexes' field paths were checked against a stored document.
+    var fieldsChecked: Bool
+
+    init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
+        self.target = target
+        self.indexes = indexes
+        self.isSyncable = D.self is any Syncable.Type
+        self.fieldsChecked = indexes.isEmpty
+    }
+}
+
+extension DocumentTransaction {
+    /// The facts of `D` in this view's alias; nil when its collection does not exist and
+    /// `create` is false. In a write transaction the collection's stored schema is reconciled
+    /// with what `D` declares the first time `D` is used.
+    func facts<D: Document>(_ type: D.Type, create: Bool) throws -> TypeFacts<D>? {
+        let key = TransactionContext.TypeFactsKey(type: ObjectIdentifier(D.self), alias: alias)
+        if let cached = context.typeFacts[key] {
+            // Safe: entries under ObjectIdentifier(D.self) are only ever TypeFacts<D>.
+            return unsafeDowncast(cached, to: TypeFacts<D>.self)
+        }
+        guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
+        let indexes = D.indexes
+        if !isReadOnly {
+            try reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, typeName: TypeNames.name(of: D.self))
+        }
+        let facts = TypeFacts<D>(target: target, indexes: indexes)
+        context.typeFacts[key] = facts
+        return facts
+    }
+
+    /// Checks once per transaction that each declared index's field path holds, in the stored
+    /// form of `document`, the value its key path gives — otherwise queries through the index
+    /// would disagree with a scan (a renamed coding key, a computed property).
+    func checkIndexFields<D: Document>(_ facts: TypeFacts<D>, document: D) throws {
+        if facts.fieldsChecked { return }
+        var plain = BinaryEncoder()
+        plain.referenceHook = nil
+        let stored: DocumentValue
+        do {
+            stored = try DocumentValue(binary: try plain.encode(document))
+        } catch {
+            return // the park itself reports encoding errors
+        }
+        for index in facts.indexes {
+            let expected = IndexKeyEncoding.encode(index.extract(document))
+            let found = IndexKeyEncoding.encode(stored[path: index.field] ?? .null)
+            if expected != found {
+                throw DepotError.invalidIndex(collection: D.collection, index: index.name,
+                                              detail: "the stored field '\(index.field)' does not hold the value of the index's key path; pass `field:` with the coded field path")
+            }
+        }
+        facts.fieldsChecked = true
+    }
+}
