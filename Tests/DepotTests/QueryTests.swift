@@ -156,8 +156,8 @@ struct QueryTests {
         }
         store.registerFetchRequest("companyWellPaid", for: Staff.self, variables: ["company": .string, "floor": .int]) { vars in
             FetchRequest<Staff>()
-                .matching(\.company, .equalTo(vars["company", as: String.self]))
-                .matching(\.salary, .greaterThan(vars["floor", as: Int.self]))
+                .matching(\.company, .equalTo(try vars["company", as: String.self]))
+                .matching(\.salary, .greaterThan(try vars["floor", as: Int.self]))
         }
         let all = (0..<300).map(staff)
         try store.read { tx throws in

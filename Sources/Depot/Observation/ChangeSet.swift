@@ -86,6 +86,11 @@ final class ChangeRecorder {
         var alias: String
         var collection: String
         var key: [UInt8]
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(alias)
+            hasher.combine(collection)
+            key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        }
     }
     struct State: Equatable {
         var existedBefore: Bool

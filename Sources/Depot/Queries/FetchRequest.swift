@@ -45,9 +45,11 @@ public struct FetchRequest<D: Document>: @unchecked Sendable {
     public var fieldConditions: [FieldCondition] { conditions.map(\.condition) }
 
     /// Adds a condition on a field; an index on that field serves it (equality, ranges, prefixes).
+    /// The field path is the one of the type's index on `keyPath` if it declares one, else the
+    /// key path's name (or `field`).
     public func matching<V: IndexableValue>(_ keyPath: KeyPath<D, V> & Sendable, _ comparison: Comparison<V>, field: String? = nil) -> Self {
         var copy = self
-        let name = field ?? DocumentIndex<D>.fieldName(of: keyPath)
+        let name = field ?? D.indexes.first(where: { $0.keyPath == keyPath as AnyKeyPath })?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
         copy.conditions.append(Condition(condition: FieldCondition(field: name, op: comparison.op, value: comparison.value),
                                          extract: { $0[keyPath: keyPath].indexValue }))
         return copy

@@ -1,33 +1,76 @@
 import Foundation
 
-/// The kinds of values a fetch request's substitution variable accepts.
-public enum SubstitutionType: String, Sendable, Hashable {
-    case string, int, double, bool, uuid, date
+/// The kinds of values a fetch request's substitution variable accepts: scalars, or a document
+/// of a given type (DLData's `companyWellPaidEmployees` with `{"company": company}`).
+public struct SubstitutionType: Sendable, Hashable, CustomStringConvertible {
+    private enum Kind: Hashable { case string, int, double, bool, uuid, date, document(ObjectIdentifier) }
+    private let kind: Kind
+    /// How the type is named in messages (`"string"`, `"a Company document"`).
+    public let description: String
+
+    /// A `String`.
+    public static let string = SubstitutionType(kind: .string, description: "string")
+    /// An integer (`Int`, `Int64`, `Int32`).
+    public static let int = SubstitutionType(kind: .int, description: "int")
+    /// A floating-point number (`Double`, `Float`, or an `Int`).
+    public static let double = SubstitutionType(kind: .double, description: "double")
+    /// A `Bool`.
+    public static let bool = SubstitutionType(kind: .bool, description: "bool")
+    /// A `UUID`.
+    public static let uuid = SubstitutionType(kind: .uuid, description: "uuid")
+    /// A `Date`.
+    public static let date = SubstitutionType(kind: .date, description: "date")
+    /// A document of type `D` (read it in the request with `vars.document("company", as: Company.self)`).
+    public static func document<D: Document>(_ type: D.Type) -> SubstitutionType {
+        SubstitutionType(kind: .document(ObjectIdentifier(D.self)), description: "a \(TypeNames.name(of: D.self)) document")
+    }
+
+    /// The name used before this was a struct (`"string"`, `"int"`, …).
+    public var rawValue: String { description }
 
     func accepts(_ value: Any) -> Bool {
-        switch self {
+        switch kind {
         case .string: return value is String
         case .int: return value is Int || value is Int64 || value is Int32
         case .double: return value is Double || value is Float || value is Int
         case .bool: return value is Bool
         case .uuid: return value is UUID
         case .date: return value is Date
+        case .document(let type): return ObjectIdentifier(Swift.type(of: value)) == type
         }
     }
 }
 
 /// The values given to a named fetch request, checked against its declared variables.
 public struct Substitutions: @unchecked Sendable {
-    // @unchecked Sendable: values are checked to be one of the Sendable scalar kinds above.
+    // @unchecked Sendable: only read inside the template's closure, on the caller's thread.
     let request: String
     let values: [String: Any]
+    let declared: [String: SubstitutionType]
 
-    /// The value of `name` as `T` (already checked when the request was executed).
+    /// The value of `name` as `T`.
+    ///
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/missingSubstitution`` when no value was
+    ///   given, ``DepotError/Code/mistypedSubstitution`` when it is not a `T` (or `name` was not
+    ///   declared in `variables:`).
     public subscript<T>(_ name: String, as type: T.Type = T.self) -> T {
-        if let v = values[name] as? T { return v }
-        if T.self == Double.self, let i = values[name] as? Int { return Double(i) as! T }
-        if T.self == Int.self, let i = values[name] as? Int64 { return Int(i) as! T }
-        preconditionFailure("fetch request '\(request)': '\(name)' is not a \(T.self); declare it in `variables:`")
+        get throws {
+            guard declared[name] != nil else {
+                throw DepotError.mistypedSubstitution(request: request, variable: name, expected: "a declared variable",
+                                                      actual: "an undeclared name; declare it in `variables:`")
+            }
+            guard let value = values[name] else { throw DepotError.missingSubstitution(request: request, variable: name) }
+            if let v = value as? T { return v }
+            if T.self == Double.self, let i = value as? Int, let converted = Double(i) as? T { return converted }
+            if T.self == Int.self, let i = value as? Int64, let narrow = Int(exactly: i), let converted = narrow as? T { return converted }
+            throw DepotError.mistypedSubstitution(request: request, variable: name, expected: "\(T.self)",
+                                                  actual: String(describing: Swift.type(of: value)))
+        }
+    }
+
+    /// The document given for `name` (declared as ``SubstitutionType/document(_:)``).
+    public func document<D: Document>(_ name: String, as type: D.Type = D.self) throws -> D {
+        try self[name, as: D.self]
     }
 }
 
@@ -48,7 +91,7 @@ extension Store {
     /// store.registerFetchRequest("companyWellPaidEmployees", for: Employee.self,
     ///                            variables: ["company": .string]) { vars in
     ///     FetchRequest<Employee>()
-    ///         .matching(\.company, .equalTo(vars["company", as: String.self]))
+    ///         .matching(\.company, .equalTo(try vars["company", as: String.self]))
     ///         .matching(\.salary, .greaterThan(100_000))
     /// }
     /// let list = try store.read { try $0.fetch(named: "companyWellPaidEmployees", as: Employee.self,
@@ -67,8 +110,9 @@ extension DocumentTransaction {
     /// The registered request `name`, built with `substitutions`, to adjust (limit, sort) before
     /// executing it.
     ///
-    /// - Throws: ``DepotError/unknownFetchRequest(_:)``, ``DepotError/fetchRequestTypeMismatch(name:registered:requested:)``,
-    ///   ``DepotError/missingSubstitution(request:variable:)``, ``DepotError/mistypedSubstitution(request:variable:expected:actual:)``.
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/unknownFetchRequest``,
+    ///   ``DepotError/Code/fetchRequestTypeMismatch``, ``DepotError/Code/missingSubstitution`` or
+    ///   ``DepotError/Code/mistypedSubstitution``.
     public func fetchRequest<D: Document>(named name: String, as type: D.Type = D.self, substitutions: [String: Any] = [:]) throws -> FetchRequest<D> {
         guard let template = context.core.template(named: name) else { throw DepotError.unknownFetchRequest(name) }
         guard template.documentType == D.self else {
@@ -80,7 +124,7 @@ extension DocumentTransaction {
                 throw DepotError.mistypedSubstitution(request: name, variable: variable, expected: kind.rawValue, actual: String(describing: Swift.type(of: value)))
             }
         }
-        guard let request = try template.make(Substitutions(request: name, values: substitutions)) as? FetchRequest<D> else {
+        guard let request = try template.make(Substitutions(request: name, values: substitutions, declared: template.variables)) as? FetchRequest<D> else {
             throw DepotError.fetchRequestTypeMismatch(name: name, registered: String(describing: template.documentType), requested: String(describing: D.self))
         }
         return request

@@ -19,8 +19,53 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         let inProgress = document.id.withKeyBytes { key in
             transaction.context.parking.contains { $0.matches(alias: alias, collection: D.collection, key: key) }
         }
-        if !inProgress { try transaction.park(document) }
+        if !inProgress && !isParkedUnchanged(document) {
+            try transaction.park(document)
+            rememberParked(document)
+        }
         return (D.collection, document.id.documentValue)
+    }
+
+    /// What was parked for a referenced document in this transaction: the value itself when the
+    /// type is `Equatable`, else its encoded bytes (references as references).
+    private enum Parked {
+        case value(any Equatable)
+        case bytes([UInt8])
+    }
+
+    private func cacheKey<D: Document>(_ document: D) -> ChangeRecorder.Key {
+        ChangeRecorder.Key(alias: transaction.alias, collection: D.collection, key: document.id.keyBytes)
+    }
+
+    /// Whether `document` was parked as a reference earlier in this transaction and is unchanged
+    /// (the record pipeline forgets the entry whenever the record is written another way).
+    private func isParkedUnchanged<D: Document>(_ document: D) -> Bool {
+        guard let previous = transaction.context.parkedReferences[cacheKey(document)] as? Parked else { return false }
+        switch previous {
+        case .value(let old):
+            guard let new = document as? any Equatable else { return false }
+            return new.isEqual(to: old)
+        case .bytes(let old):
+            return Self.plainBytes(document) == old
+        }
+    }
+
+    private func rememberParked<D: Document>(_ document: D) {
+        let entry: Parked
+        if let equatable = document as? any Equatable {
+            entry = .value(equatable)
+        } else if let bytes = Self.plainBytes(document) {
+            entry = .bytes(bytes)
+        } else {
+            return
+        }
+        transaction.context.parkedReferences[cacheKey(document)] = entry
+    }
+
+    private static func plainBytes<D: Document>(_ document: D) -> [UInt8]? {
+        var encoder = BinaryEncoder()
+        encoder.referenceHook = ContentReferences()
+        return try? encoder.encode(document)
     }
 
     func resolve<T: Decodable>(_ type: T.Type, collection: String, id: DocumentValue) throws -> T {
@@ -61,5 +106,13 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
             alias: key.alias, collection: key.collection,
             name: StoreLayout.documentDatabase(alias: key.alias, collection: key.collection)) else { return "?" }
         return displayID(kind.value(ofKey: key.key))
+    }
+}
+
+extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    func isEqual(to other: any Equatable) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
     }
 }
