@@ -44,6 +44,25 @@ struct SeedTests {
     let store: Store
     init() throws { store = try Store(path: folder.sub("store")) }
 
+    /// Seeding reads and parses the whole tree before it takes the writer: a write made from
+    /// another thread while files are being read completes at once.
+    @Test func filesAreReadWithoutHoldingTheWriter() throws {
+        let writes = LockedBox(0)
+        var options = SeedOptions()
+        options.progress = { [store] _ in
+            let done = DispatchSemaphore(value: 0)
+            Thread {
+                if (try? store.write { tx in try tx.park(Department(id: "during", name: "x")) }) != nil { writes.set(writes.get() + 1) }
+                done.signal()
+            }.start()
+            _ = done.wait(timeout: .now() + 10)
+        }
+        let summary = try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options)
+        #expect(summary.filesRead == 10)
+        #expect(writes.get() == summary.filesRead, "every write during the reading phase went through")
+        #expect(try store.retrieve(Department.self, id: "during") != nil)
+    }
+
     @Test func corporateMayhemEndToEnd() throws {
         store.registerSeedType(SeedCompany.self)
         store.registerSeedType(SeedEmployee.self)

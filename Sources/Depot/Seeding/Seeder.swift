@@ -15,7 +15,11 @@ struct SeedTypeRegistration: @unchecked Sendable {
     let validate: (DocumentTransaction, DocumentValue) throws -> Void
 }
 
-/// Imports a seed tree (DLData's format) into one alias, in one write transaction.
+/// Imports a seed tree (DLData's format) into one alias in two phases: ``plan(root:)`` reads,
+/// parses and checks the whole tree (files and allowed remote loads) with no transaction open;
+/// ``apply(in:)`` then writes the plan in one write transaction, so the single writer is never
+/// held during I/O. Generated IDs (`""`) are placeholders until `apply` allocates them, in one
+/// block, inside the transaction.
 final class Seeder {
     struct Instance {
         var collection: String
@@ -24,9 +28,10 @@ final class Seeder {
         var id: DocumentValue?
         var value: DocumentValue
         var place: (file: String, path: String)
+        /// The number of the generated ID this instance waits for, if any.
+        var generatedSlot: Int?
     }
 
-    let tx: DocumentTransaction
     let reader: SeedReader
     let types: [String: SeedTypeRegistration]
     private var instances: [String: [[UInt8]: Int]] = [:]   // collection → key → index in `ordered`
@@ -36,20 +41,26 @@ final class Seeder {
     private var found = 0
     private(set) var generated = 0
 
-    init(tx: DocumentTransaction, reader: SeedReader, types: [String: SeedTypeRegistration]) {
-        self.tx = tx
+    init(reader: SeedReader, types: [String: SeedTypeRegistration]) {
         self.reader = reader
         self.types = types
     }
 
-    /// Loads the tree, stores every record, checks registered types; returns records per collection.
-    func run(root: SeedSource) throws -> [String: Int] {
+    /// Phase one, outside any transaction: loads and checks the whole tree.
+    func plan(root: SeedSource) throws {
         _ = try load(root, place: (root.display(root: reader.root), "$"))
-        for collection in Set(ordered.map(\.collection)).sorted() {
+    }
+
+    /// Phase two, in `tx`: allocates generated IDs, stores every record, checks registered
+    /// types; returns records per collection. Runs again from the plan if the transaction is
+    /// retried (the plan is not changed).
+    func apply(in tx: DocumentTransaction) throws -> [String: Int] {
+        let instances = try resolveGeneratedIDs(in: tx)
+        for collection in Set(instances.map(\.collection)).sorted() {
             try types[collection]?.prepare(tx)
         }
-        for instance in ordered { try store(instance) }
-        for instance in ordered {
+        for instance in instances { try store(instance, in: tx) }
+        for instance in instances {
             guard let registration = types[instance.collection], let id = instance.id else { continue }
             do {
                 try registration.validate(tx, id)
@@ -61,8 +72,67 @@ final class Seeder {
             }
         }
         var counts: [String: Int] = [:]
-        for instance in ordered { counts[instance.collection, default: 0] += 1 }
+        for instance in instances { counts[instance.collection, default: 0] += 1 }
         return counts
+    }
+
+    // MARK: Generated IDs
+
+    /// Placeholders are byte values, which JSON never produces, so none can be mistaken for data.
+    private static let placeholderMarker: [UInt8] = [0xDE, 0xB0, 0x5E, 0xED]
+
+    private static func placeholder(_ slot: Int) -> DocumentValue {
+        var bytes = placeholderMarker
+        withUnsafeBytes(of: UInt64(slot).bigEndian) { bytes.append(contentsOf: $0) }
+        return .bytes(bytes)
+    }
+
+    private static func slot(of value: DocumentValue) -> Int? {
+        guard case .bytes(let b) = value, b.count == 12, b.starts(with: placeholderMarker) else { return nil }
+        return Int(b[4...].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+
+    /// The plan's instances with real IDs in place of the placeholders (IDs and references).
+    private func resolveGeneratedIDs(in tx: DocumentTransaction) throws -> [Instance] {
+        if generated == 0 { return ordered }
+        let first = try UniqueIDs.allocate(count: UInt64(generated), in: tx.context.txn, core: tx.context.core)
+        var kinds: [Int: IDKind] = [:]
+        for instance in ordered { if let slot = instance.generatedSlot { kinds[slot] = instance.kind } }
+        func real(_ slot: Int) throws -> DocumentValue {
+            let n = first + UInt64(slot)
+            switch kinds[slot] ?? .string {
+            case .signed:
+                guard let signed = Int64(exactly: n) else { throw DepotError.invalidState("the unique ID counter passed the largest signed ID") }
+                return .int(signed)
+            case .unsigned: return .uint(n)
+            default: return .string(UniqueIDs.string(for: n))
+            }
+        }
+        func substitute(_ value: DocumentValue) throws -> DocumentValue {
+            switch value {
+            case .bytes: return try Self.slot(of: value).map(real) ?? value
+            case .array(let items): return .array(try items.map(substitute))
+            case .object(let fields): return .object(try fields.map { DocumentValue.Field($0.key, try substitute($0.value)) })
+            case .reference(let collection, let id): return .reference(collection: collection, id: try substitute(id))
+            default: return value
+            }
+        }
+        return try ordered.map { planned in
+            var instance = planned
+            instance.value = try substitute(planned.value)
+            if let slot = planned.generatedSlot {
+                let id = try real(slot)
+                guard let key = instance.kind.key(for: id) else {
+                    throw SeedError(kind: .invalidIdentity, file: planned.place.file, jsonPath: planned.place.path,
+                                    detail: "a generated ID does not fit the \(instance.kind.rawValue) IDs of '\(planned.collection)'")
+                }
+                instance.id = id
+                instance.key = key
+            } else if planned.kind == .content {
+                instance.key = SHA256.hash(instance.value.binary())
+            }
+            return instance
+        }
     }
 
     // MARK: Files
@@ -165,26 +235,28 @@ final class Seeder {
         var kind: IDKind
         var key: [UInt8]
         var id: DocumentValue?
+        var slot: Int?
         if let index = fields.firstIndex(where: { $0.key == idField }) {
-            var idValue = fields[index].value
+            let idValue = fields[index].value
             let wanted = registration?.idKind
             if case .string(let s) = idValue, s.isEmpty {
-                let n = try UniqueIDs.allocate(count: 1, in: tx.context.txn, core: tx.context.core)
+                // A generated ID: a placeholder until the write transaction allocates it.
+                slot = generated
                 generated += 1
-                switch wanted {
-                case .signed?: idValue = .int(Int64(n))
-                case .unsigned?: idValue = .uint(n)
-                default: idValue = .string(UniqueIDs.string(for: n))
+                kind = wanted ?? .string
+                let placeholder = Self.placeholder(generated - 1)
+                fields[index].value = placeholder
+                key = Self.placeholderKey(generated - 1)
+                id = placeholder
+            } else {
+                kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
+                guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= 511 else {
+                    throw SeedError(kind: .invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
+                                    detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most 511 bytes")
                 }
-                fields[index].value = idValue
+                key = k
+                id = idValue
             }
-            kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
-            guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= 511 else {
-                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
-                                detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most 511 bytes")
-            }
-            key = k
-            id = idValue
         } else {
             if registration != nil {
                 throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path, detail: "an instance of registered type '\(entity)' needs '\(idField)' or 'id'")
@@ -206,7 +278,7 @@ final class Seeder {
                                 detail: "'\(entity)' instances mix \(existingKind.rawValue) and \(kind.rawValue) identifiers")
             }
             instances[entity, default: [:]][key] = ordered.count
-            ordered.append(Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path)))
+            ordered.append(Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path), generatedSlot: slot))
         }
         return .reference(collection: entity, id: id ?? key.withUnsafeBytes { kind.value(ofKey: $0) })
     }
@@ -228,7 +300,13 @@ final class Seeder {
         }
     }
 
-    private func store(_ instance: Instance) throws {
+    /// A plan-only key for an instance with a generated ID (unique per placeholder).
+    private static func placeholderKey(_ slot: Int) -> [UInt8] {
+        guard case .bytes(let b) = placeholder(slot) else { return [] }
+        return b
+    }
+
+    private func store(_ instance: Instance, in tx: DocumentTransaction) throws {
         let target: RecordTarget?
         do {
             target = try tx.context.target(alias: tx.alias, collection: instance.collection, kind: instance.kind, create: true)

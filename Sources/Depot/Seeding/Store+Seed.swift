@@ -51,15 +51,15 @@ extension Store {
         if case .file(let path) = rootFile, !(path.hasPrefix(rootFolder + "/")) {
             throw SeedError(kind: .outsideRoot, file: path, jsonPath: nil, detail: "the seed file is outside the seed folder '\(rootFolder)'")
         }
-        let types = core.seedTypes
-        // The closure may run again if the map must grow: everything it counts starts afresh.
-        let summary = try write { tx in
-            let reader = SeedReader(root: rootFolder, options: options)
-            let seeder = Seeder(tx: tx, reader: reader, types: types)
-            let counts = try seeder.run(root: rootFile)
-            return SeedSummary(documentsPerCollection: counts, filesRead: reader.filesRead, bytesRead: reader.bytesRead,
-                               generatedIDs: seeder.generated, seconds: 0)
-        }
+        // Phase one: read, parse and check the whole tree with no transaction open.
+        let reader = SeedReader(root: rootFolder, options: options)
+        let seeder = Seeder(reader: reader, types: core.seedTypes)
+        try seeder.plan(root: rootFile)
+        // Phase two: apply the plan in one write transaction (it may run again if the map must
+        // grow; the plan is not changed by a run).
+        let counts = try write { tx in try seeder.apply(in: tx) }
+        let summary = SeedSummary(documentsPerCollection: counts, filesRead: reader.filesRead, bytesRead: reader.bytesRead,
+                                  generatedIDs: seeder.generated, seconds: 0)
         var result = summary
         result.seconds = Date().timeIntervalSince(started)
         return result
