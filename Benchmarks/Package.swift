@@ -38,6 +38,12 @@ let package = Package(
             path: "Sources/depot-compare",
             swiftSettings: withDocuments ? [] : [.define("DEPOT_COMPARE_NO_DOCUMENTS")]
         ),
+        // Per-document cost at n, 10n and 100n (observer on/off, autosave off): flat curves.
+        .executableTarget(
+            name: "depot-scaling",
+            dependencies: [.product(name: "Depot", package: "Depot")],
+            path: "Sources/depot-scaling"
+        ),
         .executableTarget(
             name: "DepotBenchmarks",
             dependencies: [

@@ -12,9 +12,9 @@ import Foundation
 /// ``ChangeLog/retention`` are trimmed by writers (a few per commit). Nobody watching: no entry,
 /// no extra write — one cached check per second.
 enum ChangeLog {
-    static let keyspace = "depot.changes"
-    static let counterKey = Array("changelog/next".utf8)
-    static let leasePrefix = "watch/"
+    static let keyspace = StoreLayout.changeLogDatabase
+    static let counterKey = StoreLayout.changeLogCounterKey
+    static let leasePrefix = StoreLayout.watcherLeasePrefix
     /// How long entries are kept for watchers that fall behind.
     static let retention: Double = 60
 

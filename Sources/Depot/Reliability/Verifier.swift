@@ -101,7 +101,7 @@ public enum Verifier {
         let meta = try environment.openDatabase(StoreLayout.metaDatabase, key: StringCodec.self, value: StringCodec.self, create: false)
         return try environment.read { txn in
             var kinds: [String: IDKind] = [:]
-            for (key, value) in try txn.entries(in: meta, range: .prefix("collection/")) {
+            for (key, value) in try txn.entries(in: meta, range: .prefix(StoreLayout.descriptorRoot)) {
                 let parts = key.split(separator: "/", maxSplits: 2)
                 guard parts.count == 3, let kind = IDKind(rawValue: value) else { continue }
                 kinds[StoreLayout.documentDatabase(alias: String(parts[1]), collection: String(parts[2]))] = kind

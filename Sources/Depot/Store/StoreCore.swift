@@ -12,11 +12,6 @@ final class StoreCore: @unchecked Sendable {
     var environment: Environment? { (driver as? LMDBDriver)?.environment }
     private let lock = NSLock()
     private var descriptors: [String: IDKind] = [:]
-    private var observers: [(id: UUID, ref: WeakObserver)] = []
-    private var streams: [UUID: (alias: String?, collections: Set<String>?, continuation: AsyncStream<ChangeSet>.Continuation)] = [:]
-    private var observing = false
-
-    struct WeakObserver { weak var observer: (any StoreObserver)? }
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: WeakCore] = [:]
@@ -139,58 +134,15 @@ final class StoreCore: @unchecked Sendable {
 
     // MARK: Observation
 
+    /// Observers and change streams of every store on this core.
+    let publisher = ChangePublisher()
+
     /// Whether anybody listens; transactions record changes only then.
-    var hasObservers: Bool { lock.withLock { observing } }
-
-    func add(_ observer: any StoreObserver) -> UUID {
-        lock.withLock {
-            let id = UUID()
-            observers.append((id, WeakObserver(observer: observer)))
-            observing = true
-            return id
-        }
-    }
-
-    func remove(observer: any StoreObserver) {
-        lock.withLock {
-            observers.removeAll { $0.ref.observer == nil || $0.ref.observer === observer }
-            observing = !observers.isEmpty || !streams.isEmpty
-        }
-    }
-
-    func stream(alias: String?, collections: Set<String>?) -> AsyncStream<ChangeSet> {
-        let (stream, continuation) = AsyncStream<ChangeSet>.makeStream(bufferingPolicy: .unbounded)
-        let id = UUID()
-        lock.withLock {
-            streams[id] = (alias, collections, continuation)
-            observing = true
-        }
-        continuation.onTermination = { [weak self] _ in
-            guard let self else { return }
-            self.lock.withLock {
-                self.streams[id] = nil
-                self.observing = !self.observers.isEmpty || !self.streams.isEmpty
-            }
-        }
-        return stream
-    }
-
-    /// Hands a committed change set to every observer and stream.
-    func publish(_ changes: ChangeSet, from store: Store) {
-        if changes.isEmpty { return }
-        let (targets, sinks) = lock.withLock { () -> ([any StoreObserver], [(String?, Set<String>?, AsyncStream<ChangeSet>.Continuation)]) in
-            observers.removeAll { $0.ref.observer == nil }
-            return (observers.compactMap { $0.ref.observer }, streams.values.map { ($0.alias, $0.collections, $0.continuation) })
-        }
-        for observer in targets {
-            observer.store(store, didCommit: changes)
-            observer.store(store, createdObjects: changes.createdByCollection, updatedObjects: changes.updatedByCollection, deletedObjects: changes.deletedByCollection)
-        }
-        for (alias, collections, continuation) in sinks {
-            let part = (alias == nil && collections == nil) ? changes : changes.filtered(alias: alias, collections: collections)
-            if !part.isEmpty { continuation.yield(part) }
-        }
-    }
+    var hasObservers: Bool { publisher.hasObservers }
+    func add(_ observer: any StoreObserver) -> UUID { publisher.add(observer) }
+    func remove(observer: any StoreObserver) { publisher.remove(observer: observer) }
+    func stream(alias: String?, collections: Set<String>?) -> AsyncStream<ChangeSet> { publisher.stream(alias: alias, collections: collections) }
+    func publish(_ changes: ChangeSet, from store: Store) { publisher.publish(changes, from: store) }
 }
 
 extension ChangeSet {

@@ -43,6 +43,11 @@ enum StoreLayout {
 
     static func syncTrackingPrefix(alias: String) -> String { "synctrack/" + alias + "/" }
 
+    static let uniqueIDCounterKey = Array("uid/next".utf8)
+    static let changeLogCounterKey = Array("changelog/next".utf8)
+    static let watcherLeasePrefix = "watch/"
+    static let changeLogDatabase = "depot.changes"
+
     static let schemaVersionKey = Array("schema/version".utf8)
 
     static func syncDatabase(alias: String) -> String { syncPrefix + alias }

@@ -1,0 +1,133 @@
+import DepotLMDB
+import Foundation
+
+/// The unit of work of a store handle with autosave off (GarageStorage's flow): changes collect
+/// in an in-memory overlay (``UnitOfWork``) that reads through the store see and `save()` commits.
+extension Store {
+    /// Whether the unit of work holds unsaved changes.
+    public var hasUnsavedChanges: Bool { lock.withLock { !work.isEmpty } }
+
+    /// How many changes the unit of work holds (one per document: the last write wins).
+    public var unsavedChangeCount: Int { lock.withLock { work.count } }
+
+    /// Commits the unit of work in one transaction, in the order the changes were made. On error
+    /// nothing is committed and the unit of work is kept.
+    public func save() throws {
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return }
+        let steps = snapshot.operations()
+        try write { tx in for step in steps { try step(tx) } }
+        lock.withLock { work.removeThrough(sequence: snapshot.lastSequence) }
+    }
+
+    /// Discards the unit of work.
+    public func rollback() { lock.withLock { work = UnitOfWork() } }
+
+    /// Reads through the store: with unsaved changes, the unit of work is laid over a read
+    /// snapshot (no writer is taken).
+    func readThrough<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return try read(body) }
+        return try core.driver.read { txn in
+            let tx = view(of: txn)
+            tx.overlay = snapshot
+            return try body(tx)
+        }
+    }
+
+    /// Parks `document` now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ document: D) throws {
+        if autosave {
+            try write { try $0.park(document) }
+            return
+        }
+        // Check the document (key, encoding) and find the documents it references, which the
+        // park will store too, so that reads see them before `save()`.
+        let maxKey = core.environment?.maxKeySize ?? 511
+        var seen = Set<UnitOfWork.Key>()
+        var queue: [any Document] = [document]
+        var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
+        while let next = queue.popLast() {
+            let (key, found) = try Self.inspect(next, alias: alias, maxKeySize: maxKey)
+            guard seen.insert(key).inserted else { continue }
+            shadows.append((next, key))
+            queue.append(contentsOf: found)
+        }
+        let own = shadows.removeFirst()
+        lock.withLock {
+            for shadow in shadows.reversed() {
+                work.park(shadow.document, alias: shadow.key.alias, collection: shadow.key.collection, key: shadow.key.key, apply: nil)
+            }
+            work.park(document, alias: own.key.alias, collection: own.key.collection, key: own.key.key, apply: { try $0.park(document) })
+        }
+    }
+
+    /// The unit-of-work key of `document` and the documents it references; checks its ID and
+    /// that it encodes.
+    private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
+        let key = document.id.keyBytes
+        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is empty") }
+        if key.count > maxKeySize {
+            throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is \(key.count) bytes; the limit is \(maxKeySize)")
+        }
+        let collector = ReferenceCollector()
+        var encoder = BinaryEncoder()
+        encoder.referenceHook = collector
+        do {
+            _ = try encoder.encode(document)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: D.collection, id: displayID(document.id.documentValue),
+                                            fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+        }
+        return (UnitOfWork.Key(alias: alias, collection: D.collection, key: key), collector.found)
+    }
+
+    /// Parks several documents now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ documents: [D]) throws {
+        if autosave {
+            try write { try $0.park(documents) }
+            return
+        }
+        for document in documents { try park(document) }
+    }
+
+    /// Deletes `document` now, or in the unit of work when autosave is off.
+    public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
+
+    /// Deletes by ID now, or in the unit of work when autosave is off.
+    public func delete<D: Document>(_ type: D.Type, id: D.ID) throws {
+        if autosave {
+            try write { _ = try $0.delete(D.self, id: id) }
+            return
+        }
+        let key = id.keyBytes
+        lock.withLock { work.delete(alias: alias, collection: D.collection, key: key, apply: { _ = try $0.delete(D.self, id: id) }) }
+    }
+
+    /// Deletes every document of `D` now, or in the unit of work when autosave is off.
+    public func deleteAll<D: Document>(_ type: D.Type) throws {
+        if autosave {
+            try write { _ = try $0.deleteAll(D.self) }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: D.collection, apply: { _ = try $0.deleteAll(D.self) }) }
+    }
+
+    /// Deletes every document of this alias now, or in the unit of work when autosave is off.
+    public func deleteEverything() throws {
+        if autosave {
+            try write { _ = try $0.deleteEverything() }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: nil, apply: { _ = try $0.deleteEverything() }) }
+    }
+
+    /// The document of type `D` with `id` (seeing unsaved changes).
+    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? { try readThrough { try $0.retrieve(D.self, id: id) } }
+    /// Every document of type `D` in ID order (seeing unsaved changes).
+    public func retrieveAll<D: Document>(_ type: D.Type) throws -> [D] { try readThrough { try $0.retrieveAll(D.self) } }
+    /// How many documents of type `D` are stored (counting unsaved changes).
+    public func count<D: Document>(_ type: D.Type) throws -> Int { try readThrough { try $0.count(D.self) } }
+    /// Whether a document of type `D` with `id` is stored (seeing unsaved changes).
+    public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool { try readThrough { try $0.exists(D.self, id: id) } }
+}
