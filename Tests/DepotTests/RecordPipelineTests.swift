@@ -237,3 +237,24 @@ struct RecordPipelineTests {
         #expect(observer.sets.first?.created(Department.self) == ["sales"])
     }
 }
+
+@Suite("Packed record keys")
+struct PackedKeyTests {
+    @Test func orderAndBytesMatchTheRawKeys() {
+        var generator = SystemRandomNumberGenerator()
+        var keys: [[UInt8]] = [[], [0], [0, 0], [1], [255], Array(repeating: 7, count: 16), Array(repeating: 7, count: 17),
+                               Array(repeating: 7, count: 16) + [0], Array(repeating: 7, count: 40)]
+        for _ in 0..<400 {
+            let count = Int.random(in: 0...24, using: &generator)
+            keys.append((0..<count).map { _ in UInt8.random(in: 0...3, using: &generator) })
+        }
+        for a in keys {
+            #expect(PackedKey(a).bytes == a)
+            #expect(PackedKey(a).withUnsafeBytes { [UInt8]($0) } == a)
+            for b in keys.prefix(60) {
+                #expect((PackedKey(a) < PackedKey(b)) == a.lexicographicallyPrecedes(b), "\(a) < \(b)")
+                #expect((PackedKey(a) == PackedKey(b)) == (a == b), "\(a) == \(b)")
+            }
+        }
+    }
+}

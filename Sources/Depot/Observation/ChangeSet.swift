@@ -99,11 +99,7 @@ final class ChangeRecorder {
     }
     private struct SlotKey: Hashable {
         var slot: Int
-        var key: [UInt8]
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(slot)
-            key.withUnsafeBytes { hasher.combine(bytes: $0) } // one call, not one per byte
-        }
+        var key: PackedKey
     }
     private struct Slot: Hashable {
         var alias: String
@@ -133,8 +129,8 @@ final class ChangeRecorder {
 
     /// Records that `key` of the collection in `slot` now exists (or not); `existedBefore`
     /// counts only the first time the key is recorded.
-    func record(slot: Int, key: [UInt8], existedBefore: Bool, existsNow: Bool) {
-        let k = SlotKey(slot: slot, key: key)
+    func record(slot: Int, key: UnsafeRawBufferPointer, existedBefore: Bool, existsNow: Bool) {
+        let k = SlotKey(slot: slot, key: PackedKey(key))
         let old = states.updateValue(Flags(existedBefore: existedBefore, existsNow: existsNow), forKey: k)
         if let old { states[k] = Flags(existedBefore: old.existedBefore, existsNow: existsNow) }
         undo.append((k, old))
@@ -160,7 +156,7 @@ final class ChangeRecorder {
         for (key, _) in undo[min(mark, undo.count)...] where seen.insert(key).inserted {
             if let flags = states[key] {
                 let slot = slots[key.slot]
-                result.append((Key(alias: slot.alias, collection: slot.collection, key: key.key),
+                result.append((Key(alias: slot.alias, collection: slot.collection, key: key.key.bytes),
                                State(existedBefore: flags.existedBefore, existsNow: flags.existsNow, idKind: slot.kind)))
             }
         }
@@ -169,7 +165,7 @@ final class ChangeRecorder {
 
     /// The change set of everything recorded (built once: each ID is appended in place).
     func changeSet(transactionID: Int?) -> ChangeSet {
-        var created = Array(repeating: [[UInt8]](), count: slots.count)
+        var created = Array(repeating: [PackedKey](), count: slots.count)
         var updated = created, deleted = created
         for (key, flags) in states {
             switch (flags.existedBefore, flags.existsNow) {
@@ -181,8 +177,8 @@ final class ChangeRecorder {
         }
         var result: [ChangeSet.CollectionChanges] = []
         for (i, slot) in slots.enumerated() where !(created[i].isEmpty && updated[i].isEmpty && deleted[i].isEmpty) {
-            func ids(_ keys: inout [[UInt8]]) -> [DocumentValue] {
-                keys.sort { $0.lexicographicallyPrecedes($1) }
+            func ids(_ keys: inout [PackedKey]) -> [DocumentValue] {
+                keys.sort()
                 return keys.map { k in k.withUnsafeBytes { slot.kind.value(ofKey: $0) } }
             }
             result.append(.init(alias: slot.alias, collection: slot.collection, created: ids(&created[i]),

@@ -107,7 +107,7 @@ extension DocumentTransaction {
             try updateSyncEntry(sync, collection: target.collection, key: key,
                                 old: old.map { SyncStatus(recordFlags: $0.flags) }, new: SyncStatus(recordFlags: flags))
         }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: old != nil, existsNow: true) }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
         if !context.parkedReferences.isEmpty {
             context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
         }
@@ -130,7 +130,7 @@ extension DocumentTransaction {
         if let sync = target.syncKeyspace {
             try updateSyncEntry(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil)
         }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: false) }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
         if !context.parkedReferences.isEmpty {
             context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
         }
@@ -154,7 +154,7 @@ extension DocumentTransaction {
         Record.seal(&record)
         try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: target.keyspace) }
         if let sync = target.syncKeyspace { try updateSyncEntry(sync, collection: target.collection, key: key, old: old, new: status) }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: true) }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: true) }
         return true
     }
 
@@ -165,7 +165,7 @@ extension DocumentTransaction {
         let count = try txn.count(target.keyspace)
         if let slot = target.slot, let recorder = context.recorder {
             try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
-                recorder.record(slot: slot, key: [UInt8](key), existedBefore: true, existsNow: false)
+                recorder.record(slot: slot, key: key, existedBefore: true, existsNow: false)
                 return true
             }
         }
