@@ -63,6 +63,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An index declaration cannot be kept (duplicate name, field path that does not hold
         /// the key path's value).
         public static let invalidIndex = Code(rawValue: "invalidIndex")
+        /// Undo or redo found a record changed since the step (nothing was written).
+        public static let undoConflict = Code(rawValue: "undoConflict")
         /// Two documents would share a value in a unique index.
         public static let uniqueIndexViolation = Code(rawValue: "uniqueIndexViolation")
         /// No fetch request of that name is registered.
@@ -77,7 +79,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
         ]
     }
@@ -144,6 +146,8 @@ extension DepotError {
     public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
     /// Matches ``Code/invalidIndex``.
     public static let invalidIndex = DepotError(pattern: .invalidIndex)
+    /// Matches ``Code/undoConflict``.
+    public static let undoConflict = DepotError(pattern: .undoConflict)
     /// Matches ``Code/uniqueIndexViolation``.
     public static let uniqueIndexViolation = DepotError(pattern: .uniqueIndexViolation)
     /// Matches ``Code/missingSubstitution``.
@@ -234,6 +238,12 @@ extension DepotError {
         DepotError(code: .uniqueIndexViolation,
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/undoConflict`` and its message.
+    public static func undoConflict(collection: String, id: String) -> DepotError {
+        DepotError(code: .undoConflict,
+                   message: "cannot undo or redo: \(collection)/\(id) was changed since (by another handle, process or a later write); nothing was written",
+                   collection: collection, id: id)
     }
     /// An error with code ``Code/unknownFetchRequest`` and its message.
     public static func unknownFetchRequest(_ name: String) -> DepotError {

@@ -78,6 +78,7 @@ public final class DocumentTransaction {
             throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.txn as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
+        try store.finishUndoLog(self)
         try context.appendChangeLog()
         try txn.commit()
     }

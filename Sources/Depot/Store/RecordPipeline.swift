@@ -19,8 +19,11 @@ final class RecordTarget {
     /// Keyspaces of `schema.indexes`, in the same order.
     var indexKeyspaces: [Keyspace] = []
     var syncKeyspace: Keyspace?
+    /// Whether this is the key/value kit's keyspace (not a document collection).
+    let isKeyValue: Bool
 
-    init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?) {
+    init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?, isKeyValue: Bool = false) {
+        self.isKeyValue = isKeyValue
         self.alias = alias
         self.collection = collection
         self.keyspace = keyspace
@@ -71,6 +74,7 @@ extension DocumentTransaction {
                      displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
         try prepareForWriting(target)
         try checkKey(key, collection: target.collection)
+        try captureUndo(target, key: key)
         let schema = target.schema
         let txn = context.txn
         // The old record, read once: its revision, status and indexed fields.
@@ -119,6 +123,7 @@ extension DocumentTransaction {
     func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try prepareForWriting(target)
         if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        try captureUndo(target, key: key)
         let schema = target.schema
         var oldFields: [[UInt8]]?
         guard let old = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
@@ -150,6 +155,7 @@ extension DocumentTransaction {
         }
         let old = SyncStatus(recordFlags: record[1])
         if old == status { return true }
+        try captureUndo(target, key: key)
         record[1] = (record[1] & ~0x0E) | status.recordFlags
         Record.seal(&record)
         try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: target.keyspace) }
@@ -163,6 +169,11 @@ extension DocumentTransaction {
         try prepareForWriting(target)
         let txn = context.txn
         let count = try txn.count(target.keyspace)
+        if context.undoLog != nil {
+            var keys: [[UInt8]] = []
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            for key in keys { try key.withUnsafeBytes { try captureUndo(target, key: $0) } }
+        }
         if let slot = target.slot, let recorder = context.recorder {
             try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
                 recorder.record(slot: slot, key: key, existedBefore: true, existsNow: false)

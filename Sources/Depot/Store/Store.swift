@@ -44,6 +44,8 @@ public final class Store: @unchecked Sendable {
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
     var work = UnitOfWork()
+    /// The undo history, when recorded (guarded by `lock`); see `UndoHistory.swift`.
+    var undoHistoryValue: UndoHistory?
 
     /// Opens (creating if needed) the store in the folder at `path` (the LMDB driver).
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
@@ -103,7 +105,9 @@ public final class Store: @unchecked Sendable {
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         try core.driver.write { txn in
             let tx = view(of: txn)
+            beginUndoLog(tx)
             let result = try body(tx)
+            try finishUndoLog(tx)
             try tx.context.appendChangeLog()
             return result
         }
@@ -143,7 +147,9 @@ public final class Store: @unchecked Sendable {
             throw DepotError.invalidState("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
         }
         let txn = try environment.beginTransaction(readOnly: readOnly)
-        return DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self), explicit: true)
+        let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self), explicit: true)
+        beginUndoLog(tx)
+        return tx
     }
 
     func view(of txn: any StorageTransaction) -> DocumentTransaction {

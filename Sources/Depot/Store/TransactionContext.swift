@@ -30,6 +30,8 @@ final class TransactionContext {
     /// Whether this transaction changed a schema (the store's cache is reset after commit).
     private(set) var changedSchema = false
     private var spareBuffers: [[UInt8]] = []
+    /// Before- and after-images for the store handle's undo history (nil: not recorded).
+    var undoLog: UndoLog?
     /// Referenced documents parked in this transaction, with what was written (see
     /// ``ReferenceHook``): parking the same unchanged document again is skipped.
     var parkedReferences: [ChangeRecorder.Key: Any] = [:]
@@ -57,6 +59,7 @@ final class TransactionContext {
     struct Mark {
         let recorder: Int
         let depth: Int
+        var undo: Int = 0
     }
 
     private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
@@ -124,12 +127,13 @@ final class TransactionContext {
 
     // MARK: Savepoints
 
-    var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth) }
+    var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth, undo: undoLog?.mark ?? 0) }
 
     /// Forgets what was done after `mark`: the child transaction at `childDepth` (and any
     /// deeper) was aborted, so handles, descriptors and schemas changed there are gone too.
     func revert(to mark: Mark, childDepth: Int) {
         recorder?.revert(to: mark.recorder)
+        undoLog?.revert(to: mark.undo)
         loggedMark = min(loggedMark, mark.recorder)
         metaCache = nil // it may have been created inside the aborted child: look it up again
         targets = targets.filter { $0.value.depth < childDepth }
@@ -205,7 +209,8 @@ final class TransactionContext {
         if create { try requireWritable("write key/value entries") }
         guard let ks = try txn.keyspace(named: StoreLayout.keyValueDatabase(alias: alias), create: create) else { return nil }
         let target = RecordTarget(alias: alias, collection: StoreLayout.keyValueCollection, keyspace: ks, kind: .string,
-                                  depth: txn.nestingDepth, slot: recorder?.slot(alias: alias, collection: StoreLayout.keyValueCollection, kind: .string))
+                                  depth: txn.nestingDepth, slot: recorder?.slot(alias: alias, collection: StoreLayout.keyValueCollection, kind: .string),
+                                  isKeyValue: true)
         target.schemaLoaded = true // no indexes, no sync index
         kvTargets[alias] = target
         return target
