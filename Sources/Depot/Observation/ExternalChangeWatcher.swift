@@ -81,7 +81,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     /// Reads new change-log entries and publishes those of other writers.
     func poll() {
         if let env = core.environment {
-            let last = env.info().lastTransactionID
+            guard let last = try? env.info().lastTransactionID else { return }
             if last == lastTransactionID { return }
             lastTransactionID = last
         }
