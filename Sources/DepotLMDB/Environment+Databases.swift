@@ -18,6 +18,8 @@ extension Environment {
     public func openDatabase<K: LMDBCodec, V: LMDBCodec>(
         _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
     ) throws -> Database<K, V> {
+        try gate.checkProcess("open database")
+        if isClosed { throw TransactionGate.closedError("open database") }
         if let cached = cachedDatabase(name, key: key, value: value) { return cached }
         if create && !options.readOnly {
             if gate.callerHoldsWriter {
@@ -26,8 +28,6 @@ extension Environment {
             }
             return try write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) }
         }
-        try gate.checkProcess("open database")
-        if isClosed { throw TransactionGate.closedError("open database") }
         let record = try databaseLock.withLock { () throws(LMDBError) -> DatabaseRecord in
             try openDatabaseInOwnReadTransaction(name, flags: flags, mayAdoptMapSize: true)
         }
