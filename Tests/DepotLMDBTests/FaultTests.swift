@@ -65,7 +65,6 @@ struct FaultTests {
         let first = try env.openDatabase("first", key: StringCodec.self, value: StringCodec.self)
         let second = try env.openDatabase("second", key: StringCodec.self, value: StringCodec.self)
         try env.write { try $0.put("1", forKey: "before", in: first) }
-        let handleBefore = env.handle
         // The fault: the next commit fails as LMDB's does when pwrite of the meta page fails.
         env.simulateMetaWriteFailureOnNextCommit()
         var committed = false
@@ -83,8 +82,7 @@ struct FaultTests {
             try txn.put("3", forKey: "after", in: first)
             try txn.put("x", forKey: "other", in: second)
         }
-        #expect(env.panicRecoveries == 1)
-        #expect(env.handle != handleBefore, "a new MDB_env")
+        #expect(env.panicRecoveries == 1, "the MDB_env was closed and a new one opened (its address may be reused)")
         #expect(!env.gate.isPanicked)
         try env.read { txn throws in
             #expect(try txn.get("before", in: first) == "1")
