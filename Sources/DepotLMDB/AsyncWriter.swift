@@ -273,7 +273,8 @@ final class AsyncWriter: @unchecked Sendable {
 extension Environment {
     /// The environment's writer thread, started on first use.
     func asyncWriter() throws -> AsyncWriter {
-        try asyncWriterLock.withLock {
+        try gate.checkProcess("async write")
+        return try asyncWriterLock.withLock {
             if let writer = asyncWriterStorage { return writer }
             if isClosed { throw TransactionGate.closedError("async write") }
             let writer = AsyncWriter(environment: self, options: groupCommitOptions)

@@ -18,6 +18,8 @@ extension Environment {
     public func openDatabase<K: LMDBCodec, V: LMDBCodec>(
         _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
     ) throws -> Database<K, V> {
+        try gate.checkProcess("open database")
+        if isClosed { throw TransactionGate.closedError("open database") }
         if let cached = cachedDatabase(name, key: key, value: value) { return cached }
         if create && !options.readOnly {
             if gate.callerHoldsWriter {
@@ -26,7 +28,6 @@ extension Environment {
             }
             return try write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) }
         }
-        if isClosed { throw TransactionGate.closedError("open database") }
         let record = try databaseLock.withLock { () throws(LMDBError) -> DatabaseRecord in
             try openDatabaseInOwnReadTransaction(name, flags: flags, mayAdoptMapSize: true)
         }
@@ -42,16 +43,28 @@ extension Environment {
     /// The caller holds `databaseLock`.
     func openDatabaseInOwnReadTransaction(_ name: String?, flags: DatabaseFlags, mayAdoptMapSize: Bool = false) throws(LMDBError) -> DatabaseRecord {
         if let cached = databaseCache[name ?? ""] { return cached }
-        var own: OpaquePointer?
-        var rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own)
-        if rc == MDB_MAP_RESIZED && mayAdoptMapSize {
+        do {
+            return try withHandleUse("open database") { () throws(LMDBError) in try openDatabaseOnce(name, flags: flags) }
+        } catch where error.code == MDB_MAP_RESIZED && mayAdoptMapSize {
             try adoptMapSize()
-            rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own)
+            return try withHandleUse("open database") { () throws(LMDBError) in try openDatabaseOnce(name, flags: flags) }
         }
-        try check(rc, "open database", database: name)
+    }
+
+    /// Runs `body`, which uses ``handle`` outside a transaction, registered with the gate: it is
+    /// refused on a closed environment or in a forked child, and ``close()`` waits for it.
+    func withHandleUse<R>(_ operation: StaticString, _ body: () throws(LMDBError) -> R) throws(LMDBError) -> R {
+        try gate.enterHandleUse(operation)
+        defer { gate.exitHandleUse() }
+        return try body()
+    }
+
+    private func openDatabaseOnce(_ name: String?, flags: DatabaseFlags) throws(LMDBError) -> DatabaseRecord {
+        var own: OpaquePointer?
+        try check(mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &own), "open database", database: name)
         guard let own else { throw LMDBError.outOfMemory }
         var dbi: MDB_dbi = 0
-        rc = mdb_dbi_open(own, name, flags.rawValue, &dbi)
+        let rc = mdb_dbi_open(own, name, flags.rawValue, &dbi)
         if rc != 0 {
             mdb_txn_abort(own)
             throw LMDBError(code: rc, operation: "open database", database: name,
@@ -94,14 +107,22 @@ extension Environment {
 
     /// Statistics of the main database (`mdb_env_stat`).
     public func stat() throws -> DatabaseStat {
-        if isClosed { throw TransactionGate.closedError("mdb_env_stat") }
-        var s = MDB_stat()
-        try check(mdb_env_stat(handle, &s), "mdb_env_stat")
-        return DatabaseStat(s)
+        try withHandleUse("mdb_env_stat") { () throws(LMDBError) in
+            var s = MDB_stat()
+            try check(mdb_env_stat(handle, &s), "mdb_env_stat")
+            return DatabaseStat(s)
+        }
     }
 
     /// Facts about the map, the last transaction and the reader table (`mdb_env_info`).
-    public func info() -> EnvironmentInfo {
+    ///
+    /// - Throws: ``LMDBError/closed`` after ``close()``, ``LMDBError/forked`` in a forked child.
+    public func info() throws -> EnvironmentInfo {
+        try withHandleUse("mdb_env_info") { () throws(LMDBError) in infoHoldingHandle() }
+    }
+
+    /// `mdb_env_info`; the caller holds the gate (a handle use, a transaction or exclusive access).
+    func infoHoldingHandle() -> EnvironmentInfo {
         var i = MDB_envinfo()
         _ = mdb_env_info(handle, &i)
         return EnvironmentInfo(mapSize: Int(i.me_mapsize), lastPageNumber: Int(i.me_last_pgno),
@@ -112,15 +133,20 @@ extension Environment {
     /// Flushes buffers to disk (`mdb_env_sync`). With default options every commit is already
     /// durable; this matters only with ``UnsafeDurabilityFlags``.
     public func sync(force: Bool = true) throws {
-        if isClosed { throw TransactionGate.closedError("mdb_env_sync") }
-        try check(mdb_env_sync(handle, force ? 1 : 0), "mdb_env_sync")
+        try withHandleUse("mdb_env_sync") { () throws(LMDBError) in
+            let rc = mdb_env_sync(handle, force ? 1 : 0)
+            if rc != 0 { throw LMDBError.writeFailure(code: rc, operation: "mdb_env_sync", database: nil, folder: path) }
+        }
     }
 
     /// Writes a consistent copy of the environment into the folder `destination` (created with
     /// mode `0700` if missing; it must not already hold a `data.mdb`). With `compact`, free pages
     /// are left out and pages renumbered.
     public func copy(to destination: String, compact: Bool = false) throws {
-        if isClosed { throw TransactionGate.closedError("mdb_env_copy") }
+        try withHandleUse("mdb_env_copy") { () throws(LMDBError) in try copyHoldingHandle(to: destination, compact: compact) }
+    }
+
+    private func copyHoldingHandle(to destination: String, compact: Bool) throws(LMDBError) {
         if access(destination, F_OK) != 0 {
             if mkdir(destination, 0o700) != 0 {
                 throw LMDBError(code: errno, operation: "copy environment", detail: "cannot create folder '\(destination)'")
@@ -130,6 +156,7 @@ extension Environment {
             throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(destination)/data.mdb' already exists")
         }
         let rc = mdb_env_copy2(handle, destination, compact ? UInt32(MDB_CP_COMPACT) : 0)
+        if rc == EIO || rc == ENOSPC { throw LMDBError.writeFailure(code: rc, operation: "copy environment", database: nil, folder: destination) }
         if rc != 0 { throw LMDBError(code: rc, operation: "copy environment", detail: "to '\(destination)'") }
         _ = chmod(destination + "/data.mdb", mode_t(options.fileMode))
     }
@@ -137,15 +164,25 @@ extension Environment {
     /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.
     /// Runs automatically at open and when the reader table is full.
     @discardableResult
+    ///
+    /// - Throws: ``LMDBError/closed`` after ``close()``, ``LMDBError/forked`` in a forked child.
     public func readerCheck() throws -> Int {
-        var dead: Int32 = 0
-        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
-        return Int(dead)
+        try withHandleUse("mdb_reader_check") { () throws(LMDBError) in
+            var dead: Int32 = 0
+            try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+            return Int(dead)
+        }
     }
 
     /// The reader table as LMDB prints it (`mdb_reader_list`): one line per slot with the
     /// process ID, thread and the snapshot's transaction ID (`-` for a reset slot).
-    public func readerList() -> [ReaderSlot] {
+    ///
+    /// - Throws: ``LMDBError/closed`` after ``close()``, ``LMDBError/forked`` in a forked child.
+    public func readerList() throws -> [ReaderSlot] {
+        try withHandleUse("mdb_reader_list") { () throws(LMDBError) in readerListHoldingHandle() }
+    }
+
+    private func readerListHoldingHandle() -> [ReaderSlot] {
         final class Box { var lines: [String] = [] }
         let box = Box()
         let context = Unmanaged.passRetained(box)
@@ -155,7 +192,7 @@ extension Environment {
             Unmanaged<Box>.fromOpaque(ctx).takeUnretainedValue().lines.append(String(cString: message))
             return 0
         }, context.toOpaque())
-        let lastTxn = info().lastTransactionID
+        let lastTxn = infoHoldingHandle().lastTransactionID
         return box.lines.compactMap { ReaderSlot(line: $0, lastTransactionID: lastTxn) }
     }
 }

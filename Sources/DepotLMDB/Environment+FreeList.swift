@@ -45,8 +45,8 @@ extension Environment {
     /// than *F*; pages freed by the last commit are never reused by the next one anyway).
     public func readersWithPinnedPages() throws -> [ReaderSlot] {
         let free = try freeList()
-        let last = info().lastTransactionID
-        return readerList().map { slot in
+        let last = try info().lastTransactionID
+        return try readerList().map { slot in
             var slot = slot
             if let snapshot = slot.transactionID {
                 slot.pinnedPages = free.lazy.filter { $0.transactionID >= snapshot && $0.transactionID < last }.reduce(0) { $0 + $1.pages }

@@ -77,6 +77,12 @@ extension Environment {
     }
 
     func endExplicit(_ txn: Transaction, commit: Bool) throws {
+        if !gate.isOwnerProcess {
+            // A transaction of the parent, ended in a forked child: never touch LMDB there.
+            txn.handle = nil
+            if commit { try gate.checkProcess("commit") }
+            return
+        }
         if txn.isReadOnly {
             endRead(txn)
         } else {
@@ -116,6 +122,10 @@ extension Environment {
             if attempt < 3 && rc == MDB_READERS_FULL {
                 if let dead = try? readerCheck(), dead > 0 { continue }
             }
+            if attempt < 3 && rc == MDB_PANIC {
+                try recoverFromPanicAsReader()
+                continue
+            }
             throw LMDBError(code: rc, operation: "begin read transaction",
                             detail: rc == MDB_READERS_FULL ? "all \(options.maxReaders) reader slots are in use; end other read transactions or raise maxReaders" : nil)
         }
@@ -152,11 +162,16 @@ extension Environment {
         var attempt = 0
         while true {
             attempt += 1
+            try recoverFromPanicIfNeeded()
             var txn: OpaquePointer?
             let rc = mdb_txn_begin(handle, nil, 0, &txn)
             if rc == 0, let txn { return Transaction(environment: self, handle: txn, readOnly: false, scoped: scoped) }
             if rc == MDB_MAP_RESIZED && attempt < 3 {
                 try adoptMapSizeHoldingWriter()
+                continue
+            }
+            if rc == MDB_PANIC && attempt < 3 {
+                gate.markPanicked()
                 continue
             }
             throw LMDBError(code: rc, operation: "begin write transaction")
@@ -175,11 +190,19 @@ extension Environment {
             }
         }
         if commit {
-            let rc = mdb_txn_commit(h)
+            let rc: Int32
+            if _slowPath(takeSimulatedMetaWriteFailure()) {
+                mdb_txn_abort(h)
+                rc = MDB_PANIC
+            } else {
+                rc = mdb_txn_commit(h)
+            }
             if rc != 0 {
                 if rc == MDB_MAP_FULL { txn.hitMapFull = true }
                 txn.openedDatabases.removeAll()
-                throw LMDBError(code: rc, operation: "commit")
+                txn.commitHandlers.removeAll()
+                if rc == MDB_PANIC { throw panicError("commit") }
+                throw LMDBError.writeFailure(code: rc, operation: "commit", database: nil, folder: path)
             }
             for opened in txn.openedDatabases { databaseCache[opened.name] = opened.record }
             txn.openedDatabases.removeAll()
@@ -196,7 +219,7 @@ extension Environment {
 
     /// Doubles the map (up to `maxMapSize`). The caller holds the writer and has no open write transaction.
     func growMap() throws {
-        let current = info().mapSize
+        let current = try info().mapSize
         guard current < options.maxMapSize else {
             throw LMDBError.mapFull.with(operation: "grow map", detail: "the map reached maxMapSize (\(options.maxMapSize) bytes)")
         }

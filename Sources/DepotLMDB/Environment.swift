@@ -11,7 +11,14 @@ import Darwin
 ///
 /// Open it with ``open(path:options:)``. Opening the same folder again in this process (by any
 /// spelling, symlinks included) returns the same `Environment`, as LMDB allows one handle per
-/// file per process. The environment closes when the last reference goes away, or with ``close()``.
+/// file per process; asking for other options then is an error. The environment closes when the
+/// last reference goes away, or with ``close()``; after that every entry point throws
+/// ``LMDBError/closed``.
+///
+/// **fork()**: an environment belongs to the process that opened it. In a child forked after the
+/// open, every entry point throws ``LMDBError/forked`` (LMDB forbids using the handle there), and
+/// ``open(path:options:)`` in the child opens the folder afresh with a handle of its own. The
+/// parent's handle is never closed by the child.
 ///
 /// ```swift
 /// let env = try Environment.open(path: "./data")
@@ -25,19 +32,31 @@ import Darwin
 /// handle cache). Transactions themselves are not `Sendable`: they stay on the thread that runs
 /// their closure.
 public final class Environment: @unchecked Sendable {
-    /// The `MDB_env*`.
-    @usableFromInline let handle: OpaquePointer
+    /// The `MDB_env*`. Replaced only by the panic recovery, which runs while no transaction of
+    /// this process is alive and no new one can begin (under the gate's exclusive access), so
+    /// every reader of it holds the gate (a transaction, the writer or a handle use).
+    @usableFromInline var handle: OpaquePointer
     /// The folder, as given to ``open(path:options:)`` (resolved to an absolute path).
     public let path: String
     /// The options the environment was opened with.
     public let options: EnvironmentOptions
     /// The largest key LMDB accepts in this build (511 bytes with default LMDB builds).
     public let maxKeySize: Int
+    /// The process that opened the environment (see the fork note above).
+    public var ownerProcessID: Int32 { gate.ownerPID }
+    /// How many times the environment was reopened after `MDB_PANIC` (see ``LMDBError/panic``).
+    public internal(set) var panicRecoveries: Int {
+        get { databaseLock.withLock { panicRecoveryCount } }
+        set { databaseLock.withLock { panicRecoveryCount = newValue } }
+    }
+    var panicRecoveryCount = 0
+    /// Test hook: the next commit fails as if LMDB could not write the meta page (`MDB_PANIC`).
+    var simulateMetaWriteFailure = false
 
     @usableFromInline let gate: TransactionGate
     let databaseLock = ConditionLock(recursive: true)
     var databaseCache: [String: DatabaseRecord] = [:]
-    private let registryKey: EnvironmentRegistry.Key
+    let registryKey: EnvironmentRegistry.Key
     var asyncWriterStorage: AsyncWriter?
     let asyncWriterLock = ConditionLock()
     /// Bounds of the group-commit writer; set before the first async write.
@@ -57,20 +76,28 @@ public final class Environment: @unchecked Sendable {
 
     /// Opens (creating if needed) the environment in the folder at `path`.
     ///
-    /// - Throws: ``LMDBError`` naming the folder when it cannot be created or opened, when it is
-    ///   not an LMDB environment, or when it is already open with a different `readOnly` setting.
+    /// When the folder is already open in this process, returns that environment, provided
+    /// `options` equal the ones it was opened with.
+    ///
+    /// - Throws: ``LMDBError`` naming the folder when it cannot be created or opened, or when it
+    ///   is not an LMDB environment; ``LMDBError/incompatible`` naming the differing options when
+    ///   it is already open in this process with other options (pass the same options, or use the
+    ///   open ``Environment`` itself).
     public static func open(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
         let absolute = try Self.prepareFolder(path, options: options)
         guard let st = fileStatus(absolute) else {
             throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
         }
-        let key = EnvironmentRegistry.Key(device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        // The process is part of the key: a child forked after the parent opened the folder
+        // must not be handed the parent's handle.
+        let key = EnvironmentRegistry.Key(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), process: ProcessIdentity.current)
         let env = try EnvironmentRegistry.shared.environment(for: key) {
             try Environment(path: absolute, options: options, key: key)
         }
-        if env.options.readOnly != options.readOnly {
+        let differing = options.differences(from: env.options)
+        if !differing.isEmpty {
             throw LMDBError(code: LMDBError.incompatible.code, operation: "open environment",
-                            detail: "'\(absolute)' is already open in this process with readOnly=\(env.options.readOnly)")
+                            detail: "'\(absolute)' is already open in this process with other options (\(differing.joined(separator: ", "))); pass the same options or use the open environment")
         }
         return env
     }
@@ -96,13 +123,17 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         self.options = options
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
-        self.gate = TransactionGate(poolLimit: options.readTransactionPoolSize)
+        self.gate = TransactionGate(poolLimit: options.readTransactionPoolSize, ownerPID: ProcessIdentity.current)
         self.registryKey = key
         self.groupCommitOptions = options.groupCommit
-        _ = try? readerCheck()
+        var dead: Int32 = 0
+        _ = mdb_reader_check(env, &dead)
     }
 
     deinit {
+        // In a forked child the handle is the parent's: never touch LMDB (closing it would
+        // clear the parent's reader slots), only forget it.
+        guard gate.isOwnerProcess else { return }
         asyncWriterStorage?.stop()
         // nil: close() already closed the handle and left the registry.
         guard let pooled = try? gate.close() else { return }
@@ -113,10 +144,11 @@ public final class Environment: @unchecked Sendable {
         }
     }
 
-    /// Closes the environment now. Later use of it throws an error saying it is closed, and the
-    /// folder can be opened again (a new `Environment`). Closing twice does nothing.
+    /// Closes the environment now. Later use of it throws ``LMDBError/closed``, and the folder
+    /// can be opened again (a new `Environment`). Closing twice does nothing.
     ///
     /// - Throws: `LMDBError.busy` when transactions are still open; nothing is closed then.
+    ///   ``LMDBError/forked`` in a child process forked after the open.
     public func close() throws {
         guard let pooled = try gate.close() else { return }
         asyncWriterLock.withLock { asyncWriterStorage?.stop() }

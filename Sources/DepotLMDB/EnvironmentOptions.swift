@@ -42,6 +42,29 @@ public struct EnvironmentOptions: Sendable, Hashable {
         self.readOnly = readOnly
     }
 
+    /// Names of the options that differ between `self` and `other` (empty when equal).
+    public func differences(from other: EnvironmentOptions) -> [String] {
+        var names: [String] = []
+        func compare<T: Equatable>(_ name: String, _ path: KeyPath<EnvironmentOptions, T>) {
+            if self[keyPath: path] != other[keyPath: path] {
+                names.append("\(name): \(self[keyPath: path]) requested, \(other[keyPath: path]) in use")
+            }
+        }
+        compare("mapSize", \.mapSize)
+        compare("maxMapSize", \.maxMapSize)
+        compare("automaticGrowth", \.automaticGrowth)
+        compare("maxDatabases", \.maxDatabases)
+        compare("maxReaders", \.maxReaders)
+        compare("readOnly", \.readOnly)
+        compare("fileMode", \.fileMode)
+        compare("directoryMode", \.directoryMode)
+        compare("noReadAhead", \.noReadAhead)
+        compare("readTransactionPoolSize", \.readTransactionPoolSize)
+        compare("groupCommit", \.groupCommit)
+        compare("unsafeDurability", \.unsafeDurability.rawValue)
+        return names
+    }
+
     /// The LMDB flags these options pass to `mdb_env_open`. Always contains `MDB_NOTLS`.
     public var environmentFlags: UInt32 {
         var flags = UInt32(MDB_NOTLS)

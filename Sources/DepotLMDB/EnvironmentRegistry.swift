@@ -14,7 +14,9 @@ final class EnvironmentRegistry: @unchecked Sendable {
     // @unchecked Sendable: `entries` is only touched with `lock` held.
     static let shared = EnvironmentRegistry()
 
-    struct Key: Hashable { let device: UInt64; let inode: UInt64 }
+    /// The folder's device and inode, and the process that opened it (so that a child forked
+    /// after the open gets a handle of its own, never the parent's).
+    struct Key: Hashable { let device: UInt64; let inode: UInt64; let process: Int32 }
 
     private struct Entry {
         weak var environment: Environment?

@@ -45,9 +45,14 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
                   database: database ?? self.database, detail: detail ?? self.detail)
     }
 
-    /// LMDB's own description of the code (`mdb_strerror`).
+    /// LMDB's own description of the code (`mdb_strerror`), or Depot's for its own codes
+    /// (``closed``, ``forked``).
     public var lmdbMessage: String {
-        String(cString: mdb_strerror(code))
+        switch code {
+        case LMDBError.closedCode: return "the environment is closed"
+        case LMDBError.forkedCode: return "the environment belongs to another process (used after fork())"
+        default: return String(cString: mdb_strerror(code))
+        }
     }
 
     /// A readable message: the operation, the database, LMDB's message and Depot's detail.
@@ -113,7 +118,19 @@ extension LMDBError {
     /// The specified DBI was changed unexpectedly (`MDB_BAD_DBI`).
     public static let badDatabase = LMDBError(code: MDB_BAD_DBI)
 
-    /// Invalid argument, or use of a closed environment (`EINVAL`).
+    /// Code of ``closed``: outside LMDB's range of codes (-30799…-30780) and of `errno` values.
+    static let closedCode: Int32 = -30_600
+    /// Code of ``forked``.
+    static let forkedCode: Int32 = -30_601
+
+    /// The environment (or the store over it) was closed with ``Environment/close()``: open the
+    /// folder again to go on. Every entry point of a closed environment throws it.
+    public static let closed = LMDBError(code: closedCode)
+    /// The environment was opened by another process: this process is a child forked from it.
+    /// LMDB forbids using an environment after `fork()`; open the folder again in the child.
+    public static let forked = LMDBError(code: forkedCode)
+
+    /// Invalid argument (`EINVAL`).
     public static let invalidArgument = LMDBError(code: EINVAL)
     /// Resource busy: the environment still has live transactions (`EBUSY`).
     public static let busy = LMDBError(code: EBUSY)

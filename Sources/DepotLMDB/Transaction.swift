@@ -1,5 +1,11 @@
 import CLMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A read or write transaction.
 ///
 /// Get one from ``Environment/read(_:)`` or ``Environment/write(_:)`` (the transaction ends when
@@ -61,6 +67,7 @@ public final class Transaction {
     @inlinable @inline(__always)
     func liveHandle(_ operation: StaticString) throws(LMDBError) -> OpaquePointer {
         guard let handle else { throw endedError(operation) }
+        try environment.gate.checkProcess(operation)
         return handle
     }
 
@@ -80,6 +87,9 @@ public final class Transaction {
     @usableFromInline
     func failure(_ rc: Int32, _ operation: StaticString, _ database: String?) -> LMDBError {
         if rc == MDB_MAP_FULL { hitMapFull = true }
+        if rc == EIO || rc == ENOSPC {
+            return LMDBError.writeFailure(code: rc, operation: "\(operation)", database: database, folder: environment.path)
+        }
         return LMDBError(code: rc, operation: "\(operation)", database: database)
     }
 

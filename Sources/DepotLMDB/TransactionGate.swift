@@ -22,12 +22,18 @@ final class TransactionGate: @unchecked Sendable {
     @usableFromInline var closed = false
     @usableFromInline var pool: [OpaquePointer] = []
     @usableFromInline let poolLimit: Int
+    /// The process that opened the environment.
+    @usableFromInline let ownerPID: Int32
+    /// Set when LMDB reported `MDB_PANIC`: the environment must be reopened before the next
+    /// transaction (see `Environment.recoverFromPanicIfNeeded`).
+    @usableFromInline var panicked = false
     private var writerActive = false
     private var writerThread = pthread_t(bitPattern: 0)
     private var writersWaiting = 0
 
-    init(poolLimit: Int) {
+    init(poolLimit: Int, ownerPID: Int32) {
         self.poolLimit = max(0, poolLimit)
+        self.ownerPID = ownerPID
         pool.reserveCapacity(self.poolLimit)
     }
 
@@ -36,6 +42,7 @@ final class TransactionGate: @unchecked Sendable {
     /// Registers a reader; returns a pooled reset transaction to renew, if there is one.
     @inlinable
     func enterReader() throws(LMDBError) -> OpaquePointer? {
+        try checkProcess("begin read transaction")
         lock.lock()
         defer { lock.unlock() }
         if _slowPath(closed) { throw Self.closedError("begin read transaction") }
@@ -63,6 +70,7 @@ final class TransactionGate: @unchecked Sendable {
     /// Waits until no other write transaction of this process is active, then claims the writer.
     /// A write begun on a thread that already holds the writer fails with `EDEADLK`.
     func acquireWriter() throws(LMDBError) {
+        try checkProcess("begin write transaction")
         let me = pthread_self()
         lock.lock()
         defer { lock.unlock() }
@@ -126,7 +134,8 @@ final class TransactionGate: @unchecked Sendable {
     /// Marks the gate closed if nothing is active and returns the pooled handles to abort;
     /// nil when it was already closed.
     func close() throws(LMDBError) -> [OpaquePointer]? {
-        try lock.withLock { () throws(LMDBError) -> [OpaquePointer]? in
+        try checkProcess("close environment")
+        return try lock.withLock { () throws(LMDBError) -> [OpaquePointer]? in
             if closed { return nil }
             if activeReaders > 0 || writerActive || writersWaiting > 0 {
                 throw LMDBError(code: LMDBError.busy.code, operation: "close environment",
@@ -142,8 +151,49 @@ final class TransactionGate: @unchecked Sendable {
 
     var isClosed: Bool { lock.withLock { closed } }
 
+    /// Whether a panic waits for recovery.
+    var isPanicked: Bool { lock.withLock { panicked } }
+
+    /// Marks the environment as needing recovery from `MDB_PANIC`.
+    func markPanicked() { lock.withLock { panicked = true } }
+
     @usableFromInline
     static func closedError(_ operation: String) -> LMDBError {
-        LMDBError(code: LMDBError.invalidArgument.code, operation: operation, detail: "the environment is closed")
+        LMDBError.closed.with(operation: operation, detail: "open the folder again to go on")
     }
+
+    // MARK: Process (fork safety)
+
+    /// Throws ``LMDBError/forked`` when the calling process is not the one that opened the
+    /// environment. Checked before the lock is taken: a lock copied by `fork()` may be held.
+    @inlinable @inline(__always)
+    func checkProcess(_ operation: StaticString) throws(LMDBError) {
+        if _slowPath(ProcessIdentity.current != ownerPID) { throw forkedError("\(operation)") }
+    }
+
+    @usableFromInline
+    func forkedError(_ operation: String) -> LMDBError {
+        LMDBError.forked.with(operation: operation,
+                              detail: "opened by process \(ownerPID), used in process \(ProcessIdentity.current) forked from it; open the folder again in this process")
+    }
+
+    /// Whether the calling process is the one that opened the environment.
+    @inlinable
+    var isOwnerProcess: Bool { ProcessIdentity.current == ownerPID }
+
+    // MARK: Plain handle use
+
+    /// Registers a short use of the `MDB_env*` outside any transaction (`mdb_env_info`,
+    /// `mdb_reader_list`, …): refused when closed or in another process; blocks ``close()``
+    /// (which reports busy) and the map resizing / panic recovery until ``exitHandleUse()``.
+    func enterHandleUse(_ operation: StaticString) throws(LMDBError) {
+        try checkProcess(operation)
+        try lock.withLock { () throws(LMDBError) in
+            if closed { throw Self.closedError("\(operation)") }
+            activeReaders += 1
+        }
+    }
+
+    /// Ends a use registered with ``enterHandleUse(_:)``.
+    func exitHandleUse() { _ = exitReader(returning: nil) }
 }

@@ -13,14 +13,14 @@ struct StatCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let env = try openExisting(location.path)
-            let info = env.info()
+            let info = try env.info()
             let main = try env.stat()
             var databases: [(String, DatabaseStat)] = []
             for name in try env.databaseNames() {
                 let db = try env.openDatabase(name, create: false)
                 databases.append((name, try env.read { try $0.stat(db) }))
             }
-            let readers = (try? env.readersWithPinnedPages())?.filter { $0.transactionID != nil } ?? env.readerList().filter { $0.transactionID != nil }
+            let readers = try (try? env.readersWithPinnedPages())?.filter { $0.transactionID != nil } ?? env.readerList().filter { $0.transactionID != nil }
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -125,7 +125,7 @@ struct FillCommand: ParsableCommand {
                 written += n
             }
             let seconds = Date().timeIntervalSince(started)
-            print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(env.info().mapSize) bytes")
+            print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(try env.info().mapSize) bytes")
         }
     }
 }

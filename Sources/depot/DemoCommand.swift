@@ -113,7 +113,7 @@ struct Demo {
         options.mapSize = 64 * 1024
         let env = try Environment.open(path: path, options: options)
         let blobs = try env.openDatabase("blobs", key: BigEndian<UInt32>.self, value: BytesCodec.self)
-        let before = env.info().mapSize
+        let before = try env.info().mapSize
         let payload = [UInt8](repeating: 0xAB, count: 4096)
         step("write 8 MiB into a map that started at 64 KiB") {
             for batch in 0..<32 as Range<UInt32> {
@@ -123,6 +123,6 @@ struct Demo {
             }
         }
         let count = try env.read { try $0.count(blobs) }
-        print("    map grew from \(before) to \(env.info().mapSize) bytes; \(count) records, no error seen by the caller")
+        print("    map grew from \(before) to \(try env.info().mapSize) bytes; \(count) records, no error seen by the caller")
     }
 }

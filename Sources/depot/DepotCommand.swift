@@ -11,7 +11,7 @@ struct DepotCommand: AsyncParsableCommand {
         subcommands: [
             DemoCommand.self, PutCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self,
             StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self, QueryCommand.self, SeedCommand.self,
-            TortureCommand.self, HoldReaderCommand.self, VerifyCommand.self, KVCommand.self,
+            TortureCommand.self, HoldReaderCommand.self, VerifyCommand.self, KVCommand.self, ForkProbeCommand.self,
         ]
     )
 

@@ -41,7 +41,7 @@ struct QueryCommand: ParsableCommand {
             guard let op = FieldCondition.Operator(rawValue: parts[1]) else {
                 throw ValidationError("--where \(parts[0]) \(parts[1]) …: unknown operator '\(parts[1])'; use one of \(FieldCondition.Operator.allCases.map(\.rawValue).joined(separator: " "))")
             }
-            let value = Self.parseValue(parts[2])
+            let value = try Self.parseValue(parts[2])
             if op == .prefix, case .string = value {} else if op == .prefix {
                 throw ValidationError("--where \(parts[0]) prefix …: the value must be text")
             }
@@ -49,15 +49,20 @@ struct QueryCommand: ParsableCommand {
         }
     }
 
-    /// JSON when it parses as a scalar, else the text itself.
-    static func parseValue(_ text: String) -> DocumentValue {
-        if let parsed = try? DocumentValue(jsonString: text) {
+    /// JSON when it parses as a scalar, else the text itself. JSON that Depot's strict reader
+    /// refuses (a number that cannot be held exactly, such as `1e999` or a 30-digit integer) is
+    /// an error, not silently a string.
+    static func parseValue(_ text: String) throws -> DocumentValue {
+        do {
+            let parsed = try DocumentValue(jsonString: text)
             switch parsed {
             case .array, .object: return .string(text)
             default: return parsed
             }
+        } catch let error as BinaryCodecError {
+            if case .rejectedJSON = error { throw ValidationError("--where value: \(error)") }
+            return .string(text)
         }
-        return .string(text)
     }
 
     func run() throws {

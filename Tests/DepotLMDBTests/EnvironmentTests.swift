@@ -81,7 +81,7 @@ struct EnvironmentTests {
             for i in 0..<1000 as Range<UInt32> { try txn.put("value \(i)", forKey: i, in: db) }
         }
         #expect(try env.read { try $0.stat(db) }.entries == 1000)
-        let info = env.info()
+        let info = try env.info()
         #expect(info.lastTransactionID >= 2)
         #expect(info.mapSize >= 64 << 20)
         try env.sync()

@@ -14,6 +14,12 @@ import Foundation
 ///
 /// The subscript reads `nil` both for a missing key and for a value that does not decode as the
 /// asked type; ``value(forKey:as:)`` throws instead. Unsaved values are never evicted.
+///
+/// **Coherence**: a saved value is dropped from the cache (and read from disk on the next use)
+/// when another writer changes its key: another `KeyValueStore` of this process on the same
+/// store (at its save), or another process, once this store watches for that with
+/// ``Store/watchExternalChanges(every:)`` (before the change notice reaches any observer or
+/// stream). Unsaved values are kept: they are written over the other writer's at ``save()``.
 public final class KeyValueStore: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is guarded by `lock`.
     /// The cached value of an entry preloaded as bytes, decoded on first use.
@@ -46,6 +52,18 @@ public final class KeyValueStore: @unchecked Sendable {
         self.store = store
         self.maxEntries = max(1, maxEntries)
         self.maxBytes = max(1, maxBytes)
+        KeyValueCacheRegistry.shared.register(self, core: store.core)
+    }
+
+    /// Drops the saved (not the unsaved) cached values of `keys`: another writer changed them.
+    func dropSaved(_ keys: [String]) {
+        lock.withLock {
+            for key in keys {
+                guard let entry = cache[key], !entry.dirty else { continue }
+                cache[key] = nil
+                bytesCached -= entry.bytes?.count ?? 0
+            }
+        }
     }
 
     static func keyspaceName(alias: String) -> String { StoreLayout.keyValueDatabase(alias: alias) }
@@ -158,6 +176,7 @@ public final class KeyValueStore: @unchecked Sendable {
             _ = try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
         }
         clearCache(forKey: key)
+        KeyValueCacheRegistry.shared.invalidate(keys: [key], alias: store.alias, core: store.core, except: self)
     }
 
     // MARK: Raw payloads (for Persistent's repository)
@@ -241,6 +260,7 @@ public final class KeyValueStore: @unchecked Sendable {
                 }
             }
         }
+        KeyValueCacheRegistry.shared.invalidate(keys: Array(entries.keys), alias: store.alias, core: store.core, except: self)
         lock.withLock {
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile

@@ -10,6 +10,9 @@ import Foundation
 /// shared memory, and reads the change log only when it moved. While it runs it holds a lease
 /// that makes writers (in every process) log their changes; stop it (or release it) and writers
 /// stop logging within a few seconds. See ``ChangeLog`` for the design.
+///
+/// Before a change set is published, the key/value caches of this process (``KeyValueStore``)
+/// drop the keys it names, so a read made on the notice returns the new value.
 public final class ExternalChangeWatcher: @unchecked Sendable {
     // @unchecked Sendable: `stopped` is guarded by `lock`; the thread owns the rest.
     private let store: Store
@@ -81,7 +84,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     /// Reads new change-log entries and publishes those of other writers.
     func poll() {
         if let env = core.environment {
-            let last = env.info().lastTransactionID
+            guard let last = try? env.info().lastTransactionID else { return }
             if last == lastTransactionID { return }
             lastTransactionID = last
         }
@@ -100,7 +103,10 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         guard let next else { return }
         nextSequence = next
         for entry in entries where entry.writer != core.token {
-            core.publish(ChangeLog.changeSet(entry), from: store)
+            let changes = ChangeLog.changeSet(entry)
+            // Caches first, so that whoever is told can read the new values at once.
+            KeyValueCacheRegistry.shared.invalidate(changes, core: core)
+            core.publish(changes, from: store)
         }
     }
 }

@@ -20,8 +20,14 @@ public enum BinaryCodecError: Error, Sendable, Equatable, CustomStringConvertibl
     case inputTooLarge(Int)
     /// JSON text could not be parsed.
     case invalidJSON(offset: Int, reason: String)
-    /// A non-finite `Double` (infinity or NaN) cannot be written as JSON.
+    /// A non-finite `Double` (infinity or NaN) cannot be written as JSON. (No longer thrown by
+    /// the JSON writer, which writes such numbers as strings; kept for source compatibility.)
     case nonFiniteNumberInJSON(Double)
+    /// Well-formed JSON that Depot refuses because it cannot be stored exactly: a key repeated
+    /// in one object, a number beyond `Double`'s range (it would become infinity) or below it
+    /// (a non-zero number that would become 0), an integer beyond 64 bits. `path` is the JSON
+    /// path of the value (`$.employees[2].id`); the message never contains the value itself.
+    case rejectedJSON(offset: Int, path: String, reason: String)
 
     /// A human-readable description of the error.
     public var description: String {
@@ -34,6 +40,7 @@ public enum BinaryCodecError: Error, Sendable, Equatable, CustomStringConvertibl
         case .inputTooLarge(let n): return "Input of \(n) bytes exceeds the 4 GiB limit"
         case .invalidJSON(let o, let r): return "Invalid JSON at offset \(o): \(r)"
         case .nonFiniteNumberInJSON(let d): return "Cannot represent non-finite number \(d) in JSON"
+        case .rejectedJSON(let o, let path, let r): return "Invalid JSON at \(path) (offset \(o)): \(r)"
         }
     }
 }

@@ -4,7 +4,11 @@ extension DocumentValue {
     /// Parses JSON text (UTF-8). Integers stay `.int`/`.uint`, numbers with a fraction or exponent
     /// become `.double` (so `3.0` is a double and `3` an int), `true`/`false` become `.bool`.
     /// `{"$ref": {"collection": C, "id": ID}}` becomes `.reference`. Nesting is capped at 512.
-    /// - Throws: `BinaryCodecError.invalidJSON` or `BinaryCodecError.nestingTooDeep`.
+    ///
+    /// Strict: a key repeated in one object, an integer beyond 64 bits and a number that would
+    /// become infinity or 0 as a `Double` are refused with `BinaryCodecError.rejectedJSON`,
+    /// naming the JSON path (never the value).
+    /// - Throws: `BinaryCodecError.invalidJSON`, `.rejectedJSON` or `.nestingTooDeep`.
     public init(json: Data) throws {
         self = try json.withUnsafeBytes { raw in
             var parser = JSONParser(raw.bindMemory(to: UInt8.self))
@@ -19,8 +23,11 @@ extension DocumentValue {
 
     /// Writes compact JSON. Dates become ISO-8601 strings, UUIDs their string form, bytes base64,
     /// references `{"$ref": {"collection": C, "id": ID}}`.
+    ///
+    /// Never fails on stored data: a non-finite `Double` (which JSON cannot hold; records written
+    /// before the strict reader, or by Swift code, may contain one) is written as the string
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"`. Read back, it is a string.
     /// - Parameter sortedKeys: Sort object keys by their UTF-8 bytes instead of keeping field order.
-    /// - Throws: `BinaryCodecError.nonFiniteNumberInJSON` for infinity or NaN.
     public func jsonData(sortedKeys: Bool = false) throws -> Data {
         var w = JSONWriter(sortedKeys: sortedKeys)
         try w.write(self)
@@ -67,8 +74,11 @@ struct JSONWriter {
         case .int(let i): raw(String(i))
         case .uint(let u): raw(String(u))
         case .double(let d):
-            guard d.isFinite else { throw BinaryCodecError.nonFiniteNumberInJSON(d) }
-            raw(d.description)
+            if d.isFinite {
+                raw(d.description)
+            } else {
+                string(d.isNaN ? "NaN" : (d < 0 ? "-Infinity" : "Infinity"))
+            }
         case .string(let s): string(s)
         case .bytes(let b): string(Data(b).base64EncodedString())
         case .date(let d): string(DocumentValue.formatISO8601(d))

@@ -1,11 +1,25 @@
 import Foundation
 
-/// A strict RFC 8259 JSON parser producing `DocumentValue`s. Integers without fraction or exponent
-/// become `.int` (or `.uint` above `Int64.max`); other numbers become `.double`.
+/// The one strict RFC 8259 JSON reader of Depot (seeds, `depot kv set`, `depot query` values,
+/// `DocumentValue(json:)`), producing `DocumentValue`s.
+///
+/// Beyond the grammar it refuses, naming the JSON path, whatever cannot be stored exactly:
+/// - a key repeated in one object (RFC 8259 leaves the meaning open; Depot refuses);
+/// - an integer (no fraction, no exponent) outside `Int64.min...UInt64.max`: the document model
+///   holds 64-bit integers, so a wider one is an error rather than a rounded double;
+/// - a number with a fraction or exponent beyond `Double`'s range (it would become infinity),
+///   or non-zero but so small that it would become 0.
+///
+/// Integers become `.int` (or `.uint` above `Int64.max`); numbers with a fraction or exponent
+/// become `.double`, rounded to the nearest `Double` as every JSON reader does.
 struct JSONParser {
     let base: UnsafePointer<UInt8>
     let count: Int
     var p = 0
+    /// The path of the value being read, for messages: keys and array indexes.
+    var path: [PathComponent] = []
+
+    enum PathComponent { case key(String), index(Int) }
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         base = buffer.baseAddress ?? UnsafePointer(bitPattern: 0x10)!
@@ -13,6 +27,31 @@ struct JSONParser {
     }
 
     func error(_ reason: String) -> BinaryCodecError { .invalidJSON(offset: p, reason: reason) }
+
+    /// A refusal of well-formed JSON at the current path.
+    func rejected(_ reason: String, at offset: Int) -> BinaryCodecError {
+        .rejectedJSON(offset: offset, path: Self.describe(path), reason: reason)
+    }
+
+    /// `$`, `$.name`, `$.list[2]`, `$["odd key"]`.
+    static func describe(_ path: [PathComponent]) -> String {
+        var text = "$"
+        for component in path {
+            switch component {
+            case .index(let i): text += "[\(i)]"
+            case .key(let k):
+                let plain = !k.isEmpty && k.utf8.allSatisfy { c in
+                    (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F || c == 0x24 || c == 0x2D
+                }
+                if plain { text += "." + k } else {
+                    var w = JSONWriter(sortedKeys: false)
+                    w.string(k)
+                    text += "[" + String(decoding: w.out, as: UTF8.self) + "]"
+                }
+            }
+        }
+        return text
+    }
 
     mutating func parseDocument() throws -> DocumentValue {
         skipWhitespace()
@@ -59,7 +98,9 @@ struct JSONParser {
         if p < count && base[p] == UInt8(ascii: "]") { p += 1; return .array(items) }
         while true {
             skipWhitespace()
+            path.append(.index(items.count))
             items.append(try value(depth: depth + 1))
+            path.removeLast()
             skipWhitespace()
             guard p < count else { throw error("unterminated array") }
             let c = base[p]
@@ -72,17 +113,29 @@ struct JSONParser {
     mutating func object(depth: Int) throws -> DocumentValue {
         p += 1
         var fields: [DocumentValue.Field] = []
+        var keys = Set<String>()
         skipWhitespace()
         if p < count && base[p] == UInt8(ascii: "}") { p += 1; return .object(fields) }
         while true {
             skipWhitespace()
             guard p < count, base[p] == UInt8(ascii: "\"") else { throw error("expected object key") }
+            let keyOffset = p
             let key = try string()
+            // Small objects: a linear scan is cheaper than hashing every key.
+            let repeated = fields.count < 16 ? fields.contains { $0.key == key } : !keys.insert(key).inserted
+            if fields.count == 15 { keys = Set(fields.map(\.key)); keys.insert(key) }
+            if repeated {
+                path.append(.key(key))
+                defer { path.removeLast() }
+                throw rejected("the key appears more than once in its object", at: keyOffset)
+            }
             skipWhitespace()
             guard p < count, base[p] == UInt8(ascii: ":") else { throw error("expected :") }
             p += 1
             skipWhitespace()
+            path.append(.key(key))
             fields.append(DocumentValue.Field(key, try value(depth: depth + 1)))
+            path.removeLast()
             skipWhitespace()
             guard p < count else { throw error("unterminated object") }
             let c = base[p]
@@ -212,6 +265,7 @@ struct JSONParser {
             guard digits() > 0 else { throw error("invalid exponent") }
             isInteger = false
         }
+        let digitsStart = intStart
         if isInteger {
             var magnitude: UInt64 = 0
             var overflow = false
@@ -229,9 +283,23 @@ struct JSONParser {
                 if magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
                 if magnitude == UInt64(Int64.max) + 1 { return .int(Int64.min) }
             }
+            throw rejected("the integer does not fit in 64 bits (Int64.min...UInt64.max), the widest Depot stores; write it as a string", at: start)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: p - start), as: UTF8.self)
         guard let d = Double(text) else { throw error("invalid number") }
+        if !d.isFinite {
+            throw rejected("the number is beyond the range of a Double (it would become infinity)", at: start)
+        }
+        if d == 0 {
+            // Non-zero digits in the mantissa (before the exponent) that still gave 0: underflow.
+            var i = digitsStart
+            while i < p, base[i] != UInt8(ascii: "e"), base[i] != UInt8(ascii: "E") {
+                if base[i] >= UInt8(ascii: "1") && base[i] <= UInt8(ascii: "9") {
+                    throw rejected("the number is too small for a Double (it would become 0)", at: start)
+                }
+                i += 1
+            }
+        }
         return .double(d)
     }
 }

@@ -1,0 +1,52 @@
+import Foundation
+
+/// The live key/value caches of this process, by store core, so that a change of a key reaches
+/// every cache holding it: commits of other processes (through ``ExternalChangeWatcher``, before
+/// any observer or stream is told) and saves of another ``KeyValueStore`` of this process.
+///
+/// `@unchecked Sendable`: `entries` is only touched with `lock` held.
+final class KeyValueCacheRegistry: @unchecked Sendable {
+    static let shared = KeyValueCacheRegistry()
+
+    private struct Weak { weak var cache: KeyValueStore? }
+    private let lock = NSLock()
+    private var entries: [ObjectIdentifier: [Weak]] = [:]
+
+    /// Registers a cache of `core` (held weakly).
+    func register(_ cache: KeyValueStore, core: StoreCore) {
+        lock.withLock {
+            var list = entries[ObjectIdentifier(core), default: []].filter { $0.cache != nil }
+            list.append(Weak(cache: cache))
+            entries[ObjectIdentifier(core)] = list
+        }
+    }
+
+    /// The live caches of `core`.
+    private func caches(of core: StoreCore) -> [KeyValueStore] {
+        lock.withLock {
+            let list = entries[ObjectIdentifier(core), default: []].filter { $0.cache != nil }
+            entries[ObjectIdentifier(core)] = list.isEmpty ? nil : list
+            return list.compactMap(\.cache)
+        }
+    }
+
+    /// Drops `keys` of `alias` from every cache of `core` except `saver` (which holds what it
+    /// just saved).
+    func invalidate(keys: [String], alias: String, core: StoreCore, except saver: KeyValueStore? = nil) {
+        if keys.isEmpty { return }
+        for cache in caches(of: core) where cache !== saver && cache.store.alias == alias {
+            cache.dropSaved(keys)
+        }
+    }
+
+    /// Drops every key/value key named by `changes` from the caches of `core`.
+    func invalidate(_ changes: ChangeSet, core: StoreCore) {
+        for part in changes.collections where part.collection == "$kv" {
+            let keys = (part.created + part.updated + part.deleted).compactMap { id -> String? in
+                if case .string(let key) = id { return key }
+                return nil
+            }
+            invalidate(keys: keys, alias: part.alias, core: core)
+        }
+    }
+}

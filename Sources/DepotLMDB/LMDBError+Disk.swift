@@ -1,0 +1,41 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension LMDBError {
+    /// Free bytes below which an `EIO` from a write is taken for a full disk.
+    ///
+    /// LMDB reports a *short* write (`write(2)` took only part of the pages, which is what a full
+    /// file system does) as `EIO`, so a full disk would read as an I/O error. After a short write
+    /// the file system has taken all it could, so its free space is close to nothing.
+    public static let fullDiskThreshold: UInt64 = 1 << 20
+
+    /// The code a failed write should be reported with: `ENOSPC` for `EIO` when the file
+    /// system has less than ``fullDiskThreshold`` bytes free (`freeBytes`, nil when unknown),
+    /// otherwise `code` unchanged.
+    public static func classifyWriteFailure(code: Int32, freeBytes: UInt64?) -> Int32 {
+        if code == EIO, let freeBytes, freeBytes < fullDiskThreshold { return ENOSPC }
+        return code
+    }
+
+    /// Bytes available to this user on the file system holding `folder` (`statvfs`), or nil.
+    public static func freeBytes(inFolder folder: String) -> UInt64? {
+        var info = statvfs()
+        guard statvfs(folder, &info) == 0 else { return nil }
+        return UInt64(info.f_bavail) &* UInt64(info.f_frsize)
+    }
+
+    /// The error for a failed write (commit, put, sync, copy) in `folder`: `EIO` on a full disk
+    /// becomes ``noSpace``, and a full disk is said so in the message.
+    static func writeFailure(code: Int32, operation: String, database: String?, folder: String) -> LMDBError {
+        guard code == EIO || code == ENOSPC else { return LMDBError(code: code, operation: operation, database: database) }
+        let free = freeBytes(inFolder: folder)
+        let mapped = classifyWriteFailure(code: code, freeBytes: free)
+        guard mapped == ENOSPC else { return LMDBError(code: code, operation: operation, database: database) }
+        let amount = free.map { "\($0) bytes free" } ?? "free space unknown"
+        return LMDBError(code: ENOSPC, operation: operation, database: database,
+                         detail: "the disk holding '\(folder)' is full (\(amount)); the transaction was not committed: free some space and write again")
+    }
+}

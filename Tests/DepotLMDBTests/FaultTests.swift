@@ -1,0 +1,145 @@
+@testable import DepotLMDB
+import DepotTestSupport
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A synchronous write, outside the async test body (where `write {}` means the async one).
+private func putSynchronously(_ env: Environment, _ db: Database<StringCodec, StringCodec>) throws {
+    try env.write { try $0.put("v", forKey: "k", in: db) }
+}
+
+/// Issue #16: closed environments, options on reopening, MDB_PANIC recovery and a full disk.
+@Suite("Faults: closed, reopened, panicked, disk full")
+struct FaultTests {
+    @Test func everyEntryPointOfAClosedEnvironmentThrowsClosed() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("d", key: StringCodec.self, value: StringCodec.self)
+        try putSynchronously(env, db)
+        try await env.write { txn in try txn.put("w", forKey: "k2", in: db) }
+        try env.close()
+        try env.close() // closing twice does nothing
+        let attempts: [(String, () throws -> Void)] = [
+            ("info", { _ = try env.info() }),
+            ("readerList", { _ = try env.readerList() }),
+            ("readerCheck", { _ = try env.readerCheck() }),
+            ("readersWithPinnedPages", { _ = try env.readersWithPinnedPages() }),
+            ("freeList", { _ = try env.freeList() }),
+            ("stat", { _ = try env.stat() }),
+            ("sync", { try env.sync() }),
+            ("copy", { try env.copy(to: folder.path + "-copy") }),
+            ("read", { _ = try env.read { try $0.get("k", in: db) } }),
+            ("write", { try putSynchronously(env, db) }),
+            ("begin", { _ = try env.beginTransaction() }),
+            ("begin read", { _ = try env.beginTransaction(readOnly: true) }),
+            ("open database", { _ = try env.openDatabase("other") }),
+            ("open existing database", { _ = try env.openDatabase("d", create: false) }),
+            ("database names", { _ = try env.databaseNames() }),
+        ]
+        for (what, attempt) in attempts {
+            let error = #expect(throws: LMDBError.closed, "\(what)") { try attempt() }
+            #expect(error.map { "\($0)" }?.contains("closed") == true, "\(what)")
+        }
+        await #expect(throws: LMDBError.closed) { try await env.write { txn in try txn.put("v", forKey: "k", in: db) } }
+        #expect(!FileManager.default.fileExists(atPath: folder.path + "-copy/data.mdb"))
+    }
+
+    @Test func reopeningWithOtherOptionsIsAClearError() throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.maxReaders = 50
+        let env = try Environment.open(path: folder.path, options: options)
+        #expect(try Environment.open(path: folder.path, options: options) === env, "same options: the same handle")
+        let error = #expect(throws: LMDBError.incompatible) { _ = try Environment.open(path: folder.path) }
+        #expect(error?.description.contains("maxReaders: 126 requested, 50 in use") == true, "\(String(describing: error))")
+        #expect(try env.info().maxReaders == 50, "the open environment is unchanged")
+    }
+
+    @Test func aFailedMetaPageWriteIsReportedAndTheEnvironmentRecovers() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let first = try env.openDatabase("first", key: StringCodec.self, value: StringCodec.self)
+        let second = try env.openDatabase("second", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("1", forKey: "before", in: first) }
+        // The fault: the next commit fails as LMDB's does when pwrite of the meta page fails.
+        env.simulateMetaWriteFailureOnNextCommit()
+        var committed = false
+        let error = #expect(throws: LMDBError.panic) {
+            try env.write { txn in
+                try txn.put("lost", forKey: "failed", in: first)
+                txn.afterCommit { committed = true }
+            }
+        }
+        #expect(error?.description.contains("meta page") == true)
+        #expect(!committed, "the failed commit's after-commit handlers never run")
+        #expect(env.gate.isPanicked)
+        // The next write reopens the environment and goes on; old database handles stay valid.
+        try env.write { txn in
+            try txn.put("3", forKey: "after", in: first)
+            try txn.put("x", forKey: "other", in: second)
+        }
+        #expect(env.panicRecoveries == 1, "the MDB_env was closed and a new one opened (its address may be reused)")
+        #expect(!env.gate.isPanicked)
+        try env.read { txn throws in
+            #expect(try txn.get("before", in: first) == "1")
+            #expect(try txn.get("failed", in: first) == nil, "the failed commit stays failed")
+            #expect(try txn.get("after", in: first) == "3")
+            #expect(try txn.get("other", in: second) == "x")
+        }
+        // A process opening the folder afresh sees the same.
+        try env.close()
+        let again = try Environment.open(path: folder.path)
+        let reopened = try again.openDatabase("first", key: StringCodec.self, value: StringCodec.self, create: false)
+        #expect(try again.read { try $0.get("after", in: reopened) } == "3")
+    }
+
+    @Test func shortWriteOnAFullDiskIsClassifiedAsNoSpace() {
+        #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: 0) == ENOSPC)
+        #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: 4096) == ENOSPC)
+        #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: 10 << 30) == EIO, "a real I/O error on a disk with room")
+        #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: nil) == EIO, "free space unknown")
+        #expect(LMDBError.classifyWriteFailure(code: ENOSPC, freeBytes: 10 << 30) == ENOSPC)
+        #expect(LMDBError.classifyWriteFailure(code: EACCES, freeBytes: 0) == EACCES)
+        let folder = TemporaryFolder()
+        try? FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        #expect(LMDBError.freeBytes(inFolder: folder.path) != nil)
+    }
+
+    @Test func aFullDiskIsNoSpace() throws {
+        let folder = TemporaryFolder("depot-fulldisk")
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        guard geteuid() == 0, let mount = which("mount"), let umount = which("umount"),
+              (try? runProcess(mount, ["-t", "tmpfs", "-o", "size=4m", "tmpfs", folder.path]))?.status == 0 else {
+            print("FaultTests.aFullDiskIsNoSpace: SKIPPED, cannot mount a 4 MiB tmpfs here (needs root and CAP_SYS_ADMIN); the mapping is covered by shortWriteOnAFullDiskIsClassifiedAsNoSpace")
+            return
+        }
+        defer { _ = try? runProcess(umount, ["-l", folder.path]) }
+        let env = try Environment.open(path: folder.sub("env"))
+        let db = try env.openDatabase("blobs", key: BigEndian<UInt32>.self, value: BytesCodec.self)
+        let payload = [UInt8](repeating: 0x5A, count: 64 << 10)
+        var written: UInt32 = 0
+        var failure: (any Error)?
+        while written < 200 { // 200 × 64 KiB = 12.5 MiB: far more than the disk holds
+            do {
+                try env.write { txn in
+                    for i in 0..<4 as Range<UInt32> { try txn.put(payload, forKey: written * 4 + i, in: db) }
+                }
+                written += 1
+            } catch {
+                failure = error
+                break
+            }
+        }
+        let error = try #require(failure as? LMDBError, "the disk never filled up")
+        #expect(error == LMDBError.noSpace, "\(error)")
+        #expect(error.description.contains("is full"), "\(error)")
+        print("FaultTests.aFullDiskIsNoSpace: \(written) transactions of 256 KiB committed on a 4 MiB tmpfs, then: \(error)")
+        // Everything committed before is intact, and the environment still reads.
+        #expect(try env.read { try $0.count(db) } == Int(written) * 4)
+        try env.close()
+    }
+}
