@@ -75,6 +75,7 @@ struct StrictJSONTests {
             try Data(json.utf8).write(to: file)
             let error = #expect(throws: SeedError.self) { try store.seed(from: file) }
             #expect(error?.kind == .malformedJSON)
+            #expect(error?.jsonPath == path, "the seed error carries the JSON path")
             #expect(error?.file.hasSuffix("bad\(index).seed.json") == true, "\(String(describing: error))")
             #expect(error.map { "\($0)" }?.contains(path) == true, "\(String(describing: error))")
         }

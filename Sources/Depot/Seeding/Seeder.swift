@@ -151,7 +151,9 @@ final class Seeder {
         do {
             root = try DocumentValue(json: data)
         } catch {
-            throw SeedError(kind: .malformedJSON, file: name, jsonPath: nil, detail: "\(error)")
+            var path: String?
+            if case .rejectedJSON(_, let at, _)? = error as? BinaryCodecError { path = at }
+            throw SeedError(kind: .malformedJSON, file: name, jsonPath: path, detail: "\(error)")
         }
         try checkDepth(root, limit: reader.options.maxDepth, file: name)
         guard case .object(let fields) = root else {
