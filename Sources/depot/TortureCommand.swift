@@ -46,13 +46,14 @@ struct TortureCommand: ParsableCommand {
             txn u64 LE | index u32 LE | records u32 LE | payload | CRC-32C u32 LE of everything before it.
             documents: collection 'torture' of TortureDocument (txn, index, records, payload, checksum) and the \
             marker document 'torture-marker/last' holding the last txn, all in one transaction.
+            migration: fills collection 'migrating' with --count documents {id, old, n} (printing 'filled'), then             runs migration 'rename' (old → new, adds 'extra': true to each) and prints 'migrated'.
             Seed imports are crash-tested with `depot seed` itself (one transaction per import).
 
             Each line 'ack N' is written with one write(2) after transaction N committed (durably).
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
-        case kv, documents
+        case kv, documents, migration
     }
 
     @OptionGroup var location: PathOption
@@ -81,6 +82,7 @@ struct TortureCommand: ParsableCommand {
             switch mode {
             case .kv: try runKeyValue(env)
             case .documents: try runDocuments(env)
+            case .migration: try runMigration(env)
             }
         }
     }
@@ -131,6 +133,26 @@ struct TortureCommand: ParsableCommand {
             acknowledge(n)
             next += 1
         }
+    }
+
+    private func runMigration(_ env: Environment) throws {
+        let store = try Store(environment: env)
+        let exists = try store.read { tx in try tx.retrieve(dynamic: "migrating", id: .string("0")) != nil }
+        if !exists {
+            try store.write { tx in
+                for i in 0..<count {
+                    try tx.park(DynamicObject(entity: "migrating", id: .string(String(i)), fields: [("old", .string("v\(i)")), ("n", .int(Int64(i)))]))
+                }
+            }
+        }
+        FileHandle.standardOutput.write(Data("filled\n".utf8))
+        var migrator = Migrator()
+        migrator.register("rename") { m in
+            try m.renameField("old", to: "new", in: "migrating")
+            try m.addField("extra", default: .bool(true), in: "migrating")
+        }
+        try migrator.migrate(store)
+        FileHandle.standardOutput.write(Data("migrated\n".utf8))
     }
 
     private func runDocuments(_ env: Environment) throws {

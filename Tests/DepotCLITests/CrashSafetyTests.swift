@@ -248,4 +248,39 @@ struct CrashSafetyTests {
         print("seed crash loop: 30 kills, \(complete) imports complete, \(absent) absent, none partial")
         #expect(complete + absent == 30)
     }
+
+    /// A migration killed at random moments leaves the store at the previous version or the next,
+    /// never in between, and the next run resumes it.
+    @Test func migrationIsAllOrNothingAfterSIGKILL() throws {
+        let exe = try #require(depotExecutable())
+        let documents = 3_000
+        var rng = SeededRandom(seed: 0x5EED_0005)
+        var before = 0, after = 0
+        for round in 0..<12 {
+            let folder = TemporaryFolder("depot-migration-kill")
+            let child = try ChildProcess(exe, ["torture", "--path", folder.path, "--mode", "migration", "--count", "\(documents)"])
+            #expect(child.readLine() == "filled", "round \(round)")
+            usleep(UInt32(rng.below(400_000)))
+            child.killNow()
+            _ = child.finish()
+            let store = try Store(path: folder.path)
+            var migrator = Migrator()
+            migrator.register("rename") { _ in }
+            let applied = try migrator.appliedMigrations(in: store)
+            let fields = try store.read { tx in try tx.retrieveAll(dynamic: "migrating").map { Set($0.fields.map(\.key)).subtracting(["id"]) } }
+            #expect(fields.count == documents, "round \(round): every document is there")
+            if applied == ["rename"] {
+                after += 1
+                #expect(fields.allSatisfy { $0 == ["n", "new", "extra"] }, "round \(round): migrated entirely")
+            } else {
+                before += 1
+                #expect(applied.isEmpty)
+                #expect(fields.allSatisfy { $0 == ["n", "old"] }, "round \(round): not migrated at all")
+                // The next run resumes and completes it.
+                let again = try runProcess(exe, ["torture", "--path", folder.path, "--mode", "migration", "--count", "\(documents)"])
+                #expect(again.status == 0 && again.out.contains("migrated"), "round \(round): \(again.err)")
+            }
+        }
+        print("migration crash loop: 12 kills, \(after) after the migration, \(before) before it, none between")
+    }
 }

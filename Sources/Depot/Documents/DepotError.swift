@@ -63,6 +63,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An index declaration cannot be kept (duplicate name, field path that does not hold
         /// the key path's value).
         public static let invalidIndex = Code(rawValue: "invalidIndex")
+        /// A collection was written by a newer version of its document type than the one reading it.
+        public static let newerVersion = Code(rawValue: "newerVersion")
         /// Undo or redo found a record changed since the step (nothing was written).
         public static let undoConflict = Code(rawValue: "undoConflict")
         /// Two documents would share a value in a unique index.
@@ -79,7 +81,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
         ]
     }
@@ -146,6 +148,8 @@ extension DepotError {
     public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
     /// Matches ``Code/invalidIndex``.
     public static let invalidIndex = DepotError(pattern: .invalidIndex)
+    /// Matches ``Code/newerVersion``.
+    public static let newerVersion = DepotError(pattern: .newerVersion)
     /// Matches ``Code/undoConflict``.
     public static let undoConflict = DepotError(pattern: .undoConflict)
     /// Matches ``Code/uniqueIndexViolation``.
@@ -238,6 +242,12 @@ extension DepotError {
         DepotError(code: .uniqueIndexViolation,
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/newerVersion`` and its message.
+    public static func newerVersion(collection: String, stored: Int, declared: Int, typeName: String) -> DepotError {
+        DepotError(code: .newerVersion,
+                   message: "collection '\(collection)' was written by version \(stored) of its type; \(typeName) is version \(declared): update the app (or migrate) before reading it",
+                   collection: collection)
     }
     /// An error with code ``Code/undoConflict`` and its message.
     public static func undoConflict(collection: String, id: String) -> DepotError {

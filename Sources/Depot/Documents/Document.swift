@@ -22,9 +22,21 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     static var indexes: [DocumentIndex<Self>] { get }
     /// Whether the documents are listed in the sync-status index (see ``Syncable``).
     static var tracksSyncStatus: Bool { get }
+    /// The version of the type's stored form (1 by default). Writing records the highest version
+    /// seen per collection; reading a collection written by a newer version is
+    /// ``DepotError/Code/newerVersion``, never a silent misreading.
+    static var version: Int { get }
+    /// Values for fields that older records lack, by field path (lightweight migration: adding
+    /// `var rating: Int = 3` and `["rating": .int(3)]` here needs no migration step).
+    static var fieldDefaults: [String: DocumentValue] { get }
 }
 
 extension Document {
+    /// Version 1.
+    public static var version: Int { 1 }
+    /// No defaults.
+    public static var fieldDefaults: [String: DocumentValue] { [:] }
+
     /// The type's name, such as `"Employee"` (computed once per type: describing a type is slow).
     public static var collection: String { TypeNames.name(of: Self.self) }
 }

@@ -29,6 +29,8 @@ struct CollectionSchema: Equatable, Sendable {
     /// Index records in the old format (to be rebuilt by the next reconciliation).
     var legacyIndexes: Set<String> = []
     var tracksSyncStatus = false
+    /// The highest document-type version that wrote the collection (0: none declared).
+    var typeVersion = 0
 
     static let empty = CollectionSchema()
 
@@ -50,6 +52,8 @@ struct CollectionSchema: Equatable, Sendable {
         }
         let syncKey = Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8)
         schema.tracksSyncStatus = try txn.withValue(forKey: syncKey, in: meta) { _ in true } ?? false
+        let versionKey = Array(StoreLayout.typeVersionKey(alias: alias, collection: collection).utf8)
+        schema.typeVersion = try txn.withValue(forKey: versionKey, in: meta) { Int(try BigEndian<UInt64>.decode($0)) } ?? 0
         return schema
     }
 

@@ -79,7 +79,17 @@ extension DocumentTransaction {
         context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
         do {
-            let document = try decoder.decode(D.self, from: payload)
+            let document: D
+            do {
+                document = try decoder.decode(D.self, from: payload)
+            } catch DecodingError.keyNotFound(let key, let context) {
+                // An older record without a field the type declares a default for.
+                guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
+                      let filled = try Self.filling(defaults, into: payload) else {
+                    throw DecodingError.keyNotFound(key, context)
+                }
+                document = try filled.withUnsafeBytes { try decoder.decode(D.self, from: $0) }
+            }
             if syncable ?? (D.self is any Syncable.Type), var withStatus = document as? any Syncable {
                 withStatus.syncStatus = SyncStatus(recordFlags: header.flags)
                 if let typed = withStatus as? D { return typed }
@@ -91,6 +101,17 @@ extension DocumentTransaction {
         } catch let error as BinaryCodecError {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         }
+    }
+
+    /// The payload with every missing defaulted field filled in (nil: nothing was missing).
+    static func filling(_ defaults: [String: DocumentValue], into payload: UnsafeRawBufferPointer) throws -> [UInt8]? {
+        var document = try DocumentValue(binary: payload)
+        var changed = false
+        for (path, value) in defaults.sorted(by: { $0.key < $1.key }) where document.value(atPath: path) == nil {
+            document.setValue(value, atPath: path)
+            changed = true
+        }
+        return changed ? document.binary() : nil
     }
 
     /// Checks a stored record's envelope and checksum; errors name alias, collection and ID.

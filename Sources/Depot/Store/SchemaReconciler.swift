@@ -6,10 +6,14 @@ import DepotLMDB
 /// built) or removed the same way. Runs in a write transaction the first time a type is used in
 /// it; the schema version is bumped so that cached schemas (this process's and others') reload.
 extension DocumentTransaction {
-    func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, typeName: String) throws {
+    func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
         try prepareForWriting(target)
         var schema = target.schema
-        if schema.indexes == declared && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus { return }
+        if schema.typeVersion > version {
+            throw DepotError.newerVersion(collection: target.collection, stored: schema.typeVersion, declared: version, typeName: typeName)
+        }
+        if schema.indexes == declared && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
+            && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
         var names = Set<String>()
         for index in declared where !names.insert(index.name).inserted {
             throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")
@@ -39,6 +43,14 @@ extension DocumentTransaction {
             let key = Array(StoreLayout.syncTrackingKey(alias: target.alias, collection: target.collection).utf8)
             if tracksSyncStatus { try txn.put([1], forKey: key, in: meta) } else { _ = try txn.delete(forKey: key, in: meta) }
             schema.tracksSyncStatus = tracksSyncStatus
+        }
+        if version > schema.typeVersion && version > 1 {
+            try BigEndian<UInt64>.withBytes(of: UInt64(version)) { v in
+                try Array(StoreLayout.typeVersionKey(alias: target.alias, collection: target.collection).utf8).withUnsafeBytes {
+                    try txn.put(v, forKey: $0, in: meta)
+                }
+            }
+            schema.typeVersion = version
         }
         try context.schemaChanged(alias: target.alias, collection: target.collection, to: schema)
         target.schemaLoaded = false
@@ -103,5 +115,28 @@ extension DocumentTransaction {
         for (key, status) in entries {
             try key.withUnsafeBytes { try updateSyncEntry(ks, collection: target.collection, key: $0, old: nil, new: status) }
         }
+    }
+}
+
+extension DocumentTransaction {
+    /// Removes collection `collection` of this alias entirely: its documents (recorded as
+    /// deleted), its keyspace, its descriptor, its indexes and its sync-status entries.
+    func dropCollection(_ collection: String) throws {
+        let meta = try context.writableMeta()
+        let txn = context.txn
+        if let target = try context.existingTarget(alias: alias, collection: collection) {
+            _ = try clearRecords(target)
+            try txn.drop(target.keyspace)
+        }
+        let schema = try context.schema(alias: alias, collection: collection)
+        for index in schema.indexes {
+            let name = StoreLayout.indexDatabase(alias: alias, collection: collection, index: index.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !index.unique) { try txn.drop(ks) }
+            _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: alias, collection: collection) + index.name).utf8), in: meta)
+        }
+        _ = try txn.delete(forKey: Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8), in: meta)
+        _ = try txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: meta)
+        context.forgetCollection(alias: alias, collection: collection)
+        try context.schemaDropped()
     }
 }

@@ -30,30 +30,15 @@ extension Store {
         var dropped: [String] = []
         try write { tx in
             let view = try tx.alias(name)
-            let context = tx.context
-            let meta = try context.writableMeta()
             for collection in try view.collections() {
-                if let target = try context.existingTarget(alias: name, collection: collection) {
-                    _ = try view.clearRecords(target) // records the deletions
-                    try context.txn.drop(target.keyspace)
-                }
-                context.forgetCollection(alias: name, collection: collection)
-                _ = try context.txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: name, collection: collection).utf8), in: meta)
+                try view.dropCollection(collection)
                 dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
             }
-            // Index keyspaces and definitions, sync tracking, the alias's sync-status keyspace.
-            let indexPrefix = StoreLayout.indexMetaPrefix(alias: name)
-            for (metaKey, value) in try context.metaEntries(prefix: Array(indexPrefix.utf8)) {
-                let rest = String(decoding: metaKey.dropFirst(indexPrefix.utf8.count), as: UTF8.self)
-                if let slash = rest.firstIndex(of: "/") {
-                    let collection = String(rest[..<slash]), index = String(rest[rest.index(after: slash)...])
-                    let unique = IndexDefinition.parse(name: index, metaValue: value)?.0.unique ?? false
-                    let db = StoreLayout.indexDatabase(alias: name, collection: collection, index: index)
-                    if let ks = try context.txn.keyspace(named: db, create: false, multiValue: !unique) { try context.txn.drop(ks) }
-                }
-                _ = try context.txn.delete(forKey: metaKey, in: meta)
-            }
-            for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.syncTrackingPrefix(alias: name).utf8)) {
+            // What remains of the alias: index records of collections no longer described, and
+            // its sync-status keyspace.
+            let context = tx.context
+            let meta = try context.writableMeta()
+            for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.indexMetaPrefix(alias: name).utf8)) {
                 _ = try context.txn.delete(forKey: metaKey, in: meta)
             }
             if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: name), create: false, multiValue: true) {

@@ -7,9 +7,10 @@ import DepotLMDB
 ///   - `index/<alias>/<collection>/<name>` → index definition (``IndexDefinition``; its presence
 ///     means the index is built and kept by every writer);
 ///   - `synctrack/<alias>/<collection>` → `1` when the collection keeps a sync-status index;
+///   - `typeversion/<alias>/<collection>` → the highest document-type version that wrote it;
 ///   - `schema/version` → big-endian counter bumped by every index or tracking change;
 ///   - `uid/next` (unique-ID counter), `changelog/next` and `watch/<token>` (external change log);
-///   - `migration/<name>` (applied migrations, when used).
+///   - `migration/<alias>/<name>` → order number (applied migrations).
 /// - `depot.doc/<alias>/<collection>`: one database per collection and alias; keys are the IDs'
 ///   key bytes, values are ``Record``s.
 /// - `depot.idx/<alias>/<collection>/<name>`: index value → document key (dupsort unless unique).
@@ -47,6 +48,10 @@ enum StoreLayout {
     static let changeLogCounterKey = Array("changelog/next".utf8)
     static let watcherLeasePrefix = "watch/"
     static let changeLogDatabase = "depot.changes"
+
+    static func typeVersionKey(alias: String, collection: String) -> String { "typeversion/" + alias + "/" + collection }
+
+    static func migrationPrefix(alias: String) -> String { "migration/" + alias + "/" }
 
     static let schemaVersionKey = Array("schema/version".utf8)
 

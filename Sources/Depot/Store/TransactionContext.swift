@@ -24,6 +24,8 @@ final class TransactionContext {
     /// Per-type facts, keyed by type and alias.
     var typeFacts: [TypeFactsKey: AnyObject] = [:]
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
+    /// Collection databases dropped in this transaction (the store forgets them after commit).
+    private var droppedDatabases: Set<String> = []
     /// Schemas read or changed in this transaction.
     private var schemas: [CollectionName: CollectionSchema] = [:]
     private var schemaVersionValue: UInt64?
@@ -77,6 +79,7 @@ final class TransactionContext {
         txn.attachment = context
         if !txn.isReadOnly {
             txn.afterCommit { [context, store] in
+                context.core.forget(databases: Array(context.droppedDatabases))
                 for d in context.pendingDescriptors { context.core.remember(d.kind, for: d.name) }
                 if context.changedSchema { context.core.resetSchemas() }
                 if let recorder = context.recorder, !recorder.isEmpty, context.core.hasObservers {
@@ -224,8 +227,8 @@ final class TransactionContext {
     }
 
     func storedKind(alias: String, collection: String, name: String) throws -> IDKind? {
-        if let known = core.knownKind(of: name) { return known }
         if let pending = pendingDescriptors.last(where: { $0.name == name }) { return pending.kind }
+        if !droppedDatabases.contains(name), let known = core.knownKind(of: name) { return known }
         guard let meta = try metaKeyspace() else { return nil }
         let raw = try txn.get(Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: meta)
         guard let raw else { return nil }
@@ -241,6 +244,7 @@ final class TransactionContext {
         typeFacts.removeAll()
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         pendingDescriptors.removeAll { $0.name == name }
+        droppedDatabases.insert(name)
     }
 
     // MARK: Schema

@@ -31,7 +31,13 @@ extension DocumentTransaction {
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
         let indexes = D.indexes
         if !isReadOnly {
-            try reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, typeName: TypeNames.name(of: D.self))
+            try reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, version: D.version,
+                          typeName: TypeNames.name(of: D.self))
+        } else {
+            let stored = try context.schema(alias: alias, collection: D.collection).typeVersion
+            if stored > D.version {
+                throw DepotError.newerVersion(collection: D.collection, stored: stored, declared: D.version, typeName: TypeNames.name(of: D.self))
+            }
         }
         let facts = TypeFacts<D>(target: target, indexes: indexes)
         context.typeFacts[key] = facts

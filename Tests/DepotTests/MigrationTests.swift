@@ -1,0 +1,163 @@
+import DepotTestSupport
+import Foundation
+import Testing
+@testable import Depot
+
+struct PersonV1: Document, Equatable {
+    static var collection: String { "Person" }
+    var id: String
+    var name: String
+    var salary: String
+    var nickname: String?
+}
+
+struct PersonV2: Document, Equatable {
+    static var collection: String { "Person" }
+    static var version: Int { 2 }
+    var id: String
+    var fullName: String
+    var pay: Int
+    var rating: Int
+    static var indexes: [DocumentIndex<PersonV2>] { [.init(\.pay)] }
+}
+
+struct Badge: Document, Equatable {
+    var id: String
+    var owner: Member
+}
+
+struct Member: Document, Equatable {
+    var id: String
+    var fullName: String
+}
+
+struct RatedV1: Document, Equatable {
+    static var collection: String { "Rated" }
+    var id: String
+    var name: String
+}
+
+struct RatedV2: Document, Equatable {
+    static var collection: String { "Rated" }
+    var id: String
+    var name: String
+    var rating: Int
+    var address: Address
+    static var fieldDefaults: [String: DocumentValue] {
+        ["rating": .int(3), "address": .object(pairs: [("street", .string("unknown")), ("zip", .string("00000"))])]
+    }
+}
+
+struct RatedNoDefault: Document {
+    static var collection: String { "Rated" }
+    var id: String
+    var name: String
+    var rating: Int
+}
+
+@Suite("Migrations")
+struct MigrationTests {
+    let folder = TemporaryFolder()
+    let store: Store
+    init() throws { store = try Store(path: folder.path) }
+
+    private func migrator() -> Migrator {
+        var migrator = Migrator()
+        migrator.register("rename and default") { m in
+            try m.renameField("name", to: "fullName", in: "Person")
+            try m.addField("rating", default: .int(3), in: "Person")
+            try m.removeField("nickname", in: "Person")
+        }
+        migrator.register("salary becomes an integer") { m in
+            try m.transformField("salary", in: "Person") { value in
+                guard case .string(let text)? = value, let number = Int(text) else { return .int(0) }
+                return .int(Int64(number))
+            }
+            try m.renameField("salary", to: "pay", in: "Person")
+        }
+        return migrator
+    }
+
+    @Test func migrationsRunOnceInOrderWithoutTheOldTypes() throws {
+        try store.write { tx in
+            for i in 0..<20 { try tx.park(PersonV1(id: "p\(i)", name: "Person \(i)", salary: String(i * 10), nickname: "n\(i)")) }
+        }
+        let migrator = migrator()
+        #expect(try migrator.migrate(store) == ["rename and default", "salary becomes an integer"])
+        #expect(try migrator.appliedMigrations(in: store) == migrator.names)
+        #expect(try migrator.migrate(store) == [], "nothing runs twice")
+        let people = try store.read { try $0.retrieveAll(PersonV2.self) }
+        #expect(people.count == 20)
+        #expect(people.first { $0.id == "p3" } == PersonV2(id: "p3", fullName: "Person 3", pay: 30, rating: 3))
+        try store.write { tx in try tx.park(PersonV2(id: "new", fullName: "New", pay: 30, rating: 5)) }
+        try store.read { tx throws in
+            let result = try tx.execute(FetchRequest<PersonV2>().matching(\.pay, .equalTo(30)))
+            #expect(result.plan.usedIndex)
+            #expect(result.documents.map(\.id) == ["new", "p3"])
+            #expect(try exported(tx, "Person").map(\.document).allSatisfy { $0["nickname"] == nil })
+        }
+    }
+
+    @Test func aFailingMigrationIsRolledBackAndResumedLater() throws {
+        try store.write { tx in for i in 0..<5 { try tx.park(PersonV1(id: "p\(i)", name: "P", salary: "1", nickname: nil)) } }
+        struct Stop: Error {}
+        var migrator = migrator()
+        let shouldFail = LockedBox(true)
+        migrator.register("third") { m in
+            try m.addField("team", default: .string("blue"), in: "Person")
+            if shouldFail.get() { throw Stop() }
+        }
+        #expect(throws: Stop.self) { try migrator.migrate(store) }
+        #expect(try migrator.appliedMigrations(in: store) == ["rename and default", "salary becomes an integer"])
+        #expect(try store.read { try exported($0, "Person").allSatisfy { $0.document["team"] == nil } }, "the failed one left nothing")
+        shouldFail.set(false)
+        #expect(try migrator.migrate(store) == ["third"])
+    }
+
+    @Test func collectionsMoveAndReferencesFollow() throws {
+        try store.write { tx in
+            try tx.park(Badge(id: "b1", owner: Member(id: "m1", fullName: "Ada")))
+            try tx.park(DynamicObject(entity: "Contractor", id: "c1", fields: [("fullName", .string("Grace"))]))
+        }
+        var migrator = Migrator()
+        migrator.register("members are people") { m in try m.renameCollection("Member", to: "Human") }
+        migrator.register("contractors are people too") { m in
+            try m.migrateAll(from: "Contractor", to: "Human") { doc in
+                var converted = doc
+                converted.setValue(.bool(true), atPath: "external")
+                return converted
+            }
+        }
+        try migrator.migrate(store)
+        try store.read { tx throws in
+            #expect(try tx.collections().sorted() == ["Badge", "Human"])
+            let badge = try #require(try exported(tx, "Badge").first)
+            #expect(badge.document["owner"] == .reference(collection: "Human", id: .string("m1")))
+            #expect(try tx.retrieve(dynamic: "Human", id: .string("c1"))?.value["external"] == .bool(true))
+            #expect(try tx.retrieveAll(dynamic: "Human").count == 2)
+        }
+    }
+
+    @Test func additiveChangesNeedNoMigration() throws {
+        try store.write { tx in try tx.park(RatedV1(id: "r", name: "Old")) }
+        let read = try store.read { try $0.retrieve(RatedV2.self, id: "r") }
+        #expect(read == RatedV2(id: "r", name: "Old", rating: 3, address: Address(street: "unknown", zip: "00000")))
+        let error = #expect(throws: DepotError.self) { _ = try store.read { try $0.retrieve(RatedNoDefault.self, id: "r") } }
+        #expect(error?.code == .decodingFailed && error?.fieldPath == "rating")
+    }
+
+    @Test func readingACollectionWrittenByANewerVersionIsAnError() throws {
+        try store.write { tx in try tx.park(PersonV2(id: "p", fullName: "P", pay: 1, rating: 1)) }
+        let error = #expect(throws: DepotError.self) { _ = try store.read { try $0.retrieve(PersonV1.self, id: "p") } }
+        #expect(error?.code == .newerVersion)
+        let writing = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(PersonV1(id: "q", name: "Q", salary: "1", nickname: nil)) } }
+        #expect(writing?.code == .newerVersion)
+    }
+}
+
+/// Every stored document of `collection`, as `depot export` prints them.
+func exported(_ tx: DocumentTransaction, _ collection: String) throws -> [ExportedDocument] {
+    var result: [ExportedDocument] = []
+    try tx.export(collection: collection) { result.append($0); return true }
+    return result
+}
