@@ -63,6 +63,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An index declaration cannot be kept (duplicate name, field path that does not hold
         /// the key path's value).
         public static let invalidIndex = Code(rawValue: "invalidIndex")
+        /// A delete was refused by a ``DeleteRule/deny`` rule: other documents still reference it.
+        public static let deleteDenied = Code(rawValue: "deleteDenied")
         /// A collection was written by a newer version of its document type than the one reading it.
         public static let newerVersion = Code(rawValue: "newerVersion")
         /// Undo or redo found a record changed since the step (nothing was written).
@@ -81,7 +83,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
         ]
     }
@@ -148,6 +150,8 @@ extension DepotError {
     public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
     /// Matches ``Code/invalidIndex``.
     public static let invalidIndex = DepotError(pattern: .invalidIndex)
+    /// Matches ``Code/deleteDenied``.
+    public static let deleteDenied = DepotError(pattern: .deleteDenied)
     /// Matches ``Code/newerVersion``.
     public static let newerVersion = DepotError(pattern: .newerVersion)
     /// Matches ``Code/undoConflict``.
@@ -242,6 +246,12 @@ extension DepotError {
         DepotError(code: .uniqueIndexViolation,
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/deleteDenied`` and its message.
+    public static func deleteDenied(collection: String, id: String, referencedBy source: String, count: Int) -> DepotError {
+        DepotError(code: .deleteDenied,
+                   message: "cannot delete \(collection)/\(id): \(count) \(source) document\(count == 1 ? "" : "s") still reference it (delete rule: deny)",
+                   collection: collection, id: id)
     }
     /// An error with code ``Code/newerVersion`` and its message.
     public static func newerVersion(collection: String, stored: Int, declared: Int, typeName: String) -> DepotError {

@@ -65,6 +65,7 @@ extension DocumentTransaction {
 /// key of a value parked before).
 final class ContentReferences: BinaryReferenceEncoding {
     func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
+        if let lazy = value as? any LazyReference { return (lazy.referencedCollection, lazy.referencedID) }
         guard let document = value as? any Document else { return nil }
         return Self.identity(of: document)
     }

@@ -21,6 +21,8 @@ final class RecordTarget {
     var syncKeyspace: Keyspace?
     /// Whether this is the key/value kit's keyspace (not a document collection).
     let isKeyValue: Bool
+    /// The delete rules whose target is this collection (loaded on the first delete).
+    var deleteRules: [RegisteredDeleteRule]?
 
     init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?, isKeyValue: Bool = false) {
         self.isKeyValue = isKeyValue
@@ -123,6 +125,7 @@ extension DocumentTransaction {
     func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try prepareForWriting(target)
         if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        if target.deleteRules?.isEmpty != true { try applyDeleteRules(target, key: key) }
         try captureUndo(target, key: key)
         let schema = target.schema
         var oldFields: [[UInt8]]?
@@ -168,6 +171,12 @@ extension DocumentTransaction {
     func clearRecords(_ target: RecordTarget) throws -> Int {
         try prepareForWriting(target)
         let txn = context.txn
+        if target.deleteRules == nil { target.deleteRules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection) }
+        if target.deleteRules?.isEmpty == false {
+            var keys: [[UInt8]] = []
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            for key in keys { try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
+        }
         let count = try txn.count(target.keyspace)
         if context.undoLog != nil {
             var keys: [[UInt8]] = []

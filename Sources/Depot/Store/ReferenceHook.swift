@@ -9,6 +9,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
     init(_ transaction: DocumentTransaction) { self.transaction = transaction }
 
     func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
+        if let lazy = value as? any LazyReference { return (lazy.referencedCollection, lazy.referencedID) }
         guard let document = value as? any Document else { return nil }
         return try parkReferenced(document)
     }
@@ -69,6 +70,13 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
     }
 
     func resolve<T: Decodable>(_ type: T.Type, collection: String, id: DocumentValue) throws -> T {
+        if let lazyType = T.self as? any LazyReference.Type {
+            // A lazy reference keeps the identity only: nothing is read now.
+            guard let lazy = lazyType.make(collection: collection, id: id) as? T else {
+                throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+            }
+            return lazy
+        }
         guard let documentType = T.self as? any Document.Type else {
             throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
         }

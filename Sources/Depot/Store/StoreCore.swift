@@ -118,6 +118,19 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
+    // MARK: Delete rules
+
+    private var deleteRulesByTarget: [String: [RegisteredDeleteRule]] = [:]
+    func register(_ rule: RegisteredDeleteRule) {
+        lock.withLock {
+            var rules = deleteRulesByTarget[rule.target, default: []]
+            rules.removeAll { $0.source == rule.source && $0.field == rule.field }
+            rules.append(rule)
+            deleteRulesByTarget[rule.target] = rules
+        }
+    }
+    func deleteRules(for collection: String) -> [RegisteredDeleteRule] { lock.withLock { deleteRulesByTarget[collection] ?? [] } }
+
     // MARK: Seed types
 
     private var seedRegistrations: [String: SeedTypeRegistration] = [:]

@@ -32,6 +32,8 @@ final class TransactionContext {
     /// Whether this transaction changed a schema (the store's cache is reset after commit).
     private(set) var changedSchema = false
     private var spareBuffers: [[UInt8]] = []
+    /// Records being deleted right now (delete rules that cascade back to one are ignored).
+    var deleting: Set<ChangeRecorder.Key> = []
     /// Before- and after-images for the store handle's undo history (nil: not recorded).
     var undoLog: UndoLog?
     /// Referenced documents parked in this transaction, with what was written (see

@@ -50,7 +50,7 @@ extension DocumentTransaction {
     func checkIndexFields<D: Document>(_ facts: TypeFacts<D>, document: D) throws {
         if facts.fieldsChecked { return }
         var plain = BinaryEncoder()
-        plain.referenceHook = nil
+        plain.referenceHook = ContentReferences() // references as stored, nothing parked
         let stored: DocumentValue
         do {
             stored = try DocumentValue(binary: try plain.encode(document))

@@ -195,6 +195,7 @@ final class ReferenceCollector: BinaryReferenceEncoding {
     var found: [any Document] = []
 
     func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
+        if let lazy = value as? any LazyReference { return (lazy.referencedCollection, lazy.referencedID) }
         guard let document = value as? any Document else { return nil }
         found.append(document)
         return Self.identity(of: document)
