@@ -77,7 +77,7 @@ func openExistingDatabase(_ env: Environment, _ name: String) throws -> Database
 
 /// Shows bytes as text when they are valid UTF-8, else as `0x…` hex.
 func display(_ bytes: [UInt8]) -> String {
-    if let text = String(validating: bytes, as: UTF8.self) { return text }
+    if let text = validUTF8String(bytes) { return text }
     return "0x" + bytes.map { String(format: "%02x", $0) }.joined()
 }
 

@@ -98,8 +98,8 @@ struct ListCommand: ParsableCommand {
                 try txn.forEach(in: database, range: range) { key, value in
                     if json {
                         var object: [String: Any] = [:]
-                        if let k = String(validating: key, as: UTF8.self) { object["key"] = k } else { object["keyHex"] = hex(key) }
-                        if let v = String(validating: value, as: UTF8.self) { object["value"] = v } else { object["valueHex"] = hex(value) }
+                        if let k = validUTF8String(key) { object["key"] = k } else { object["keyHex"] = hex(key) }
+                        if let v = validUTF8String(value) { object["value"] = v } else { object["valueHex"] = hex(value) }
                         lines.append(try jsonLine(object))
                     } else {
                         lines.append(display(key) + "\t" + display(value))
