@@ -11,10 +11,11 @@ struct PutCommand: ParsableCommand {
     @Option(help: "The named database (created if missing).") var db: String
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
     @Argument(help: "The key (1 to 511 bytes of UTF-8).") var key: String
-    @Argument(help: "The value.") var value: String
+    @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
 
     func run() throws {
         try reportingErrors {
+            let value = try argumentValue(value)
             let env = try Environment.open(path: location.path)
             let database = try env.openDatabase(db, key: StringCodec.self, value: StringCodec.self)
             try env.write { try $0.put(value, forKey: key, in: database, flags: noOverwrite ? .noOverwrite : []) }
