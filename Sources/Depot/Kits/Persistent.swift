@@ -163,7 +163,7 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
     }
 
     public func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
-    /// The store's logger (its environment's ``EnvironmentOptions/logger``).
+    /// The store's logger (its environment's `EnvironmentOptions.logger`).
     public var logger: DepotLogger { store.core.driver.logger }
 
     public func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }

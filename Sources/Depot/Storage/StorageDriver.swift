@@ -42,7 +42,7 @@ public protocol StorageDriver: AnyObject, Sendable {
 
 extension StorageDriver {
     /// Where the document layer logs background errors for this driver; off unless the driver
-    /// says otherwise (``LMDBDriver`` uses ``EnvironmentOptions/logger``).
+    /// says otherwise (``LMDBDriver`` uses `EnvironmentOptions.logger`).
     public var logger: DepotLogger { .disabled }
 }
 
@@ -56,7 +56,7 @@ public final class LMDBDriver: StorageDriver {
 
     public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
     public var location: String { environment.path }
-    /// The environment's logger (``EnvironmentOptions/logger``).
+    /// The environment's logger (`EnvironmentOptions.logger`).
     public var logger: DepotLogger { environment.options.logger }
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.read { try body($0) } }
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.write { try body($0) } }
