@@ -210,6 +210,10 @@ final class AsyncWriter: @unchecked Sendable {
             for handler in handlers { handler() }
             if batch.isEmpty { continue }
             lastBatchSize = batch.count
+            environment.options.logger.log(.debug, "group commit: batch finished", metadata: [
+                "path": environment.path, "batch": "\(batch.count)",
+                "failed": "\(batch.reduce(0) { $0 + ($1.error == nil ? 0 : 1) })",
+            ])
             lock.withLock {
                 for job in batch { job.state = .done }
                 batchesCommitted += 1
@@ -259,6 +263,8 @@ final class AsyncWriter: @unchecked Sendable {
                 }, afterCommit: &handlers)
                 return handlers
             } catch is Retry {
+                environment.options.logger.log(.debug, "group commit: a closure threw; running the batch again with one savepoint per closure",
+                                               metadata: ["path": environment.path, "batch": "\(batch.count)"])
                 isolated = true
                 continue
             } catch {

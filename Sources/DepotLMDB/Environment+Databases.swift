@@ -94,7 +94,7 @@ extension Environment {
                 // A sub-database record is an MDB_db struct (48 bytes) flagged F_SUBDATA in the node;
                 // the node flag is not visible through the API, so check the value's size and that
                 // the name opens as a database.
-                if value.count == 48, let name = String(validating: key, as: UTF8.self), !name.isEmpty {
+                if value.count == 48, let name = validUTF8String(key), !name.isEmpty {
                     names.append(name)
                 }
                 return true

@@ -227,6 +227,7 @@ extension Environment {
         try gate.withExclusiveAccess(timeout: 10) {
             try check(mdb_env_set_mapsize(handle, target), "grow map")
         }
+        options.logger.log(.info, "map grown", metadata: ["path": path, "from": "\(current)", "to": "\(target)"])
     }
 
     /// Adopts a map grown by another process, from a reader (takes the writer first).

@@ -30,6 +30,8 @@ public struct EnvironmentOptions: Sendable, Hashable {
     public var groupCommit = GroupCommitOptions()
     /// Flags that trade durability for speed. Empty by default; see ``UnsafeDurabilityFlags``.
     public var unsafeDurability: UnsafeDurabilityFlags = []
+    /// Where Depot logs map growth, group-commit batches and background errors (off by default).
+    public var logger: DepotLogger = .disabled
 
     /// Creates the default options.
     public init() {}

@@ -11,7 +11,7 @@ struct StatCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        try reportingErrors {
+        try reportingErrors(json: json) {
             let env = try openExisting(location.path)
             let info = try env.info()
             let main = try env.stat()
@@ -22,15 +22,14 @@ struct StatCommand: ParsableCommand {
             }
             let readers = try (try? env.readersWithPinnedPages())?.filter { $0.transactionID != nil } ?? env.readerList().filter { $0.transactionID != nil }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 let report = StatReport(
-                    lmdbVersion: Environment.libraryVersion, path: env.path, info: info, pageSize: main.pageSize,
+                    depotVersion: DepotVersion.current, lmdbVersion: Environment.libraryVersion, path: env.path, info: info, pageSize: main.pageSize,
                     maxKeySize: env.maxKeySize,
                     databases: Dictionary(uniqueKeysWithValues: databases), activeReaders: readers)
-                print(String(decoding: try encoder.encode(report), as: UTF8.self))
+                print(try JSONOutput.line(report))
                 return
             }
+            print("Depot version:    \(DepotVersion.current)")
             print("LMDB version:     \(Environment.libraryVersion)")
             print("path:             \(env.path)")
             print("map size:         \(info.mapSize) bytes")
@@ -51,6 +50,7 @@ struct StatCommand: ParsableCommand {
 
 /// `depot stat --json` output.
 struct StatReport: Encodable {
+    var depotVersion: String
     var lmdbVersion: String
     var path: String
     var info: EnvironmentInfo
@@ -110,6 +110,7 @@ struct FillCommand: ParsableCommand {
             var value = [UInt8](repeating: 0, count: valueSize)
             let started = Date()
             var written = 0
+            let progress = ProgressLine("fill", unit: "records", totalItems: count, totalBytes: count * valueSize)
             while written < count {
                 let n = min(batch, count - written)
                 try env.write { txn in
@@ -123,7 +124,9 @@ struct FillCommand: ParsableCommand {
                     }
                 }
                 written += n
+                progress.update(items: written, bytes: written * valueSize, force: written == count)
             }
+            progress.finish()
             let seconds = Date().timeIntervalSince(started)
             print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(try env.info().mapSize) bytes")
         }

@@ -8,16 +8,24 @@ struct DepotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depot",
         abstract: "Depot: an embedded LMDB key/value and document engine.",
+        discussion: "Every command that works on a store takes --path DIR; without it, the DEPOT_PATH environment variable names the folder.",
+        version: DepotVersion.current,
         subcommands: [
             DemoCommand.self, PutCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self,
-            StatCommand.self, BackupCommand.self, FillCommand.self, ExportCommand.self, QueryCommand.self, SeedCommand.self,
+            StatCommand.self, BackupCommand.self, FillCommand.self, CollectionsCommand.self, DocCommand.self,
+            ExportCommand.self, ImportCommand.self, QueryCommand.self, SeedCommand.self,
             TortureCommand.self, HoldReaderCommand.self, VerifyCommand.self, KVCommand.self, ForkProbeCommand.self,
         ]
     )
 
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let message = CommandSuggestions.unknownCommand(in: arguments, root: Self.self) {
+            printError(message)
+            exit(withError: ExitCode.validationFailure)
+        }
         do {
-            var command = try parseAsRoot(preprocess(Array(CommandLine.arguments.dropFirst())))
+            var command = try parseAsRoot(preprocess(arguments))
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -31,27 +39,28 @@ struct DepotCommand: AsyncParsableCommand {
 
 /// Options shared by commands that work on one environment folder.
 struct PathOption: ParsableArguments {
-    @Option(name: .long, help: "The environment folder (holds data.mdb and lock.mdb).")
-    var path: String
+    @Option(name: .customLong("path"), help: ArgumentHelp("The environment folder (holds data.mdb and lock.mdb). Default: $DEPOT_PATH.", valueName: "dir"))
+    var explicitPath: String?
+
+    /// `--path`, else `DEPOT_PATH`.
+    var path: String { explicitPath ?? Self.environmentPath ?? "" }
+
+    static var environmentPath: String? {
+        guard let value = ProcessInfo.processInfo.environment["DEPOT_PATH"], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func validate() throws {
+        if let explicitPath, explicitPath.isEmpty { throw ValidationError("--path must not be empty") }
+        if explicitPath == nil && Self.environmentPath == nil {
+            throw ValidationError("Missing '--path <dir>' (or set DEPOT_PATH to the store's folder)")
+        }
+    }
 }
 
 /// Prints `message` to standard error.
 func printError(_ message: String) {
     FileHandle.standardError.write(Data(("depot: " + message + "\n").utf8))
-}
-
-/// Runs `body`, turning thrown errors into a message on standard error and exit status 1.
-func reportingErrors<R>(_ body: () throws -> R) throws -> R {
-    do {
-        return try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as CleanExit {
-        throw error
-    } catch {
-        printError("error: \(error)")
-        throw ExitCode(1)
-    }
 }
 
 /// Opens an existing environment for reading; a missing one is a clear error, never created.
@@ -77,12 +86,6 @@ func openExistingDatabase(_ env: Environment, _ name: String) throws -> Database
 
 /// Shows bytes as text when they are valid UTF-8, else as `0x…` hex.
 func display(_ bytes: [UInt8]) -> String {
-    if let text = String(validating: bytes, as: UTF8.self) { return text }
+    if let text = validUTF8String(bytes) { return text }
     return "0x" + bytes.map { String(format: "%02x", $0) }.joined()
-}
-
-/// Writes one JSON object per line.
-func jsonLine(_ object: [String: Any]) throws -> String {
-    let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-    return String(decoding: data, as: UTF8.self)
 }

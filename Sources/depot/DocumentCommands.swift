@@ -7,7 +7,10 @@ struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Print stored documents as JSON Lines: {\"collection\": C, \"id\": ID, \"document\": {…}}.",
-        discussion: "References to other documents are written as {\"$ref\": {\"collection\": C2, \"id\": ID2}}.")
+        discussion: """
+            References to other documents are written as {"$ref": {"collection": C2, "id": ID2}}. \
+            'depot import' reads this format back. On a terminal, standard error shows progress.
+            """)
 
     @OptionGroup var location: PathOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
@@ -28,17 +31,26 @@ struct ExportCommand: ParsableCommand {
                     printError("error: no collection named '\(collection)' in alias '\(alias)'")
                     throw ExitCode(1)
                 }
+                let names = try collection.map { [$0] } ?? tx.collections()
+                let total = try names.reduce(0) { $0 + (try tx.collectionInfo($1)?.count ?? 0) }
+                let progress = ProgressLine("export", unit: "documents", totalItems: total)
                 var out = ""
+                var documents = 0
+                var bytes = 0
                 try tx.export(collection: collection) { document in
                     out += try document.jsonLine()
                     out += "\n"
+                    documents += 1
                     if out.utf8.count > 1 << 16 {
+                        bytes += out.utf8.count
                         FileHandle.standardOutput.write(Data(out.utf8))
                         out = ""
+                        progress.update(items: documents, bytes: bytes)
                     }
                     return true
                 }
                 FileHandle.standardOutput.write(Data(out.utf8))
+                progress.finish()
             }
         }
     }

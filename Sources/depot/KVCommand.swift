@@ -13,10 +13,11 @@ struct KVCommand: ParsableCommand {
         @OptionGroup var location: PathOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Argument(help: "The key.") var key: String
-        @Argument(help: "The value, as JSON.") var value: String
+        @Argument(help: "The value, as JSON; '-' reads it from standard input.") var value: String
 
         func run() throws {
             try reportingErrors {
+                let value = try argumentValue(value)
                 let parsed: DocumentValue
                 do { parsed = try DocumentValue(jsonString: value) } catch {
                     printError("error: VALUE is not valid JSON: \(error)")

@@ -11,10 +11,11 @@ struct PutCommand: ParsableCommand {
     @Option(help: "The named database (created if missing).") var db: String
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
     @Argument(help: "The key (1 to 511 bytes of UTF-8).") var key: String
-    @Argument(help: "The value.") var value: String
+    @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
 
     func run() throws {
         try reportingErrors {
+            let value = try argumentValue(value)
             let env = try Environment.open(path: location.path)
             let database = try env.openDatabase(db, key: StringCodec.self, value: StringCodec.self)
             try env.write { try $0.put(value, forKey: key, in: database, flags: noOverwrite ? .noOverwrite : []) }
@@ -98,8 +99,8 @@ struct ListCommand: ParsableCommand {
                 try txn.forEach(in: database, range: range) { key, value in
                     if json {
                         var object: [String: Any] = [:]
-                        if let k = String(validating: key, as: UTF8.self) { object["key"] = k } else { object["keyHex"] = hex(key) }
-                        if let v = String(validating: value, as: UTF8.self) { object["value"] = v } else { object["valueHex"] = hex(value) }
+                        if let k = validUTF8String(key) { object["key"] = k } else { object["keyHex"] = hex(key) }
+                        if let v = validUTF8String(value) { object["value"] = v } else { object["valueHex"] = hex(value) }
                         lines.append(try jsonLine(object))
                     } else {
                         lines.append(display(key) + "\t" + display(value))

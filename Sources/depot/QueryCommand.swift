@@ -89,7 +89,32 @@ struct QueryCommand: ParsableCommand {
                 for document in documents { out += try document.jsonLine() + "\n" }
                 FileHandle.standardOutput.write(Data(out.utf8))
                 if explain { printError("plan: \(plan)") }
+                if documents.isEmpty || !sorts.isEmpty {
+                    let fields = conditions.map(\.field) + sorts.map(\.field)
+                    try warnAboutMissingFields(fields, in: tx)
+                }
             }
+        }
+    }
+
+    /// Warns on standard error about each field that no document among the first 1,000 of the
+    /// collection has (a typo returns nothing, or sorts nothing, without a hint otherwise).
+    func warnAboutMissingFields(_ fields: [String], in tx: DocumentTransaction) throws {
+        var missing = Set(fields)
+        var seen = Set<String>()
+        var examined = 0
+        try tx.export(collection: collection) { exported in
+            examined += 1
+            for field in missing where exported.document[path: field] != nil { missing.remove(field) }
+            for field in exported.document.fields ?? [] { seen.insert(field.key) }
+            return !missing.isEmpty && examined < 1_000
+        }
+        for field in fields where missing.contains(field) {
+            var message = "warning: no \(collection) document has a field '\(field)'"
+            message += examined >= 1_000 ? " (looked at the first 1,000 documents)" : " (looked at all \(examined) documents)"
+            if let near = CommandSuggestions.closest(to: field, in: seen.sorted()) { message += "; did you mean '\(near)'?" }
+            printError(message)
+            missing.remove(field)
         }
     }
 }

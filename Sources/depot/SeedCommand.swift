@@ -2,15 +2,17 @@ import ArgumentParser
 import Depot
 import Foundation
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 struct SeedCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "seed",
         abstract: "Import a JSON seed tree (DLData format) into a store, in one transaction.",
-        discussion: "Shows a progress bar on a terminal, plain lines otherwise, then a summary. Links must stay inside the seed file's folder; seedUrl links are refused unless their host is allowed.")
+        discussion: """
+            On a terminal, a progress line shows the files and instances read so far (the tree's \
+            size is unknown until every link is followed, so there is no bar); nothing extra is \
+            printed when standard error is not a terminal. The summary counts stored documents (an \
+            object found in several files counts once). Links must stay inside the seed file's \
+            folder; seedUrl links are refused unless their host is allowed.
+            """)
 
     @OptionGroup var location: PathOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
@@ -19,34 +21,27 @@ struct SeedCommand: ParsableCommand {
     @Argument(help: "The root seed file.") var file: String
 
     func run() throws {
-        try reportingErrors {
+        try reportingErrors(json: json) {
             let store = try Store(path: location.path).alias(alias)
             var options = SeedOptions()
             options.allowedRemoteHosts = Set(allowRemote)
-            let terminal = isatty(2) == 1
+            let progress = ProgressLine("seed: reading", unit: "instances")
             options.progress = { p in
-                let line = "files \(p.filesRead)  documents \(p.documentsFound)  \(p.currentFile)"
-                if terminal {
-                    let bar = String(repeating: "█", count: min(30, p.filesRead % 31)).padding(toLength: 30, withPad: "·", startingAt: 0)
-                    FileHandle.standardError.write(Data(("\r\u{1B}[K[\(bar)] " + line).utf8))
-                } else {
-                    FileHandle.standardError.write(Data((line + "\n").utf8))
-                }
+                progress.update(items: p.documentsFound, note: "\(p.filesRead) files  \(p.currentFile)")
             }
             let summary: SeedSummary
             do {
                 summary = try store.seed(from: URL(fileURLWithPath: file), options: options)
             } catch let error as SeedError {
-                if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+                progress.finish()
+                if json { throw error }
                 printError("error: \(error)")
                 printError("nothing was stored (the import is one transaction)")
                 throw ExitCode(1)
             }
-            if terminal { FileHandle.standardError.write(Data("\n".utf8)) }
+            progress.finish()
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+                print(try JSONOutput.line(summary))
             } else {
                 print("seeded \(summary.totalDocuments) documents from \(summary.filesRead) files (\(summary.bytesRead) bytes) in \(String(format: "%.3f", summary.seconds)) s; \(summary.generatedIDs) IDs generated")
                 for (collection, count) in summary.documentsPerCollection.sorted(by: { $0.key < $1.key }) {

@@ -93,20 +93,18 @@ struct VerifyCommand: ParsableCommand {
         } catch let error as ExitCode {
             throw error
         } catch {
-            printError("error: cannot open '\(location.path)': \(error)")
+            printError("error: cannot open '\(location.path)': \(userMessage(for: error))")
             throw ExitCode(1)
         }
         let report: VerificationReport
         do {
             report = try Verifier.verify(env, maxProblems: maxProblems)
         } catch {
-            printError("error: cannot read '\(location.path)': \(error)")
+            printError("error: cannot read '\(location.path)': \(userMessage(for: error))")
             throw ExitCode(1)
         }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try JSONOutput.line(report))
         } else {
             for db in report.databases {
                 print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : ""))

@@ -47,7 +47,7 @@ struct CLIKeyValueTests {
         #expect(longKey.err.contains("600 bytes"))
         let dup = try depot("put", "--path", dir, "--db", "a", "--no-overwrite", "k", "v2")
         #expect(dup.status == 1)
-        #expect(dup.err.contains("MDB_KEYEXIST"))
+        #expect(dup.err.contains("already exists"))
         #expect(!dup.err.contains("v2"), "errors never print stored values")
         let badLimit = try depot("list", "--path", dir, "--db", "a", "--limit", "-3")
         #expect(badLimit.status == 64)
@@ -205,7 +205,7 @@ struct CLISeedTests {
         #expect(seeded.status == 0, "\(seeded.err)")
         let summary = try JSONSerialization.jsonObject(with: Data(seeded.out.utf8)) as? [String: Any]
         #expect((summary?["documentsPerCollection"] as? [String: Int]) == ["Company": 2, "Employee": 8, "Department": 1])
-        #expect(seeded.err.contains("files 10"), "plain progress lines when not on a terminal")
+        #expect(seeded.err.isEmpty, "no progress when standard error is not a terminal")
         let exported = try runProcess(exe, ["export", "--path", folder.path, "--collection", "Company"])
         #expect(exported.out.contains("\"$ref\":{\"collection\":\"Employee\""))
         #expect(exported.out.contains("Foo Inc."))

@@ -1,3 +1,4 @@
+import DepotLMDB
 import Foundation
 
 /// Where a ``Persistent`` object keeps its encoded value.
@@ -9,6 +10,14 @@ public protocol PersistentRepository: AnyObject, Sendable {
     /// Calls `handler` after someone else changed `key` (another process, another handle).
     /// Returns a token that keeps the observation alive; nil when the repository cannot observe.
     func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject?
+    /// Where ``Persistent`` logs errors it cannot throw (saving in deinit, reloading after an
+    /// external change). Off by default.
+    var logger: DepotLogger { get }
+}
+
+extension PersistentRepository {
+    /// Off: repositories that log say so.
+    public var logger: DepotLogger { .disabled }
 }
 
 /// One persistent value bound to a key (PersistentObject): loaded when created, changed in
@@ -51,7 +60,9 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         try self.init(key: key, repository: StoreRepository(store: store))
     }
 
-    deinit { try? flush() }
+    deinit {
+        do { try flush() } catch { logError("persistent object: saving on deinit failed; the change is lost", error) }
+    }
 
     /// The value (nil until ``reset(_:)`` when nothing was stored). Setting it marks it unsaved.
     public var value: Value? {
@@ -110,7 +121,13 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         return stream
     }
 
-    private func externalChange() { try? reload(notify: true) }
+    private func externalChange() {
+        do { try reload(notify: true) } catch { logError("persistent object: reloading after an external change failed", error) }
+    }
+
+    private func logError(_ message: String, _ error: any Error) {
+        repository.logger.log(.error, message, metadata: ["key": key, "error": "\(error)"], source: "Depot")
+    }
 
     private func reload(notify: Bool) throws {
         let bytes = try repository.load(key)
@@ -146,6 +163,8 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
     }
 
     public func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
+    /// The store's logger (its environment's `EnvironmentOptions.logger`).
+    public var logger: DepotLogger { store.core.driver.logger }
 
     public func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
 

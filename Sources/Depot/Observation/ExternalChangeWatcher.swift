@@ -50,10 +50,14 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             return !stopped
         }
         if first {
-            _ = try? core.driver.write { txn in
-                if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
-                    _ = try txn.delete(forKey: lease, in: meta)
+            do {
+                try core.driver.write { txn in
+                    if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
+                        _ = try txn.delete(forKey: lease, in: meta)
+                    }
                 }
+            } catch {
+                logError("external change watcher: could not release its lease (it expires within 10 s)", error)
             }
         }
     }
@@ -76,9 +80,15 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
                 return stopped
             }
             if done { return }
-            if Date().timeIntervalSince1970 - leaseRenewedAt > 2 { try? renewLease() }
+            if Date().timeIntervalSince1970 - leaseRenewedAt > 2 {
+                do { try renewLease() } catch { logError("external change watcher: could not renew its lease", error) }
+            }
             poll()
         }
+    }
+
+    private func logError(_ message: String, _ error: any Error) {
+        core.driver.logger.log(.error, message, metadata: ["location": core.driver.location, "error": "\(error)"], source: "Depot")
     }
 
     /// Reads new change-log entries and publishes those of other writers.
@@ -90,15 +100,23 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         }
         var entries: [ChangeLog.Entry] = []
         let start = nextSequence
-        let next: UInt64? = try? core.driver.read { txn in
+        let next: UInt64?
+        do { next = try core.driver.read { txn in
             guard let log = try txn.keyspace(named: ChangeLog.keyspace, create: false) else { return start }
             var seq = start
             try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: nil, prefix: nil, reverse: false) { key, value in
                 seq = (try BigEndian<UInt64>.decode(key)) + 1
-                if let entry = try? BinaryDecoder().decode(ChangeLog.Entry.self, from: value) { entries.append(entry) }
+                do {
+                    entries.append(try BinaryDecoder().decode(ChangeLog.Entry.self, from: value))
+                } catch {
+                    logError("external change watcher: skipped a change-log entry that does not decode", error)
+                }
                 return true
             }
             return seq
+        } } catch {
+            logError("external change watcher: could not read the change log", error)
+            next = nil
         }
         guard let next else { return }
         nextSequence = next

@@ -114,7 +114,7 @@ public enum Verifier {
     /// comes from a damaged node (its bytes may run into a stored value): only its size is shown.
     static func displayKey(_ key: UnsafeRawBufferPointer) -> String {
         if key.count > 511 { return "(a damaged key of \(key.count) bytes)" }
-        if let text = String(validating: key, as: UTF8.self),
+        if let text = validUTF8String(key),
            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return text
         }

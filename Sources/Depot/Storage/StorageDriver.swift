@@ -36,6 +36,14 @@ public protocol StorageDriver: AnyObject, Sendable {
     /// Runs `body` in a write transaction: committed when it returns; rolled back when it throws
     /// if the driver has ``StorageCapabilities/transactions``.
     func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R
+    /// Where the document layer logs errors of background work on this driver.
+    var logger: DepotLogger { get }
+}
+
+extension StorageDriver {
+    /// Where the document layer logs background errors for this driver; off unless the driver
+    /// says otherwise (``LMDBDriver`` uses `EnvironmentOptions.logger`).
+    public var logger: DepotLogger { .disabled }
 }
 
 /// The default driver: an LMDB environment (durable, multi-process, snapshot reads, savepoints).
@@ -48,6 +56,8 @@ public final class LMDBDriver: StorageDriver {
 
     public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
     public var location: String { environment.path }
+    /// The environment's logger (`EnvironmentOptions.logger`).
+    public var logger: DepotLogger { environment.options.logger }
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.read { try body($0) } }
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.write { try body($0) } }
 }

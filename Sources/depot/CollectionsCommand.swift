@@ -1,0 +1,63 @@
+import ArgumentParser
+import Depot
+import Foundation
+
+struct CollectionsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "collections",
+        abstract: "List the aliases of a store, their collections, document counts, ID kinds and indexes.")
+
+    @OptionGroup var location: PathOption
+    @Option(help: "Only this alias.") var alias: String?
+    @Flag(help: "Print JSON Lines: one object per collection.") var json = false
+
+    func run() throws {
+        try reportingErrors(json: json) {
+            let env = try openExisting(location.path)
+            let store = try Store(environment: env)
+            let aliases = try store.aliases()
+            if let alias, !aliases.contains(alias) {
+                printError("error: no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
+                throw ExitCode(1)
+            }
+            var lines: [String] = []
+            for name in aliases where alias == nil || alias == name {
+                let infos = try store.alias(name).read { tx in try tx.collections().compactMap { try tx.collectionInfo($0) } }
+                if json {
+                    for info in infos { lines.append(try JSONOutput.line(CollectionLine(alias: name, info: info))) }
+                    continue
+                }
+                lines.append("alias '\(name)': \(infos.count) collection\(infos.count == 1 ? "" : "s")")
+                let width = infos.map(\.name.count).max() ?? 0
+                for info in infos {
+                    var line = "  " + info.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                    line += "  " + ProgressLine.count(info.count) + " document" + (info.count == 1 ? "" : "s")
+                    line += ", \(info.idKind.rawValue) IDs"
+                    if !info.indexes.isEmpty {
+                        line += "; indexes: " + info.indexes.map { "\($0.name) (\($0.field)\($0.unique ? ", unique" : ""))" }.joined(separator: ", ")
+                    }
+                    lines.append(line)
+                }
+            }
+            if lines.isEmpty && !json { lines.append("no documents in '\(env.path)'") }
+            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+        }
+    }
+}
+
+/// One line of `depot collections --json`.
+struct CollectionLine: Encodable {
+    var alias: String
+    var collection: String
+    var count: Int
+    var idKind: String
+    var indexes: [CollectionInfo.Index]
+
+    init(alias: String, info: CollectionInfo) {
+        self.alias = alias
+        collection = info.name
+        count = info.count
+        idKind = info.idKind.rawValue
+        indexes = info.indexes
+    }
+}

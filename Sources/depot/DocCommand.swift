@@ -1,0 +1,144 @@
+import ArgumentParser
+import Depot
+import Foundation
+
+struct DocCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "doc",
+        abstract: "Put, get or delete one document of a collection, as JSON.",
+        discussion: """
+            Examples:
+              depot doc put --collection Person --id 7 '{"name": "Ada", "age": 36}'
+              echo '{"id": "p1", "name": "Grace"}' | depot doc put --collection Person -
+              depot doc get --collection Person --id 7
+              depot doc delete --collection Person --id 7
+            References are {"$ref": {"collection": C, "id": ID}}, as 'depot export' prints them.
+            """,
+        subcommands: [Put.self, Get.self, Delete.self])
+
+    /// Options naming one document.
+    struct Target: ParsableArguments {
+        @OptionGroup var location: PathOption
+        @Option(help: "The store alias.") var alias: String = Store.defaultAlias
+        @Option(help: "The collection.") var collection: String
+    }
+
+    struct Put: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "put",
+            abstract: "Store a JSON object as a document (replacing one with the same ID).",
+            discussion: "Without --id, the document's identifying attribute (id, else <collection>ID, e.g. personID) is its ID. --id is read as an integer when the collection has integer IDs (or is new and the text is an integer).")
+        @OptionGroup var target: Target
+        @Option(help: "The document's ID.") var id: String?
+        @Argument(help: "The document as a JSON object; '-' reads it from standard input.") var json: String
+
+        func run() throws {
+            try reportingErrors {
+                let text = try argumentValue(json)
+                let document: DocumentValue
+                do { document = try DocumentValue(jsonString: text) } catch {
+                    printError("error: the document is not valid JSON: \(error)")
+                    throw ExitCode(1)
+                }
+                guard case .object = document else {
+                    printError("error: the document must be a JSON object ({…})")
+                    throw ExitCode(1)
+                }
+                let store = try Store(path: target.location.path).alias(target.alias)
+                let revision = try store.write { tx in
+                    let kind = try tx.collectionInfo(target.collection)?.idKind
+                    let identifying = DynamicObject(entity: target.collection, fields: (document.fields ?? []).map { ($0.key, $0.value) })
+                    let documentID = identifying.id
+                    let key: DocumentValue
+                    if let id {
+                        key = DocCommand.idValue(id, kind: kind)
+                        if let documentID, documentID != key, DocCommand.idValue(DocCommand.text(of: documentID), kind: kind) != key {
+                            throw ValidationError("--id \(id) differs from the document's '\(identifying.idField)' field")
+                        }
+                    } else if let documentID {
+                        key = documentID
+                    } else {
+                        throw ValidationError("give --id ID, or an 'id' (or '\(identifying.idField)') field in the document")
+                    }
+                    return try tx.put(document: document, in: target.collection, id: key)
+                }
+                print("stored \(target.collection) document (revision \(revision))")
+            }
+        }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a document as one line of JSON. A missing one exits with status 1.")
+        @OptionGroup var target: Target
+        @Option(help: "The document's ID.") var id: String
+
+        func run() throws {
+            try reportingErrors {
+                let env = try openExisting(target.location.path)
+                let store = try Store(environment: env)
+                guard try store.aliases().contains(target.alias) else {
+                    printError("error: no alias named '\(target.alias)' in '\(env.path)'")
+                    throw ExitCode(1)
+                }
+                let document = try store.alias(target.alias).read { tx -> DocumentValue? in
+                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
+                        printError("error: no collection named '\(target.collection)' in alias '\(target.alias)'")
+                        throw ExitCode(1)
+                    }
+                    return try tx.document(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                }
+                guard let document else {
+                    printError("error: no \(target.collection) document with ID '\(id)'")
+                    throw ExitCode(1)
+                }
+                print(try document.jsonString(sortedKeys: false))
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a document. A missing one exits with status 1.")
+        @OptionGroup var target: Target
+        @Option(help: "The document's ID.") var id: String
+
+        func run() throws {
+            try reportingErrors {
+                let env = try openExisting(target.location.path, readOnly: false)
+                let store = try Store(environment: env).alias(target.alias)
+                let deleted = try store.write { tx -> Bool in
+                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
+                    return try tx.deleteDocument(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                }
+                guard deleted else {
+                    printError("error: no \(target.collection) document with ID '\(id)'")
+                    throw ExitCode(1)
+                }
+            }
+        }
+    }
+
+    /// The ID typed on the command line as the collection's kind expects it.
+    static func idValue(_ text: String, kind: IDKind?) -> DocumentValue {
+        switch kind {
+        case .signed?, nil:
+            if let i = Int64(text) { return .int(i) }
+        case .unsigned?:
+            if let u = UInt64(text) { return .uint(u) }
+        case .uuid?:
+            if let uuid = UUID(uuidString: text) { return .uuid(uuid) }
+        case .string?, .content?:
+            break
+        }
+        return .string(text)
+    }
+
+    static func text(of id: DocumentValue) -> String {
+        switch id {
+        case .string(let s): s
+        case .int(let i): "\(i)"
+        case .uint(let u): "\(u)"
+        case .uuid(let u): u.uuidString
+        default: "\(id)"
+        }
+    }
+}

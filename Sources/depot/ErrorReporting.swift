@@ -1,0 +1,109 @@
+import ArgumentParser
+import Depot
+import DepotLMDB
+import Foundation
+
+/// Runs `body`, turning thrown errors into a user-facing message on standard error and exit
+/// status 1. With `json`, the error is one JSON object on standard error instead, with the
+/// machine codes (`MDB_KEYEXIST`, `-30799`, DepotError codes).
+func reportingErrors<R>(json: Bool = false, _ body: () throws -> R) throws -> R {
+    do {
+        return try body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as CleanExit {
+        throw error
+    } catch {
+        if json, let line = try? JSONOutput.line(["error": ErrorReport(error)]) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            printError("error: \(userMessage(for: error))")
+        }
+        throw ExitCode(1)
+    }
+}
+
+/// What `--json` prints for an error.
+struct ErrorReport: Encodable {
+    var message: String
+    var code: String?
+    var lmdbCode: Int32?
+    var alias: String?
+    var collection: String?
+    var id: String?
+    var fieldPath: String?
+
+    init(_ error: any Error) {
+        message = userMessage(for: error)
+        switch error {
+        case let error as LMDBError:
+            code = LMDBErrorText.codeName(error)
+            lmdbCode = error.code
+        case let error as DepotError:
+            code = error.code.rawValue
+            alias = error.alias
+            collection = error.collection
+            id = error.id
+            fieldPath = error.fieldPath
+        case let error as SeedError:
+            code = error.kind.rawValue
+        default:
+            break
+        }
+    }
+}
+
+/// The message users see: LMDB's jargon (`MDB_KEYEXIST: Key/data pair already exists`)
+/// replaced by what it means for them.
+func userMessage(for error: any Error) -> String {
+    if let error = error as? LMDBError { return LMDBErrorText.message(error) }
+    return "\(error)"
+}
+
+/// Plain-language texts for LMDB's codes.
+enum LMDBErrorText {
+    /// `MDB_KEYEXIST`, or the `errno` name's text for system errors.
+    static func codeName(_ error: LMDBError) -> String {
+        let raw = error.lmdbMessage
+        if raw.hasPrefix("MDB_"), let colon = raw.firstIndex(of: ":") { return String(raw[..<colon]) }
+        return "errno \(error.code)"
+    }
+
+    static func explanation(_ error: LMDBError) -> String {
+        switch error {
+        case LMDBError.keyExists: return "the key already exists (and overwriting was not allowed)"
+        case LMDBError.notFound: return "not found"
+        case LMDBError.badValueSize: return "the key or value has a size LMDB does not accept (keys: 1 to 511 bytes)"
+        case LMDBError.mapFull: return "the store reached its maximum size"
+        case LMDBError.databasesFull: return "too many named databases for this environment (raise maxDatabases)"
+        case LMDBError.readersFull: return "too many readers at once (raise maxReaders or close old readers)"
+        case LMDBError.transactionFull: return "the transaction is too large; write in smaller batches"
+        case LMDBError.corrupted, LMDBError.pageNotFound, LMDBError.panic:
+            return "the data file is damaged; run 'depot verify' and restore from a backup"
+        case LMDBError.invalid: return "the folder does not hold an LMDB data file"
+        case LMDBError.versionMismatch: return "the data file was written by an incompatible LMDB version"
+        case LMDBError.incompatible: return "the database was opened with incompatible options"
+        case LMDBError.permissionDenied: return "permission denied"
+        case LMDBError.noSpace: return "no space left on the device"
+        case LMDBError.busy, LMDBError.wouldBlock: return "the store is busy (another process holds it)"
+        default:
+            let raw = error.lmdbMessage
+            if raw.hasPrefix("MDB_"), let colon = raw.firstIndex(of: ":") {
+                return raw[raw.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
+            }
+            return raw.lowercased()
+        }
+    }
+
+    static func message(_ error: LMDBError) -> String {
+        var parts: [String] = []
+        if let operation = error.operation {
+            parts.append(operation.hasPrefix("mdb_") ? String(operation.dropFirst(4)).replacingOccurrences(of: "_", with: " ") : operation)
+        }
+        if let database = error.database { parts.append("database '\(database)'") }
+        var text = parts.isEmpty ? "" : parts.joined(separator: " on ") + ": "
+        text += explanation(error)
+        if let detail = error.detail { text += " (\(detail))" }
+        return text
+    }
+}
