@@ -23,10 +23,13 @@ import Synchronization
 ///   stopped early reads little.
 ///
 /// Threads: the protocol is synchronous, so each call blocks the calling thread while the
-/// async PostgreSQL client works on the driver's own thread and event loop. That is safe from
-/// any thread, including Swift's cooperative pool (the work never needs that pool), but a
-/// blocked cooperative thread is one fewer for other tasks: from async code, prefer calling the
-/// store from a thread of your own or accept the wait as you would a file read.
+/// async PostgreSQL client (postgres-nio's `PostgresClient` pool) works on the driver's own
+/// thread and event loop — never on Swift's cooperative pool, so statements and connection
+/// leases complete even when every cooperative thread is blocked in the driver. Two things do
+/// use the global executor: the pool's timers (reconnect back-off, idle close, keep-alive) and
+/// its shutdown. If every cooperative thread is blocked in the driver while a reconnect is
+/// needed, the call fails after ``PostgresConfiguration/connectTimeout`` instead of hanging.
+/// Best: call the driver (the `Store`) from threads of your own, not from async tasks.
 public final class PostgresDriver: StorageDriver {
     /// The configuration the driver connected with.
     public let configuration: PostgresConfiguration
@@ -77,11 +80,16 @@ public final class PostgresDriver: StorageDriver {
             return !wasClosed
         }
         guard first else { return }
+        // Never block here: the pool's shutdown can need Swift's global executor (its timers
+        // run there), and the caller may be one of its threads. The bridge thread ends, and the
+        // event loop shuts down, once the pool has closed its connections.
         runTask.cancel()
-        let runTask = runTask
-        _ = try? bridge.run { await runTask.value }
-        bridge.stop()
-        group.shutdownGracefully { _ in }
+        let runTask = runTask, bridge = bridge, group = group
+        bridge.start {
+            await runTask.value
+            bridge.stop()
+            group.shutdownGracefully { _ in }
+        }
     }
 
     public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
