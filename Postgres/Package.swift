@@ -29,6 +29,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Durable single writes and point reads through the StorageDriver protocol, PostgreSQL
+        // (DEPOT_POSTGRES_URL) against LMDB in a temporary folder.
+        .executableTarget(
+            name: "depot-postgres-bench",
+            dependencies: [
+                "DepotPostgres",
+                .product(name: "Depot", package: "Depot"),
+                .product(name: "DepotLMDB", package: "Depot"),
+            ]
+        ),
         .testTarget(
             name: "DepotPostgresTests",
             dependencies: ["DepotPostgres", .product(name: "Depot", package: "Depot")]

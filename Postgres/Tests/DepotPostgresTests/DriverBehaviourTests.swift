@@ -192,6 +192,31 @@ struct DriverBehaviourTests {
         }
     }
 
+    /// More concurrent callers on Swift's cooperative pool than it has threads: the driver's
+    /// work never needs that pool, so blocking its threads does not stall the driver.
+    @Test func callsFromManyAsyncTasksAtOnce() async throws {
+        let schema = PostgresTestServer.uniqueSchema()
+        let driver = try PostgresTestServer.driver(schema: schema)
+        defer {
+            try? driver.dropSchema()
+            driver.close()
+        }
+        let tasks = 3 * max(2, ProcessInfo.processInfo.activeProcessorCount)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<tasks {
+                group.addTask {
+                    try driver.write { txn in
+                        guard let space = try txn.keyspace(named: "k", create: true, multiValue: false) else { return }
+                        try txn.store([UInt8(t)], forKey: [UInt8(t)], in: space)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let count = try driver.read { txn in try txn.keyspace(named: "k", create: false, multiValue: false).map { try txn.count($0) } }
+        #expect(count == tasks)
+    }
+
     @Test func afterCommitRunsOnceAfterCommitAndNestedWritesAreRefused() throws {
         try PostgresTestServer.withDriver { driver in
             let calls = Atomic(0)
