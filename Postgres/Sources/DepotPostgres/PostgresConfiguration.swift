@@ -3,7 +3,7 @@ import Foundation
 /// Where and how ``PostgresDriver`` connects. Build one directly, from a URL
 /// (``init(url:environment:)``) or from the standard `PG*` environment variables
 /// (``fromEnvironment(_:)``). The password is never part of ``description`` or of any error.
-public struct PostgresConfiguration: Sendable, CustomStringConvertible {
+public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// How the connection is encrypted, as libpq's `sslmode`.
     public enum TLSMode: String, Sendable, CaseIterable {
         /// Plain TCP.
@@ -137,4 +137,14 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
 
     /// The server and schema, for messages (no password).
     public var description: String { "postgres://\(server)#\(schema)" }
+
+    /// The same as ``description``: `debugPrint` and string interpolation in logs never show the
+    /// password.
+    public var debugDescription: String { description }
+
+    /// A mirror without the password (for `dump` and debuggers).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["server": server, "schema": schema, "tls": tls.rawValue,
+                                "password": password == nil ? "none" : "<hidden>"])
+    }
 }

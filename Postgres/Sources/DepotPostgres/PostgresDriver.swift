@@ -92,9 +92,13 @@ public final class PostgresDriver: StorageDriver {
         }
     }
 
+    /// Transactions, savepoints, snapshot reads, durable commits, shared by many processes and
+    /// hosts.
     public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
+    /// `postgres://user@host:port/database#schema` (no password).
     public var location: String { configuration.description }
 
+    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try withSession { session in
             try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -112,6 +116,9 @@ public final class PostgresDriver: StorageDriver {
         }
     }
 
+    /// Runs `body` in a write transaction (see ``PostgresConfiguration/writeIsolation``) and
+    /// commits it, then runs the after-commit hooks. **`body` may run more than once**: on a
+    /// serialization failure or deadlock the transaction is rolled back and retried.
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         // A second write on the same thread would wait for a second connection and could block
         // on the first one's row locks forever.

@@ -24,6 +24,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     /// The driver was closed.
     case closed
 
+    /// A message naming what failed (never a password, key or value).
     public var description: String {
         switch self {
         case .invalidConfiguration(let detail): "PostgreSQL configuration: \(detail)"

@@ -5,7 +5,6 @@
 ///   keyspaces.
 /// - `multi(keyspace, key bytea, value bytea, primary key (keyspace, key, value))`: multi-value
 ///   keyspaces (several sorted values per key).
-/// - `changes(seq bigserial, at timestamptz)`: reserved for cross-host change notices.
 ///
 /// `bytea` compares bytes as unsigned, shortest first on a common prefix — the same order as
 /// LMDB's, independent of collation. Keys and values are always bound as parameters; only the

@@ -26,6 +26,10 @@ struct ConfigurationTests {
         let config = try PostgresConfiguration(url: "postgres://ada:hunter2secret@localhost:5432/app", environment: [:])
         #expect(!config.description.contains("hunter2secret"))
         #expect(!String(describing: config).contains("hunter2secret"))
+        #expect(!String(reflecting: config).contains("hunter2secret"))
+        var dumped = ""
+        dump(config, to: &dumped)
+        #expect(!dumped.contains("hunter2secret"))
         #expect(!PostgresDriverError.connectionUnavailable(server: config.server, detail: "x").description.contains("hunter2secret"))
         // Nothing listens on port 1: the error names the server, not the password.
         var unreachable = config
