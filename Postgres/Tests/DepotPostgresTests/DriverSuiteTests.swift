@@ -42,7 +42,7 @@ struct DriverSuiteTests {
                 let prefix = try tx.fetch(FetchRequest<Staff>().matching(\.name, .hasPrefix("Grace")).sorted(by: SortDescriptor(\.id)))
                 #expect(prefix.map(\.id) == (0..<40).filter { staff($0).name.hasPrefix("Grace") })
                 #expect(try tx.alias("B").count(Staff.self) == 1)
-                #expect(try tx.retrieve(Task2.self, withSyncStatus: .notSynced).map(\.id) == ["t"])
+                #expect(try tx.retrieve(Task2.self, withSyncStatus: .undetermined).map(\.id) == ["t"])
             }
             #expect(try store.aliases() == ["B", "default"])
             #expect(throws: DepotError.self) {
