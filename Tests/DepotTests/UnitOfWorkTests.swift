@@ -76,6 +76,30 @@ struct UnitOfWorkTests {
         #expect(try store.read { try $0.retrieveAll(Staff.self) }.map(\.id) == [1])
     }
 
+    @Test func syncStatusChangesJoinTheUnitOfWork() throws {
+        try store.park(Task2(id: "t1", title: "one", syncStatus: .undetermined))
+        try store.setSyncStatus(.synced, for: Task2(id: "t1", title: "one"))
+        #expect(try store.retrieve(Task2.self, id: "t1")?.syncStatus == .synced)
+        #expect(try store.syncStatus(of: Task2.self, id: "t1") == .synced)
+        store.rollback()
+        #expect(try store.syncStatus(of: Task2.self, id: "t1") == nil)
+        // Stored first, then the status changes in the unit of work.
+        store.autosave = true
+        try store.park(Task2(id: "t2", title: "two", syncStatus: .notSynced))
+        store.autosave = false
+        try store.setSyncStatus(.syncing, for: Task2.self, ids: ["t2"])
+        #expect(try store.retrieveAll(Task2.self).map(\.syncStatus) == [.syncing])
+        #expect(try store.read { try $0.syncStatus(of: Task2.self, id: "t2") } == .notSynced, "not saved yet")
+        try store.save()
+        #expect(try store.read { try $0.syncStatus(of: Task2.self, id: "t2") } == .syncing)
+        #expect(try store.read { try $0.retrieve(Task2.self, withSyncStatus: .syncing) }.map(\.id) == ["t2"])
+        // A later park stores the object's own status again (GarageStorage's rule).
+        try store.setSyncStatus(.synced, for: Task2.self, ids: ["t2"])
+        try store.park(Task2(id: "t2", title: "two", syncStatus: .notSynced))
+        try store.save()
+        #expect(try store.read { try $0.syncStatus(of: Task2.self, id: "t2") } == .notSynced)
+    }
+
     @Test func badDocumentsAreRefusedWhenParked() throws {
         let error = #expect(throws: DepotError.self) { try store.park(sampleEmployee("")) }
         #expect(error?.code == .invalidKey)

@@ -5,7 +5,22 @@ extension DocumentTransaction {
 
     /// The document of type `D` with `id`, with its references resolved, or nil.
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
-        if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document }
+        if let overlay {
+            if let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document.map(withPendingStatus) }
+            return try storedRetrieve(D.self, id: id).map(withPendingStatus)
+        }
+        return try storedRetrieve(D.self, id: id)
+    }
+
+    /// A document with the sync status the unit of work set for it since its last park.
+    private func withPendingStatus<D: Document>(_ document: D) -> D {
+        guard let overlay, let status = overlay.pendingStatus(alias: alias, collection: D.collection, key: document.id.keyBytes),
+              var syncable = document as? any Syncable else { return document }
+        syncable.syncStatus = status
+        return (syncable as? D) ?? document
+    }
+
+    private func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         guard let facts = try facts(D.self, create: false) else { return nil }
         let target = facts.target
         return try id.withKeyBytes { key in
@@ -27,7 +42,9 @@ extension DocumentTransaction {
     /// return false to stop.
     public func forEach<D: Document>(_ type: D.Type, reverse: Bool = false, _ body: (D) throws -> Bool) throws {
         if let overlay, overlay.touches(alias: alias, collection: D.collection) {
-            try overlay.merge(D.self, alias: alias, reverse: reverse, stored: { visit in try storedForEach(D.self, reverse: reverse, visit) }, body)
+            try overlay.merge(D.self, alias: alias, reverse: reverse, stored: { visit in try storedForEach(D.self, reverse: reverse, visit) }) {
+                try body(withPendingStatus($0))
+            }
             return
         }
         try storedForEach(D.self, reverse: reverse, body)

@@ -104,6 +104,47 @@ extension Store {
         lock.withLock { work.delete(alias: alias, collection: D.collection, key: key, apply: { _ = try $0.delete(D.self, id: id) }) }
     }
 
+    /// Sets the sync status of `document` now, or in the unit of work when autosave is off
+    /// (GarageStorage's `setSyncStatus`; `save()` applies it, `rollback()` drops it, reads
+    /// through the store see it). A later park of the document stores its own status again.
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for document: D) throws {
+        try setSyncStatus(status, for: D.self, ids: [document.id])
+    }
+
+    /// The sync status of a document (seeing unsaved changes), or nil when it is not stored.
+    public func syncStatus<D: Document>(of type: D.Type, id: D.ID) throws -> SyncStatus? {
+        try readThrough { tx in
+            guard let overlay = tx.overlay else { return try tx.syncStatus(of: D.self, id: id) }
+            let exists: Bool
+            var own: SyncStatus?
+            if let pending = try overlay.lookup(D.self, alias: alias, id: id) {
+                exists = pending.document != nil
+                own = pending.document.map { ($0 as? any Syncable)?.syncStatus ?? .notSynced }
+            } else {
+                own = try tx.syncStatus(of: D.self, id: id)
+                exists = own != nil
+            }
+            guard exists else { return nil }
+            return overlay.pendingStatus(alias: alias, collection: D.collection, key: id.keyBytes) ?? own
+        }
+    }
+
+    /// Sets the sync status of the documents of `D` with `ids`, now or in the unit of work.
+    /// IDs that are not stored are ignored (use ``DocumentTransaction/setSyncStatus(_:for:ids:)``
+    /// to learn which).
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws {
+        if autosave {
+            try write { _ = try $0.setSyncStatus(status, for: D.self, ids: ids) }
+            return
+        }
+        lock.withLock {
+            for id in ids {
+                work.setStatus(status, alias: alias, collection: D.collection, key: id.keyBytes,
+                               apply: { _ = try $0.setSyncStatus(status, for: D.self, ids: [id]) })
+            }
+        }
+    }
+
     /// Deletes every document of `D` now, or in the unit of work when autosave is off.
     public func deleteAll<D: Document>(_ type: D.Type) throws {
         if autosave {

@@ -42,32 +42,58 @@ struct UnitOfWork {
         var apply: (DocumentTransaction) throws -> Void
     }
 
+    /// A sync-status change of a document (GarageStorage's `setSyncStatus` with autosave off).
+    struct StatusChange {
+        var sequence: Int
+        var status: SyncStatus
+        var apply: (DocumentTransaction) throws -> Void
+    }
+
     private(set) var entries: [Key: Entry] = [:]
     private(set) var clears: [Clear] = []
+    private(set) var statuses: [Key: StatusChange] = [:]
     private var touched: Set<CollectionKey> = []
     private var nextSequence = 0
 
-    var isEmpty: Bool { entries.isEmpty && clears.isEmpty }
-    var count: Int { entries.count + clears.count }
+    var isEmpty: Bool { entries.isEmpty && clears.isEmpty && statuses.isEmpty }
+    var count: Int { entries.count + clears.count + statuses.count }
 
     // MARK: Recording
 
     mutating func park(_ document: Any, alias: String, collection: String, key: [UInt8], apply: ((DocumentTransaction) throws -> Void)?) {
         nextSequence += 1
-        entries[Key(alias: alias, collection: collection, key: key)] = Entry(sequence: nextSequence, document: document, apply: apply)
+        let k = Key(alias: alias, collection: collection, key: key)
+        entries[k] = Entry(sequence: nextSequence, document: document, apply: apply)
+        if apply != nil { statuses[k] = nil } // the park stores the document's own status
         touched.insert(CollectionKey(alias: alias, collection: collection))
     }
 
     mutating func delete(alias: String, collection: String, key: [UInt8], apply: @escaping (DocumentTransaction) throws -> Void) {
         nextSequence += 1
-        entries[Key(alias: alias, collection: collection, key: key)] = Entry(sequence: nextSequence, document: nil, apply: apply)
+        let k = Key(alias: alias, collection: collection, key: key)
+        entries[k] = Entry(sequence: nextSequence, document: nil, apply: apply)
+        statuses[k] = nil
         touched.insert(CollectionKey(alias: alias, collection: collection))
+    }
+
+    /// Records a sync-status change (applied after the changes before it).
+    mutating func setStatus(_ status: SyncStatus, alias: String, collection: String, key: [UInt8], apply: @escaping (DocumentTransaction) throws -> Void) {
+        nextSequence += 1
+        statuses[Key(alias: alias, collection: collection, key: key)] = StatusChange(sequence: nextSequence, status: status, apply: apply)
+        touched.insert(CollectionKey(alias: alias, collection: collection))
+    }
+
+    /// The pending status of a document, if one was set after its last park.
+    func pendingStatus(alias: String, collection: String, key: [UInt8]) -> SyncStatus? {
+        if statuses.isEmpty { return nil }
+        return statuses[Key(alias: alias, collection: collection, key: key)]?.status
     }
 
     /// Empties a collection (or every collection of `alias`): earlier entries there are dropped.
     mutating func clear(alias: String, collection: String?, apply: @escaping (DocumentTransaction) throws -> Void) {
         nextSequence += 1
         entries = entries.filter { $0.key.alias != alias || (collection != nil && $0.key.collection != collection) }
+        statuses = statuses.filter { $0.key.alias != alias || (collection != nil && $0.key.collection != collection) }
         clears.append(Clear(sequence: nextSequence, alias: alias, collection: collection, apply: apply))
         if let collection { touched.insert(CollectionKey(alias: alias, collection: collection)) }
     }
@@ -76,6 +102,7 @@ struct UnitOfWork {
     func operations() -> [(DocumentTransaction) throws -> Void] {
         var steps: [(Int, (DocumentTransaction) throws -> Void)] = clears.map { ($0.sequence, $0.apply) }
         for entry in entries.values { if let apply = entry.apply { steps.append((entry.sequence, apply)) } }
+        for change in statuses.values { steps.append((change.sequence, change.apply)) }
         steps.sort { $0.0 < $1.0 }
         return steps.map(\.1)
     }
@@ -87,7 +114,8 @@ struct UnitOfWork {
     mutating func removeThrough(sequence: Int) {
         entries = entries.filter { $0.value.sequence > sequence }
         clears.removeAll { $0.sequence <= sequence }
-        touched = Set(entries.keys.map { CollectionKey(alias: $0.alias, collection: $0.collection) })
+        statuses = statuses.filter { $0.value.sequence > sequence }
+        touched = Set((Array(entries.keys) + Array(statuses.keys)).map { CollectionKey(alias: $0.alias, collection: $0.collection) })
         for clear in clears { if let c = clear.collection { touched.insert(CollectionKey(alias: clear.alias, collection: c)) } }
     }
 
