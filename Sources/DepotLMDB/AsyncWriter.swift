@@ -173,7 +173,11 @@ final class AsyncWriter: @unchecked Sendable {
                 batch.append(job)
             }
         }
-        if head > 1024 && head * 2 > queue.count {
+        if head == queue.count {
+            // Drained: forget finished jobs now (they hold their callers' closures and captures).
+            queue.removeAll(keepingCapacity: queue.count <= 4096)
+            head = 0
+        } else if head > 1024 && head * 2 > queue.count {
             queue.removeFirst(head)
             head = 0
         }

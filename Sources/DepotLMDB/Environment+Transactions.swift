@@ -135,6 +135,7 @@ extension Environment {
     func endRead(_ txn: Transaction) {
         guard let h = txn.handle else { return }
         txn.handle = nil
+        txn.attachment = nil // upper layers' state often points back at the transaction
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
         if let extra = gate.exitReader(returning: h) { mdb_txn_abort(extra) }
@@ -183,6 +184,7 @@ extension Environment {
     func finishWrite(_ txn: Transaction, commit: Bool) throws(LMDBError) -> [() -> Void] {
         guard let h = txn.handle else { throw txn.endedError("commit") }
         txn.handle = nil
+        txn.attachment = nil // upper layers' state often points back at the transaction
         defer {
             if txn.holdsDatabaseLock {
                 txn.holdsDatabaseLock = false

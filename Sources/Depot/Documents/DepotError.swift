@@ -63,6 +63,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// An index declaration cannot be kept (duplicate name, field path that does not hold
         /// the key path's value).
         public static let invalidIndex = Code(rawValue: "invalidIndex")
+        /// A record could not be passed through the store's ``RecordTransform`` (wrong key, damage).
+        public static let transformFailed = Code(rawValue: "transformFailed")
         /// A delete was refused by a ``DeleteRule/deny`` rule: other documents still reference it.
         public static let deleteDenied = Code(rawValue: "deleteDenied")
         /// A collection was written by a newer version of its document type than the one reading it.
@@ -83,7 +85,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
         ]
     }
@@ -150,6 +152,8 @@ extension DepotError {
     public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
     /// Matches ``Code/invalidIndex``.
     public static let invalidIndex = DepotError(pattern: .invalidIndex)
+    /// Matches ``Code/transformFailed``.
+    public static let transformFailed = DepotError(pattern: .transformFailed)
     /// Matches ``Code/deleteDenied``.
     public static let deleteDenied = DepotError(pattern: .deleteDenied)
     /// Matches ``Code/newerVersion``.
@@ -247,6 +251,15 @@ extension DepotError {
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
     }
+    /// An error with code ``Code/transformFailed``: names the collection (or key/value alias) and
+    /// the ID, and the transform's error type — never the record or the key material.
+    public static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
+        let collection = StoreLayout.parse(keyspace)?.collection ?? keyspace
+        let id = String(validatingUTF8Bytes: key) ?? ("0x" + key.prefix(32).map { String(format: "%02x", $0) }.joined())
+        return DepotError(code: .transformFailed,
+                          message: "record \(collection)/\(id) could not pass the store's record transform (\(detail)): wrong key, or damaged",
+                          collection: collection, id: id)
+    }
     /// An error with code ``Code/deleteDenied`` and its message.
     public static func deleteDenied(collection: String, id: String, referencedBy source: String, count: Int) -> DepotError {
         DepotError(code: .deleteDenied,
@@ -324,5 +337,15 @@ func encodingDetail(_ error: EncodingError) -> String {
         return "a value of type \(type(of: value)) cannot be encoded: \(context.debugDescription)"
     @unknown default:
         return "the value cannot be encoded"
+    }
+}
+
+extension String {
+    /// The bytes as text when they are printable UTF-8 (IDs in messages), else nil.
+    init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
+        guard let text = String(bytes: bytes, encoding: .utf8), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            return nil
+        }
+        self = text
     }
 }

@@ -48,7 +48,10 @@ public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         let snapshot = lock.withLock { committed }
         let txn = InMemoryTransaction(state: snapshot, readOnly: true)
-        defer { txn.finished = true }
+        defer {
+            txn.finished = true
+            txn.attachment = nil
+        }
         return try body(txn)
     }
 
@@ -69,6 +72,10 @@ public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
             writer.unlock()
         }
         let txn = InMemoryTransaction(state: lock.withLock { committed }, readOnly: false)
+        defer {
+            txn.attachment = nil // the document layer's state points back at the transaction
+            txn.handlers.removeAll()
+        }
         let result = try body(txn)
         txn.finished = true
         lock.withLock { committed = txn.state }

@@ -26,7 +26,9 @@ public protocol StorageTransaction: AnyObject {
     var maxKeySize: Int { get }
     /// How many savepoints are open (0 at the top level).
     var nestingDepth: Int { get }
-    /// State the document layer keeps for the transaction's lifetime.
+    /// State the document layer keeps for the transaction's lifetime. It refers back to the
+    /// transaction: a driver sets it to nil when the transaction ends (the document layer also
+    /// does for its closure-scoped transactions), or the two keep each other alive.
     var attachment: AnyObject? { get set }
     /// Runs after a successful top-level commit.
     func afterCommit(_ handler: @escaping () -> Void)

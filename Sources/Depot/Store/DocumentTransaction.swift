@@ -39,7 +39,8 @@ public final class DocumentTransaction {
 
     /// The underlying LMDB transaction, for mixing raw key/value work into the same commit
     /// (nil when the store runs on another storage driver).
-    public var lmdbTransaction: Transaction? { context.txn as? Transaction }
+    /// Records written through it skip the store's ``RecordTransform``.
+    public var lmdbTransaction: Transaction? { context.baseTransaction as? Transaction }
 
     /// Whether this is a read-only transaction.
     public var isReadOnly: Bool { context.txn.isReadOnly }
@@ -77,7 +78,7 @@ public final class DocumentTransaction {
         guard isExplicit else {
             throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
-        guard let txn = context.txn as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
+        guard let txn = context.baseTransaction as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
         try store.finishUndoLog(self)
         try context.appendChangeLog()
         try txn.commit()
@@ -86,7 +87,7 @@ public final class DocumentTransaction {
     /// Rolls back a transaction from ``Store/beginTransaction()``: nothing of it is kept.
     public func rollback() {
         guard isExplicit else { return }
-        (context.txn as? Transaction)?.abort()
+        (context.baseTransaction as? Transaction)?.abort()
     }
 
     // MARK: Parking (upsert)

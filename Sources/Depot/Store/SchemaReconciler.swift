@@ -14,6 +14,10 @@ extension DocumentTransaction {
         }
         if schema.indexes == declared && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
             && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
+        if !declared.isEmpty, let transform = context.core.recordTransform, !transform.allowsPlaintextIndexes {
+            throw DepotError.invalidIndex(collection: target.collection, index: declared[0].name,
+                                          detail: "the store transforms (encrypts) its records, but index keys would hold field values untransformed; drop the index or use a transform whose allowsPlaintextIndexes is true")
+        }
         var names = Set<String>()
         for index in declared where !names.insert(index.name).inserted {
             throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")

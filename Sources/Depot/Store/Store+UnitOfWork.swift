@@ -28,7 +28,10 @@ extension Store {
     func readThrough<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         let snapshot = lock.withLock { work }
         if snapshot.isEmpty { return try read(body) }
+        var used: (any StorageTransaction)?
+        defer { used?.attachment = nil }
         return try core.driver.read { txn in
+            used = txn
             let tx = view(of: txn)
             tx.overlay = snapshot
             return try body(tx)

@@ -9,6 +9,10 @@ public struct StoreOptions: Sendable {
     /// Whether parks and deletes made outside a transaction commit at once (the default), or
     /// collect in a unit of work that ``Store/save()`` commits (GarageStorage's autosave).
     public var autosave: Bool = true
+    /// A transform every document and key/value record passes through on its way to and from
+    /// storage (encryption: see ``RecordTransform``). All handles of a folder in a process share
+    /// the first one given.
+    public var recordTransform: (any RecordTransform)?
 
     /// The default options.
     public init() {
@@ -50,12 +54,17 @@ public final class Store: @unchecked Sendable {
     /// Opens (creating if needed) the store in the folder at `path` (the LMDB driver).
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let environment = try Environment.open(path: path, options: options.environment)
-        try self.init(environment: environment, autosave: options.autosave)
+        let core = try StoreCore.core(for: environment)
+        try core.adopt(options.recordTransform)
+        self.init(core: core, alias: Store.defaultAlias, autosave: options.autosave)
     }
 
-    /// A store over an environment you opened yourself (sharing it with raw key/value work).
-    public convenience init(environment: Environment, autosave: Bool = true) throws {
-        self.init(core: try StoreCore.core(for: environment), alias: Store.defaultAlias, autosave: autosave)
+    /// A store over an environment you opened yourself (sharing it with raw key/value work),
+    /// optionally passing its records through `recordTransform` (see ``RecordTransform``).
+    public convenience init(environment: Environment, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
+        let core = try StoreCore.core(for: environment)
+        try core.adopt(recordTransform)
+        self.init(core: core, alias: Store.defaultAlias, autosave: autosave)
     }
 
     /// A store on any storage driver (see ``StorageDriver``; ``InMemoryDriver`` for tests and
@@ -95,7 +104,12 @@ public final class Store: @unchecked Sendable {
 
     /// Runs `body` in a read-only snapshot.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try core.driver.read { txn in try body(view(of: txn)) }
+        var used: (any StorageTransaction)?
+        defer { used?.attachment = nil } // breaks transaction ↔ context (for any driver)
+        return try core.driver.read { txn in
+            used = txn
+            return try body(view(of: txn))
+        }
     }
 
     /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws.
@@ -103,7 +117,10 @@ public final class Store: @unchecked Sendable {
     /// grow, so keep side effects out of it.
     @discardableResult
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try core.driver.write { txn in
+        var used: (any StorageTransaction)?
+        defer { used?.attachment = nil } // breaks transaction ↔ context (for any driver)
+        return try core.driver.write { txn in
+            used = txn
             let tx = view(of: txn)
             beginUndoLog(tx)
             let result = try body(tx)
@@ -147,13 +164,13 @@ public final class Store: @unchecked Sendable {
             throw DepotError.invalidState("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
         }
         let txn = try environment.beginTransaction(readOnly: readOnly)
-        let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self), explicit: true)
+        let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)
         beginUndoLog(tx)
         return tx
     }
 
     func view(of txn: any StorageTransaction) -> DocumentTransaction {
-        DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(txn, core: core, store: self))
+        DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self))
     }
 
     // MARK: Observation

@@ -118,6 +118,33 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
+    // MARK: Record transform
+
+    private var transform: (any RecordTransform)?
+
+    /// The record transform of this store, if any.
+    var recordTransform: (any RecordTransform)? { lock.withLock { transform } }
+
+    /// Takes the transform a store was opened with; a second handle must agree on whether there
+    /// is one.
+    func adopt(_ new: (any RecordTransform)?) throws {
+        try lock.withLock {
+            switch (transform, new) {
+            case (nil, let new?): transform = new
+            case (_?, nil):
+                throw DepotError.invalidState("the store at '\(driver.location)' is already open with a record transform; open it with one too")
+            default: break
+            }
+        }
+    }
+
+    /// `txn` seen through the record transform (itself when there is none).
+    func wrap(_ txn: any StorageTransaction) -> any StorageTransaction {
+        if txn is TransformingTransaction { return txn }
+        guard let transform = recordTransform else { return txn }
+        return TransformingTransaction(base: txn, transform: transform)
+    }
+
     // MARK: Delete rules
 
     private var deleteRulesByTarget: [String: [RegisteredDeleteRule]] = [:]

@@ -70,7 +70,8 @@ enum StoreLayout {
     static let descriptorRoot = "collection/"
 
     /// The key/value kit's keyspace of an alias, and the collection name change sets give it.
-    static func keyValueDatabase(alias: String) -> String { "depot.kv/" + alias }
+    static let keyValuePrefix = "depot.kv/"
+    static func keyValueDatabase(alias: String) -> String { keyValuePrefix + alias }
     static let keyValueCollection = "$kv"
 
     static func aliasKey(_ alias: String) -> String { "alias/" + alias }

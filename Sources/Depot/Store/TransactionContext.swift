@@ -92,6 +92,9 @@ final class TransactionContext {
         return context
     }
 
+    /// The driver's transaction under any record transform.
+    var baseTransaction: any StorageTransaction { (txn as? TransformingTransaction)?.base ?? txn }
+
     /// Appends what was recorded since the last call to the change log (when watchers exist).
     /// The document layer calls it at the end of every write closure, inside the transaction.
     func appendChangeLog() throws {
