@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "Depot", targets: ["Depot"]),
         .library(name: "DepotLMDB", targets: ["DepotLMDB"]),
         .library(name: "DepotLogging", targets: ["DepotLogging"]),
+        // The driver conformance suite, for authors of storage drivers (no test framework inside).
+        .library(name: "DepotDriverTesting", targets: ["DepotDriverTesting"]),
         .executable(name: "depot", targets: ["depot"]),
     ],
     dependencies: dependencies,
@@ -35,6 +37,7 @@ let package = Package(
         ),
         .target(name: "DepotLMDB", dependencies: ["CLMDB"]),
         .target(name: "Depot", dependencies: ["DepotLMDB"]),
+        .target(name: "DepotDriverTesting", dependencies: ["Depot"]),
         // swift-log adapter for DepotLogger; the core targets never depend on swift-log.
         .target(
             name: "DepotLogging",
@@ -50,7 +53,7 @@ let package = Package(
         // Helpers shared by the test targets (temporary folders, child processes).
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
         .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot", "DepotTestSupport"]),
-        .testTarget(name: "DepotTests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotDriverTesting", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotLoggingTests", dependencies: ["DepotLogging", "Depot", "DepotTestSupport"]),
     ],

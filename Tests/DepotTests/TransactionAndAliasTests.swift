@@ -45,9 +45,14 @@ struct TransactionAndAliasTests {
         #expect(try store.aliases() == ["ManagerA", "ManagerB"])
         #expect(try store.clearAlias("ManagerA") == 1)
         #expect(try a.count(Employee.self) == 0)
+        let kvB = b.keyValue()
+        kvB["theme"] = "dark"
+        try kvB.save()
         try store.dropAlias("ManagerB")
         #expect(try store.aliases() == ["ManagerA"])
         #expect(try b.count(Employee.self) == 0)
+        #expect(try b.read { tx in try tx.context.keyValueTarget(alias: "ManagerB", create: false).map { try tx.context.txn.count($0.keyspace) } ?? 0 } == 0,
+                "the alias's key/value entries are gone too")
         #expect(throws: DepotError.self) { _ = try store.alias("bad/name") }
         #expect(throws: DepotError.self) { _ = try store.alias("") }
     }

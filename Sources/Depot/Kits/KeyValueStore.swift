@@ -13,7 +13,12 @@ import Foundation
 /// ```
 ///
 /// The subscript reads `nil` both for a missing key and for a value that does not decode as the
-/// asked type; ``value(forKey:as:)`` throws instead. Unsaved values are never evicted.
+/// asked type; ``value(forKey:as:)`` throws instead.
+///
+/// **The cache is the only copy of unsaved values** (as in GBStorage): the bounds never evict
+/// them, but ``clearCache()``, ``clearCache(forKey:)`` and ``removeAll()`` drop them, and they
+/// are then lost. ``isCached(_:)`` and ``cachedKeys`` say what memory holds; ``onEviction`` and
+/// ``evictions()`` report every key that leaves the cache (never its value).
 ///
 /// **Coherence**: a saved value is dropped from the cache (and read from disk on the next use)
 /// when another writer changes its key: another `KeyValueStore` of this process on the same
@@ -41,10 +46,11 @@ public final class KeyValueStore: @unchecked Sendable {
     public let maxEntries: Int
     /// At most this many encoded bytes in the cache (unsaved ones are never evicted).
     public let maxBytes: Int
-    private let lock = NSLock()
-    private var cache: [String: Entry] = [:]
-    private var clock: UInt64 = 0
-    private var bytesCached = 0
+    let lock = NSLock()
+    var cache: [String: Entry] = [:]
+    var clock: UInt64 = 0
+    var bytesCached = 0
+    let evictionHub = KeyValueEvictionHub()
     private var hits = 0
     private var misses = 0
 
@@ -55,15 +61,21 @@ public final class KeyValueStore: @unchecked Sendable {
         KeyValueCacheRegistry.shared.register(self, core: store.core)
     }
 
+    deinit { evictionHub.finish() }
+
     /// Drops the saved (not the unsaved) cached values of `keys`: another writer changed them.
     func dropSaved(_ keys: [String]) {
-        lock.withLock {
+        let evicted = lock.withLock { () -> [KeyValueEviction] in
+            var evicted: [KeyValueEviction] = []
             for key in keys {
                 guard let entry = cache[key], !entry.dirty else { continue }
                 cache[key] = nil
                 bytesCached -= entry.bytes?.count ?? 0
+                evicted.append(KeyValueEviction(key: key, reason: .changedElsewhere, discardedUnsavedChange: false))
             }
+            return evicted
         }
+        evictionHub.publish(evicted)
     }
 
     static func keyspaceName(alias: String) -> String { StoreLayout.keyValueDatabase(alias: alias) }
@@ -154,36 +166,11 @@ public final class KeyValueStore: @unchecked Sendable {
         }
     }
 
-    /// Drops every saved value from memory (unsaved ones stay).
-    public func clearCache() {
-        lock.withLock {
-            cache = cache.filter { $0.value.dirty }
-            bytesCached = cache.values.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
-        }
-    }
-
-    /// Drops `key` from memory, saved or not.
-    public func clearCache(forKey key: String) {
-        lock.withLock {
-            if let old = cache.removeValue(forKey: key) { bytesCached -= old.bytes?.count ?? 0 }
-        }
-    }
-
-    /// Removes `key` from disk and from the cache.
-    public func deletePermanently(_ key: String) throws {
-        try store.write { tx in
-            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
-            _ = try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
-        }
-        clearCache(forKey: key)
-        KeyValueCacheRegistry.shared.invalidate(keys: [key], alias: store.alias, core: store.core, except: self)
-    }
-
     // MARK: Raw payloads (for Persistent's repository)
 
     /// The encoded payload under `key` on disk (bypassing the cache).
     func loadPayload(_ key: String) throws -> [UInt8]? {
-        clearCache(forKey: key)
+        drop([key], reason: .cleared)
         return try load(key)
     }
 
@@ -191,13 +178,13 @@ public final class KeyValueStore: @unchecked Sendable {
     func savePayload(_ bytes: [UInt8]?, forKey key: String) throws {
         let entry = Entry(value: bytes ?? [], bytes: bytes, encodingError: nil, dirty: true, deleted: bytes == nil, lastUse: 0)
         try write([key: entry])
-        clearCache(forKey: key)
+        drop([key], reason: .cleared)
     }
 
     // MARK: Internals
 
     private func insert(_ key: String, _ entry: Entry) {
-        lock.withLock {
+        let evicted = lock.withLock { () -> [KeyValueEviction] in
             var entry = entry
             clock += 1
             entry.lastUse = clock
@@ -205,17 +192,22 @@ public final class KeyValueStore: @unchecked Sendable {
             if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
             cache[key] = entry
             bytesCached += entry.bytes?.count ?? 0
-            evict()
+            return evict()
         }
+        evictionHub.publish(evicted)
     }
 
-    /// Evicts least-recently-used saved values until the bounds hold. The lock is held.
-    private func evict() {
+    /// Evicts least-recently-used saved values until the bounds hold; returns the notices to
+    /// publish once the lock is released. The lock is held.
+    private func evict() -> [KeyValueEviction] {
+        var evicted: [KeyValueEviction] = []
         while cache.count > maxEntries || bytesCached > maxBytes {
-            guard let victim = cache.filter({ !$0.value.dirty }).min(by: { $0.value.lastUse < $1.value.lastUse }) else { return }
+            guard let victim = cache.filter({ !$0.value.dirty }).min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
             cache[victim.key] = nil
             bytesCached -= victim.value.bytes?.count ?? 0
+            evicted.append(KeyValueEviction(key: victim.key, reason: .capacity, discardedUnsavedChange: false))
         }
+        return evicted
     }
 
     private func load(_ key: String) throws -> [UInt8]? {
@@ -261,7 +253,7 @@ public final class KeyValueStore: @unchecked Sendable {
             }
         }
         KeyValueCacheRegistry.shared.invalidate(keys: Array(entries.keys), alias: store.alias, core: store.core, except: self)
-        lock.withLock {
+        let evicted = lock.withLock { () -> [KeyValueEviction] in
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile
                 if current.deleted {
@@ -271,8 +263,9 @@ public final class KeyValueStore: @unchecked Sendable {
                     cache[key] = current
                 }
             }
-            evict()
+            return evict()
         }
+        evictionHub.publish(evicted)
     }
 }
 

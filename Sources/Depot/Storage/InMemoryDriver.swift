@@ -13,7 +13,7 @@ import Darwin
 /// error); readers see the last committed state.
 public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
     // @unchecked Sendable: `committed` is guarded by `lock`; `writer` serializes write transactions.
-    struct Space {
+    struct Space: Equatable {
         var multiValue: Bool
         var keys: [[UInt8]] = []
         var values: [[[UInt8]]] = []
@@ -28,19 +28,39 @@ public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
         }
     }
 
-    struct State {
+    struct State: Equatable {
         var spaces: [String: Space] = [:]
     }
+
+    /// Called with the state before and after a write, before it is published (writers are
+    /// serialized, so `before` is the committed state); throwing aborts the commit.
+    typealias CommitHook = @Sendable (_ before: State, _ after: State) throws -> Void
 
     private let lock = NSLock()
     private var committed = State()
     private let writer = NSCondition()
     private var writerThread: pthread_t?
+    private let commitHook: CommitHook?
     /// A name for messages.
     public let name: String
 
     /// An empty in-memory store.
-    public init(name: String = "memory") { self.name = name }
+    public init(name: String = "memory") {
+        self.name = name
+        self.commitHook = nil
+    }
+
+    /// A store starting from `state`, whose commits pass through `commitHook` first (the
+    /// simple-backend adapter writes them through).
+    init(name: String, state: State, commitHook: @escaping CommitHook) {
+        self.name = name
+        self.committed = state
+        self.commitHook = commitHook
+    }
+
+    /// Replaces the committed state (the simple-backend adapter, after a failed write-through,
+    /// from inside its commit hook).
+    func replaceCommitted(_ state: State) { lock.withLock { committed = state } }
 
     public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots] }
     public var location: String { "memory:\(name)" }
@@ -71,13 +91,15 @@ public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
             writer.signal()
             writer.unlock()
         }
-        let txn = InMemoryTransaction(state: lock.withLock { committed }, readOnly: false)
+        let before = lock.withLock { committed }
+        let txn = InMemoryTransaction(state: before, readOnly: false)
         defer {
             txn.attachment = nil // the document layer's state points back at the transaction
             txn.handlers.removeAll()
         }
         let result = try body(txn)
         txn.finished = true
+        try commitHook?(before, txn.state)
         lock.withLock { committed = txn.state }
         for handler in txn.handlers { handler() }
         return result

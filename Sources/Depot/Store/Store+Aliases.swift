@@ -17,19 +17,25 @@ extension Store {
         }
     }
 
-    /// Deletes every document of alias `name`; its collections stay known.
+    /// Deletes every document and every key/value entry (``KeyValueStore``) of alias `name`, in
+    /// one transaction; its collections stay known. Returns how many were deleted.
     @discardableResult
     public func clearAlias(_ name: String) throws -> Int {
         try StoreLayout.validateAlias(name)
-        return try write { tx in try tx.alias(name).deleteEverything() }
+        return try write { tx in
+            let view = try tx.alias(name)
+            return try view.deleteEverything() + view.deleteKeyValueEntries()
+        }
     }
 
-    /// Removes alias `name` entirely: its documents, collections, indexes and descriptors.
+    /// Removes alias `name` entirely: its documents, key/value entries, collections, indexes and
+    /// descriptors.
     public func dropAlias(_ name: String) throws {
         try StoreLayout.validateAlias(name)
         var dropped: [String] = []
         try write { tx in
             let view = try tx.alias(name)
+            _ = try view.deleteKeyValueEntries()
             for collection in try view.collections() {
                 try view.dropCollection(collection)
                 dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))

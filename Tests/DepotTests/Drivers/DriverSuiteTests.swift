@@ -2,106 +2,57 @@ import Foundation
 import Testing
 import DepotTestSupport
 @testable import Depot
+import DepotDriverTesting
 import DepotLMDB
 
-/// The drivers every shared test runs against.
+/// The drivers every shared test runs against (the storage and document checks themselves live
+/// in the public `DepotDriverTesting` library).
 enum DriverKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case lmdb, memory, jsonFiles
+    case lmdb, memory, jsonFiles, simpleBackend
     var testDescription: String { rawValue }
 
     func makeStore(_ folder: TemporaryFolder) throws -> Store {
+        try Store(driver: makeDriver(folder))
+    }
+
+    func makeDriver(_ folder: TemporaryFolder, _ name: String = "db") throws -> any StorageDriver {
         switch self {
-        case .lmdb: return try Store(path: folder.sub("lmdb"))
-        case .memory: return try Store(driver: InMemoryDriver())
-        case .jsonFiles: return try Store(driver: JSONFileDriver(folder: URL(fileURLWithPath: folder.sub("json"))))
+        case .lmdb: return LMDBDriver(environment: try Environment.open(path: folder.sub("lmdb-\(name)"), options: StoreOptions().environment))
+        case .memory: return InMemoryDriver()
+        case .jsonFiles: return try JSONFileDriver(folder: URL(fileURLWithPath: folder.sub("json-\(name)")))
+        case .simpleBackend: return try SimpleBackendDriver(backend: FileDefaults(file: URL(fileURLWithPath: folder.sub("\(name).plist"))))
         }
     }
 }
 
 @Suite("Every storage driver")
 struct DriverSuiteTests {
+    /// The public conformance suite (`DepotDriverTesting`), a fresh driver per check.
     @Test(arguments: DriverKind.allCases)
-    func documentsReferencesAndOrder(_ kind: DriverKind) throws {
+    func passesTheConformanceSuite(_ kind: DriverKind) throws {
         let folder = TemporaryFolder()
-        let store = try kind.makeStore(folder)
-        try store.write { tx in
-            try tx.park(sampleEmployee("e2", department: Department(id: "d", name: "Ops")))
-            try tx.park(sampleEmployee("e1"))
-            try tx.park([Counter(id: 10, value: 1), Counter(id: -3, value: 2), Counter(id: 2, value: 3)])
-        }
-        try store.read { tx throws in
-            #expect(try tx.retrieve(Employee.self, id: "e2")?.department?.name == "Ops")
-            #expect(try tx.retrieveAll(Employee.self).map(\.id) == ["e1", "e2"])
-            #expect(try tx.retrieveAll(Counter.self).map(\.id) == [-3, 2, 10])
-            #expect(try tx.count(Department.self) == 1)
-            #expect(try tx.exists(Employee.self, id: "e1"))
-        }
-        try store.write { tx in _ = try tx.delete(Employee.self, id: "e1") }
-        #expect(try store.retrieveAll(Employee.self).map(\.id) == ["e2"])
+        var made = 0
+        let report = try DriverConformance.check(makeDriver: {
+            made += 1
+            return try kind.makeDriver(folder, "check\(made)")
+        })
+        #expect(report.passed.count + report.skipped.count == DriverConformance.checkNames.count)
+        let expectedSkips = kind == .jsonFiles ? 3 : 0 // rollback, savepoints, snapshots
+        #expect(report.skipped.count == expectedSkips, "\(report)")
     }
 
-    @Test(arguments: DriverKind.allCases)
-    func aliasesIndexesQueriesAndSync(_ kind: DriverKind) throws {
+    /// The suite fails, naming the check, for a driver that claims more than it does.
+    @Test func reportsTheFirstFailingCheck() throws {
         let folder = TemporaryFolder()
-        let store = try kind.makeStore(folder)
-        try store.write { tx in
-            for i in 0..<40 { try tx.park(staff(i)) }
-            try tx.alias("B").park(staff(99))
-            try tx.park(Task2(id: "t", title: "x"))
+        var made = 0
+        let failure = #expect(throws: DriverConformanceFailure.self) {
+            try DriverConformance.check(makeDriver: {
+                made += 1
+                return ClaimsTransactions(inner: try JSONFileDriver(folder: URL(fileURLWithPath: folder.sub("j\(made)"))))
+            })
         }
-        try store.read { tx throws in
-            let result = try tx.execute(FetchRequest<Staff>().matching(\.salary, .equalTo(staff(5).salary)))
-            #expect(result.plan.usedIndex)
-            #expect(result.documents.map(\.id) == (0..<40).filter { staff($0).salary == staff(5).salary })
-            let prefix = try tx.fetch(FetchRequest<Staff>().matching(\.name, .hasPrefix("Grace")).sorted(by: SortDescriptor(\.id)))
-            #expect(prefix.map(\.id) == (0..<40).filter { staff($0).name.hasPrefix("Grace") })
-            #expect(try tx.alias("B").count(Staff.self) == 1)
-            #expect(try tx.retrieve(Task2.self, withSyncStatus: .undetermined).map(\.id) == ["t"])
-        }
-        #expect(try store.aliases() == ["B", "default"])
-        #expect(throws: DepotError.self) {
-            try store.write { tx in try tx.park(Staff(id: 500, name: "X", email: staff(1).email, salary: 1, company: "Y")) }
-        }
-        let id = try store.uniqueIDs.next()
-        #expect(try store.uniqueIDs.next() > id)
-    }
-
-    @Test(arguments: DriverKind.allCases)
-    func changeSetsAreDelivered(_ kind: DriverKind) throws {
-        let folder = TemporaryFolder()
-        let store = try kind.makeStore(folder)
-        let observer = RecordingObserver()
-        store.addObserver(observer)
-        try store.write { tx in try tx.park(sampleEmployee("a")) }
-        try store.write { tx in try tx.park(sampleEmployee("a", salary: 2)) }
-        #expect(observer.sets.map { $0.created(Employee.self) } == [["a"], []])
-        #expect(observer.sets.last?.updated(Employee.self) == ["a"])
-    }
-
-    /// Rollback is a capability: with transactions a throwing write leaves nothing; without, the
-    /// operations done before the throw stay (as the driver's capabilities say).
-    @Test(arguments: DriverKind.allCases)
-    func rollbackFollowsTheCapabilities(_ kind: DriverKind) throws {
-        struct Boom: Error {}
-        let folder = TemporaryFolder()
-        let store = try kind.makeStore(folder)
-        #expect(throws: Boom.self) {
-            try store.write { tx in
-                try tx.park(sampleEmployee("partial"))
-                throw Boom()
-            }
-        }
-        let stayed = try store.exists(Employee.self, id: "partial")
-        #expect(stayed == !store.capabilities.contains(.transactions))
-        if store.capabilities.contains(.savepoints) {
-            try store.write { tx in
-                _ = try? tx.savepoint { try tx.park(sampleEmployee("undone")); throw Boom() }
-                try tx.park(sampleEmployee("kept"))
-            }
-            #expect(try !store.exists(Employee.self, id: "undone") && store.exists(Employee.self, id: "kept"))
-        } else {
-            #expect(throws: DepotError.self) { try store.write { tx in try tx.savepoint { } } }
-        }
+        #expect(failure?.check == "a throwing write rolls back entirely")
+        #expect(failure?.description.contains("must leave nothing") == true)
     }
 
     @Test func inMemorySnapshotsAndWriterRules() throws {
@@ -119,4 +70,14 @@ struct DriverSuiteTests {
         #expect(throws: DepotError.self) { _ = try store.environment }
         #expect(store.path == "memory:memory")
     }
+}
+
+/// A JSON-file driver that wrongly claims rollback.
+private final class ClaimsTransactions: StorageDriver {
+    let inner: JSONFileDriver
+    init(inner: JSONFileDriver) { self.inner = inner }
+    var capabilities: StorageCapabilities { [.transactions] }
+    var location: String { inner.location }
+    func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try inner.read(body) }
+    func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try inner.write(body) }
 }

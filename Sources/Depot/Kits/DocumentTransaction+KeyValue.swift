@@ -1,0 +1,28 @@
+import Foundation
+
+extension DocumentTransaction {
+    /// Deletes every key/value entry of this transaction's alias through the record pipeline
+    /// (so change sets report each key as deleted, and undo sees them); once committed, the
+    /// process's key/value caches of the alias (except `keep`) drop their saved values of those
+    /// keys. Returns how many entries were deleted.
+    func deleteKeyValueEntries(except keep: KeyValueStore? = nil) throws -> Int {
+        try context.requireWritable("delete key/value entries")
+        guard let target = try context.keyValueTarget(alias: alias, create: false) else { return 0 }
+        var keys: [[UInt8]] = []
+        try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+            keys.append([UInt8](key))
+            return true
+        }
+        var deleted: [String] = []
+        for key in keys where try key.withUnsafeBytes({ try deleteRecord(target, key: $0) }) {
+            deleted.append(String(decoding: key, as: UTF8.self))
+        }
+        if !deleted.isEmpty {
+            let alias = alias, core = context.core
+            context.txn.afterCommit { [weak keep] in
+                KeyValueCacheRegistry.shared.invalidate(keys: deleted, alias: alias, core: core, except: keep)
+            }
+        }
+        return deleted.count
+    }
+}
