@@ -1,0 +1,73 @@
+/// A live query (GRDB's `ValueObservation`): an `AsyncSequence` of fresh results, read once when
+/// iteration starts and again after each commit that touches the observed collections —
+/// commits of this process, and of other processes while an ``ExternalChangeWatcher`` runs.
+///
+/// ```swift
+/// let request = FetchRequest<Employee>().sorted(by: SortDescriptor(\.name))
+/// for try await employees in store.observe(request) {
+///     print(employees.map(\.name))
+/// }
+/// ```
+///
+/// Make one with ``Store/observe(_:alsoTracking:)`` or
+/// ``Store/observe(collections:aliases:_:)``. Each iteration (each `makeAsyncIterator()`) is an
+/// independent observation that starts when it is made and stops when its task is cancelled or
+/// the iterator is released.
+///
+/// - **Coalescing**: at most one read runs at a time, on a queue of the observation's own (never
+///   on the committing thread). Commits that arrive while a read is scheduled or running merge
+///   into one more read, so a burst of commits costs a few reads, not one per commit, and the
+///   last commit is always followed by a read that sees it. A consumer slower than the reads
+///   gets only the newest value.
+/// - **Snapshots**: every value comes from one read transaction, which ends before the value is
+///   handed out; no transaction is held across an `await`.
+/// - **Errors**: when a read throws, the sequence throws that error and ends.
+/// - **What counts**: only the change sets' alias and collection names. A fetch that resolves
+///   references to documents of other collections does not see changes to those unless they
+///   are tracked too (`alsoTracking:`). Values are not compared: a commit that changes the
+///   collection without changing the result still yields (equal) results.
+public struct StoreObservation<Value: Sendable>: AsyncSequence, Sendable {
+    /// The values: the read's results.
+    public typealias Element = Value
+
+    let store: Store
+    let aliases: Set<String>
+    let collections: Set<String>
+    let read: @Sendable (DocumentTransaction) throws -> Value
+
+    /// Starts an observation: registers for change sets, then schedules the first read.
+    public func makeAsyncIterator() -> Iterator {
+        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let runner = ObservationRunner(store: store, aliases: aliases, collections: collections, read: read, continuation: continuation)
+        continuation.onTermination = { [weak runner] _ in runner?.stop() }
+        runner.start()
+        return Iterator(base: stream.makeAsyncIterator(), runner: runner)
+    }
+
+    /// Iterates one observation; releasing it (or cancelling its task) stops the observation.
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<Value, any Error>.Iterator
+        let token: StopToken
+
+        init(base: AsyncThrowingStream<Value, any Error>.Iterator, runner: ObservationRunner<Value>) {
+            self.base = base
+            self.token = StopToken(runner: runner)
+        }
+
+        /// The next fresh value; nil once the task is cancelled.
+        ///
+        /// - Throws: the error of a read that failed (the sequence then ends).
+        public mutating func next() async throws -> Value? {
+            try await base.next()
+        }
+    }
+
+    /// Stops the runner when the last copy of an iterator goes away.
+    ///
+    /// `Sendable`: its one field is immutable and Sendable.
+    final class StopToken: Sendable {
+        let runner: ObservationRunner<Value>
+        init(runner: ObservationRunner<Value>) { self.runner = runner }
+        deinit { runner.stop() }
+    }
+}
