@@ -1,68 +1,76 @@
 import Dispatch
 import Foundation
 
-/// The engine of one iteration of a ``StoreObservation``: listens to the store's change sets,
-/// re-reads on a queue of its own, and hands fresh values to an `AsyncThrowingStream`.
+/// The engine of one iteration of a ``StoreObservation``: listens to the store's change sets
+/// and reads a fresh value, on a queue of its own, each time the consumer asks for one after a
+/// change.
 ///
-/// Coalescing: at most one read runs at a time. A matching change set that arrives while a read
-/// is scheduled or running only sets `dirty`; when the read finishes, one more read follows.
-/// So under any load there is at most one read in flight plus one pending, and the last
-/// commit is always followed by a read that sees it. The stream keeps only the newest value
-/// for a slow consumer (`.bufferingNewest(1)`).
+/// Coalescing is by demand: a matching change set only sets `dirty` (on the committing thread,
+/// under the lock, nothing else). ``next()`` waits until `dirty` is set, clears it, and runs one
+/// read. Every commit that arrives while the consumer is busy or a read runs sets the same
+/// flag, so they merge into the next read: reads never outnumber the values handed out, and
+/// the last commit is always followed by a read that sees it.
 ///
-/// `@unchecked Sendable`: `state` is guarded by `lock`; `store`, `filter`, `read` and `queue` are
-/// immutable and Sendable; the continuation is Sendable.
+/// `@unchecked Sendable`: `dirty`, `waiter`, `stopped` and `failed` are guarded by `lock`; the
+/// other fields are immutable and Sendable.
 final class ObservationRunner<Value: Sendable>: StoreObserver, @unchecked Sendable {
-    private enum State {
-        /// No read scheduled or running.
-        case idle
-        /// A read is scheduled or running; `dirty`: a change arrived meanwhile.
-        case reading(dirty: Bool)
-        /// Cancelled, failed or finished: nothing more happens.
-        case stopped
-    }
-
     private let store: Store
     private let aliases: Set<String>
     private let collections: Set<String>
     private let read: @Sendable (DocumentTransaction) throws -> Value
-    private let continuation: AsyncThrowingStream<Value, any Error>.Continuation
     private let queue = DispatchQueue(label: "depot.observation")
     private let lock = NSLock()
-    private var state = State.idle
+    /// A read is due (true at start: the first value).
+    private var dirty = true
+    /// The consumer, suspended until `dirty` or `stopped`.
+    private var waiter: CheckedContinuation<Void, Never>?
+    private var stopped = false
+    private var registered = false
 
     init(store: Store, aliases: Set<String>, collections: Set<String>,
-         read: @escaping @Sendable (DocumentTransaction) throws -> Value,
-         continuation: AsyncThrowingStream<Value, any Error>.Continuation) {
+         read: @escaping @Sendable (DocumentTransaction) throws -> Value) {
         self.store = store
         self.aliases = aliases
         self.collections = collections
         self.read = read
-        self.continuation = continuation
     }
 
-    /// Registers with the store, then schedules the first read (so no commit made after the
-    /// first read's snapshot can be missed).
+    /// Registers with the store. Registered before the first read, so no commit made after the
+    /// first read's snapshot can be missed.
     func start() {
-        store.addObserver(self)
-        notify()
-    }
-
-    /// Stops: no more reads, unregistered from the store. Idempotent.
-    func stop() {
-        let wasRunning: Bool = lock.withLock {
-            if case .stopped = state { return false }
-            state = .stopped
+        let register: Bool = lock.withLock {
+            if stopped || registered { return false }
+            registered = true
             return true
         }
-        if wasRunning { store.removeObserver(self) }
+        if register { store.addObserver(self) }
+    }
+
+    /// Stops: no more values, the consumer (if waiting) is resumed, unregistered from the store.
+    /// Idempotent.
+    func stop() {
+        let (waiting, unregister): (CheckedContinuation<Void, Never>?, Bool) = lock.withLock {
+            let unregister = registered && !stopped
+            stopped = true
+            defer { waiter = nil }
+            return (waiter, unregister)
+        }
+        waiting?.resume()
+        if unregister { store.removeObserver(self) }
     }
 
     // MARK: StoreObserver
 
-    /// Called on the committing thread (or the external watcher's): only flags and schedules.
+    /// Called on the committing thread (or the external watcher's): only sets a flag.
     func store(_ store: Store, didCommit changes: ChangeSet) {
-        if touches(changes) { notify() }
+        guard touches(changes) else { return }
+        let waiting: CheckedContinuation<Void, Never>? = lock.withLock {
+            if stopped { return nil }
+            dirty = true
+            defer { waiter = nil }
+            return waiter
+        }
+        waiting?.resume()
     }
 
     /// Whether a change set names one of the observed collections in one of the aliases.
@@ -75,49 +83,42 @@ final class ObservationRunner<Value: Sendable>: StoreObserver, @unchecked Sendab
 
     // MARK: Reading
 
-    private func notify() {
-        let schedule: Bool = lock.withLock {
-            switch state {
-            case .idle:
-                state = .reading(dirty: false)
-                return true
-            case .reading:
-                state = .reading(dirty: true)
-                return false
-            case .stopped:
-                return false
+    /// The next fresh value: waits for a change (none for the first value), then reads once.
+    /// Nil once stopped (cancelled, released, or after a read failed).
+    func next() async throws -> Value? {
+        while true {
+            if Task.isCancelled { stop() }
+            let proceed: Bool? = lock.withLock {
+                if stopped { return false }
+                if dirty { dirty = false; return true }
+                return nil
+            }
+            if proceed == false { return nil }
+            if proceed == true { break }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let resumeNow: Bool = lock.withLock {
+                        if stopped || dirty { return true }
+                        waiter = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            } onCancel: {
+                stop()
             }
         }
-        if schedule { queue.async { [self] in runReads() } }
-    }
-
-    /// Reads until no change arrived during the last read. Runs on `queue`, never on the
-    /// committing thread; each read is one synchronous read transaction.
-    private func runReads() {
-        while true {
-            let proceed: Bool = lock.withLock {
-                if case .stopped = state { return false }
-                state = .reading(dirty: false)
-                return true
-            }
-            if !proceed { return }
-            let result = Result { try store.read(read) }
-            switch result {
-            case .success(let value):
-                continuation.yield(value)
-            case .failure(let error):
-                continuation.finish(throwing: error)
-                stop()
-                return
-            }
-            let again: Bool = lock.withLock {
-                switch state {
-                case .reading(dirty: true): return true
-                case .reading(dirty: false): state = .idle; return false
-                case .idle, .stopped: return false
-                }
-            }
-            if !again { return }
+        // One synchronous read transaction on the queue: never on the committing thread, never
+        // on the consumer's executor, never across an await.
+        let result: Result<Value, any Error> = await withCheckedContinuation { continuation in
+            queue.async { [store, read] in continuation.resume(returning: Result { try store.read(read) }) }
+        }
+        switch result {
+        case .success(let value):
+            return lock.withLock { stopped } ? nil : value
+        case .failure(let error):
+            stop()
+            throw error
         }
     }
 }

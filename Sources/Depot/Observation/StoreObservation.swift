@@ -14,11 +14,12 @@
 /// independent observation that starts when it is made and stops when its task is cancelled or
 /// the iterator is released.
 ///
-/// - **Coalescing**: at most one read runs at a time, on a queue of the observation's own (never
-///   on the committing thread). Commits that arrive while a read is scheduled or running merge
-///   into one more read, so a burst of commits costs a few reads, not one per commit, and the
-///   last commit is always followed by a read that sees it. A consumer slower than the reads
-///   gets only the newest value.
+/// - **Coalescing**: a commit only marks the observation stale (on the committing thread, nothing
+///   more). The read runs when the consumer asks for the next value, on a queue of the
+///   observation's own; all commits that arrive while the consumer is busy or a read runs merge
+///   into one read. So a burst of commits costs a few reads, never one per commit, reads never
+///   outnumber the values handed out, and the last commit is always followed by a read that
+///   sees it.
 /// - **Snapshots**: every value comes from one read transaction, which ends before the value is
 ///   handed out; no transaction is held across an `await`.
 /// - **Errors**: when a read throws, the sequence throws that error and ends.
@@ -35,30 +36,23 @@ public struct StoreObservation<Value: Sendable>: AsyncSequence, Sendable {
     let collections: Set<String>
     let read: @Sendable (DocumentTransaction) throws -> Value
 
-    /// Starts an observation: registers for change sets, then schedules the first read.
+    /// Starts an observation: registers for change sets; the first ``Iterator/next()`` reads.
     public func makeAsyncIterator() -> Iterator {
-        let (stream, continuation) = AsyncThrowingStream<Value, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let runner = ObservationRunner(store: store, aliases: aliases, collections: collections, read: read, continuation: continuation)
-        continuation.onTermination = { [weak runner] _ in runner?.stop() }
+        let runner = ObservationRunner(store: store, aliases: aliases, collections: collections, read: read)
         runner.start()
-        return Iterator(base: stream.makeAsyncIterator(), runner: runner)
+        return Iterator(token: StopToken(runner: runner))
     }
 
     /// Iterates one observation; releasing it (or cancelling its task) stops the observation.
     public struct Iterator: AsyncIteratorProtocol {
-        var base: AsyncThrowingStream<Value, any Error>.Iterator
         let token: StopToken
 
-        init(base: AsyncThrowingStream<Value, any Error>.Iterator, runner: ObservationRunner<Value>) {
-            self.base = base
-            self.token = StopToken(runner: runner)
-        }
-
-        /// The next fresh value; nil once the task is cancelled.
+        /// The first value at once; then, after the next commit that touches the observed
+        /// collections, a fresh one. Nil once the task is cancelled (or after a read failed).
         ///
         /// - Throws: the error of a read that failed (the sequence then ends).
         public mutating func next() async throws -> Value? {
-            try await base.next()
+            try await token.runner.next()
         }
     }
 
