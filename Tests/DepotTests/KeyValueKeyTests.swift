@@ -100,4 +100,19 @@ struct KeyValueKeyTests {
         try volume.projectedValue.save()
         #expect(store.keyValue()[.volume] == 3)
     }
+
+    @Test func readmeExample() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let kv = store.keyValue()
+        // As in the README.
+        kv[.volume] += 1
+        kv[.nickname] = nil
+        try kv.save(.volume)
+        let preferences = Preferences(kv: kv)
+        #expect(preferences.volume == 6)
+        preferences.volume = 7
+        #expect(store.keyValue()["volume"] as Int? == 7)
+        #expect(kv[.nickname] == nil)
+    }
 }

@@ -180,4 +180,27 @@ struct LiveQueryTests {
         #expect(try await iterator.next() == nil)
         #expect(await eventually { !store.core.hasObservers })
     }
+
+    @Test func readmeExample() async throws {
+        let folder = TemporaryFolder("depot-live")
+        let store = try fastStore(folder)
+        try commit(store) { tx in
+            try tx.park(employee("Bo", 150))
+            try tx.park(employee("Al", 120))
+            try tx.park(employee("Cy", 90))
+        }
+        // As in the README (each loop stops after its first value here).
+        let request = FetchRequest<Employee>().matching(\.salary, .greaterThan(100)).sorted(by: SortDescriptor(\.name))
+        for try await rich in store.observe(request) {
+            #expect(rich.map(\.name) == ["Al", "Bo"])
+            break
+        }
+        let payroll = store.observe(collections: [Employee.collection]) { tx in
+            try tx.fetch(FetchRequest<Employee>()).reduce(0) { $0 + $1.salary }
+        }
+        for try await total in payroll {
+            #expect(total == 360)
+            break
+        }
+    }
 }
