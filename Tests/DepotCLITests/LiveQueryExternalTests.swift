@@ -11,6 +11,17 @@ final class LiveValues: @unchecked Sendable {
     func append(_ value: Int) { lock.withLock { values.append(value) } }
 }
 
+/// Polls `condition` until it holds or `seconds` pass, sleeping without blocking a thread (the
+/// observing task needs one of the few the test run shares).
+func pollAsync(seconds: Double = 120, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(seconds)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
+
 @Suite("Live queries see other processes' commits")
 struct LiveQueryExternalTests {
     @Test func anotherProcessSeedingReachesALiveQuery() async throws {
@@ -23,11 +34,11 @@ struct LiveQueryExternalTests {
         let observation = store.observe(collections: ["Company"]) { tx in try tx.retrieveAll(dynamic: "Company").count }
         let consumer = Task { for try await count in observation { seen.append(count) } }
         defer { consumer.cancel() }
-        #expect(waitUntil { seen.all == [0] }, "the value at start")
+        #expect(await pollAsync { seen.all == [0] }, "the value at start")
         let tree = URL(fileURLWithPath: folder.sub("tree"))
         let (root, _, _) = try SeedFixture.generate(in: tree, companies: 2, employeesPerCompany: 3, employeesPerFile: 3)
         let seeded = try runProcess(exe, ["seed", "--path", folder.sub("store"), root.path])
         #expect(seeded.status == 0, "\(seeded.err)")
-        #expect(waitUntil { seen.all.last == 2 }, "the other process's companies: \(seen.all)")
+        #expect(await pollAsync { seen.all.last == 2 }, "the other process's companies: \(seen.all)")
     }
 }

@@ -27,6 +27,9 @@
 ///   references to documents of other collections does not see changes to those unless they
 ///   are tracked too (`alsoTracking:`). Values are not compared: a commit that changes the
 ///   collection without changing the result still yields (equal) results.
+/// - **Limit**: a write transaction records changes only if the store had an observer when the
+///   transaction began; one already under way when the store's first observer registers is not
+///   noticed (the next commit to the collections is).
 public struct StoreObservation<Value: Sendable>: AsyncSequence, Sendable {
     /// The values: the read's results.
     public typealias Element = Value
