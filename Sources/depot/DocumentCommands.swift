@@ -15,6 +15,8 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(help: "Only this collection.") var collection: String?
+    @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd).")
+    var dates: DateOption = DateOption(.iso8601)
 
     func run() throws {
         try reportingErrors {
@@ -38,7 +40,7 @@ struct ExportCommand: ParsableCommand {
                 var documents = 0
                 var bytes = 0
                 try tx.export(collection: collection) { document in
-                    out += try document.jsonLine()
+                    out += try document.jsonLine(dateStrategy: dates.strategy)
                     out += "\n"
                     documents += 1
                     if out.utf8.count > 1 << 16 {
@@ -54,4 +56,25 @@ struct ExportCommand: ParsableCommand {
             }
         }
     }
+}
+
+/// `--dates` of the commands that write JSON.
+struct DateOption: ExpressibleByArgument {
+    let strategy: DateStrategy
+
+    init(_ strategy: DateStrategy) { self.strategy = strategy }
+
+    init?(argument: String) {
+        switch argument {
+        case "iso8601": strategy = .iso8601
+        case "seconds": strategy = .secondsSince1970
+        case "milliseconds": strategy = .millisecondsSince1970
+        case "reference": strategy = .secondsSinceReferenceDate
+        default:
+            guard argument.hasPrefix("format:"), argument.count > 7 else { return nil }
+            strategy = .formatted(String(argument.dropFirst(7)))
+        }
+    }
+
+    static var allValueStrings: [String] { ["iso8601", "seconds", "milliseconds", "reference", "format:PATTERN"] }
 }

@@ -29,6 +29,8 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     /// Values for fields that older records lack, by field path (lightweight migration: adding
     /// `var rating: Int = 3` and `["rating": .int(3)]` here needs no migration step).
     static var fieldDefaults: [String: DocumentValue] { get }
+    /// How this type's dates are written in seed files (nil: the seed's or the store's strategy).
+    static var dateStrategy: DateStrategy? { get }
 }
 
 extension Document {
@@ -36,6 +38,8 @@ extension Document {
     public static var version: Int { 1 }
     /// No defaults.
     public static var fieldDefaults: [String: DocumentValue] { [:] }
+    /// The seed's or the store's strategy.
+    public static var dateStrategy: DateStrategy? { nil }
 
     /// The type's name, such as `"Employee"` (computed once per type: describing a type is slow).
     public static var collection: String { TypeNames.name(of: Self.self) }

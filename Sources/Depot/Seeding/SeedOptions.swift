@@ -20,6 +20,10 @@ public struct SeedOptions: Sendable {
     public var maxDepth = 64
     /// Called after each file with the running totals (files read, documents found).
     public var progress: (@Sendable (SeedProgress) -> Void)?
+    /// How dates are written in the seed files, for the date fields of registered types (a type's
+    /// own ``Document/dateStrategy`` wins; nil: the store's ``StoreOptions/dateStrategy``). Seeded
+    /// dates are stored exactly, as dates.
+    public var dateStrategy: DateStrategy?
 
     /// The defaults: local files only, inside the root file's folder.
     public init() {}

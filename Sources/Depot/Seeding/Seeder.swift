@@ -12,6 +12,8 @@ struct SeedTypeRegistration: @unchecked Sendable {
     /// declared indexes (so that the pipeline keeps them while seeding).
     let prepare: (DocumentTransaction) throws -> Void
     /// After: reads the record back as the Swift type (validating it).
+    /// Makes seeded dates exact (strings or numbers where the type has a `Date`).
+    let convertDates: (DocumentTransaction, DocumentValue, DateStrategy) throws -> Void
     let validate: (DocumentTransaction, DocumentValue) throws -> Void
 }
 
@@ -60,6 +62,15 @@ final class Seeder {
             try types[collection]?.prepare(tx)
         }
         for instance in instances { try store(instance, in: tx) }
+        // Dates first (twice: a document whose references are converted later is finished in the
+        // second pass), then every registered instance must decode as its type.
+        let dates = reader.options.dateStrategy ?? tx.context.core.dateStrategy
+        for _ in 0..<2 {
+            for instance in instances {
+                guard let registration = types[instance.collection], let id = instance.id else { continue }
+                try registration.convertDates(tx, id, dates)
+            }
+        }
         for instance in instances {
             guard let registration = types[instance.collection], let id = instance.id else { continue }
             do {

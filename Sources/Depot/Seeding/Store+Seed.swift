@@ -9,6 +9,9 @@ extension Store {
     public func registerSeedType<D: Document>(_ type: D.Type) {
         core.register(SeedTypeRegistration(collection: D.collection, idKind: D.ID.idKind, prepare: { tx in
             _ = try tx.facts(D.self, create: true)
+        }, convertDates: { tx, idValue, dates in
+            guard let id = D.ID(documentValue: idValue) else { return }
+            try tx.convertSeededDates(D.self, id: id, strategy: D.dateStrategy ?? dates)
         }, validate: { tx, idValue in
             guard let id = D.ID(documentValue: idValue) else {
                 throw DepotError.invalidKey(detail: "the ID does not fit \(D.ID.self)")
@@ -63,5 +66,51 @@ extension Store {
         var result = summary
         result.seconds = Date().timeIntervalSince(started)
         return result
+    }
+}
+
+extension DocumentTransaction {
+    /// Makes the seeded record of `D` with `id` exact: where decoding it as `D` needs a date and
+    /// the seed holds a string or number, the value is converted with `strategy` and stored as a
+    /// date. Other decoding errors are left for validation to report.
+    func convertSeededDates<D: Document>(_ type: D.Type, id: D.ID, strategy: DateStrategy) throws {
+        guard let facts = try facts(D.self, create: false) else { return }
+        let target = facts.target
+        try id.withKeyBytes { key in
+            var converted = Set<String>()
+            while true {
+                guard let (flags, stored) = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes in
+                    let (header, payload) = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind)
+                    return (header.flags, try DocumentValue(binary: payload))
+                }) else { return }
+                var probe = BinaryDecoder()
+                probe.referenceResolver = referenceHook
+                let failedPath: String
+                do {
+                    // Decodes: strings the decoder reads as dates (ISO 8601) become dates too.
+                    let typed = try probe.decode(D.self, from: stored.binary())
+                    var plain = BinaryEncoder()
+                    plain.referenceHook = ContentReferences()
+                    let exact = stored.takingDates(from: try DocumentValue(binary: try plain.encode(typed)))
+                    if exact != stored {
+                        let bytes = exact.binary()
+                        try writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
+                    }
+                    return
+                } catch DecodingError.typeMismatch(let expected, let context) where expected == Date.self {
+                    failedPath = fieldPath(context.codingPath)
+                } catch DecodingError.dataCorrupted(let context) {
+                    failedPath = fieldPath(context.codingPath)
+                } catch {
+                    return
+                }
+                guard !failedPath.contains("["), converted.insert(failedPath).inserted,
+                      let value = stored.value(atPath: failedPath), let date = strategy.date(from: value) else { return }
+                var fixed = stored
+                fixed.setValue(.date(date), atPath: failedPath)
+                let bytes = fixed.binary()
+                try writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
+            }
+        }
     }
 }

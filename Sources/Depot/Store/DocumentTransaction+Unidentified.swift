@@ -89,9 +89,10 @@ public struct ExportedDocument: Sendable, Hashable {
     public var revision: UInt64
 
     /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
-    /// `{"$ref": {"collection": C2, "id": ID2}}`.
-    public func jsonLine() throws -> String {
-        let line = DocumentValue.object(pairs: [("collection", .string(collection)), ("id", id), ("document", document)])
+    /// `{"$ref": {"collection": C2, "id": ID2}}`, dates as `dateStrategy` writes them.
+    public func jsonLine(dateStrategy: DateStrategy = .iso8601) throws -> String {
+        let content = dateStrategy == .iso8601 ? document : document.renderingDates(dateStrategy)
+        let line = DocumentValue.object(pairs: [("collection", .string(collection)), ("id", id), ("document", content)])
         return try line.jsonString(sortedKeys: false)
     }
 }

@@ -13,6 +13,8 @@ public struct StoreOptions: Sendable {
     /// storage (encryption: see ``RecordTransform``). All handles of a folder in a process share
     /// the first one given.
     public var recordTransform: (any RecordTransform)?
+    /// How dates look in exported JSON and seed files (stored dates are always exact).
+    public var dateStrategy: DateStrategy = .iso8601
 
     /// The default options.
     public init() {
@@ -56,6 +58,7 @@ public final class Store: @unchecked Sendable {
         let environment = try Environment.open(path: path, options: options.environment)
         let core = try StoreCore.core(for: environment)
         try core.adopt(options.recordTransform)
+        core.dateStrategy = options.dateStrategy
         self.init(core: core, alias: Store.defaultAlias, autosave: options.autosave)
     }
 
@@ -89,6 +92,12 @@ public final class Store: @unchecked Sendable {
             }
             return environment
         }
+    }
+
+    /// How dates look in exported JSON and seed files for this store (``StoreOptions/dateStrategy``).
+    public var dateStrategy: DateStrategy {
+        get { core.dateStrategy }
+        set { core.dateStrategy = newValue }
     }
 
     /// The storage driver under this store.

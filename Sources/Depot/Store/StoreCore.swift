@@ -118,6 +118,15 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
+    // MARK: Dates
+
+    private var dateStrategyValue = DateStrategy.iso8601
+    /// How dates look in exported JSON and seed files.
+    var dateStrategy: DateStrategy {
+        get { lock.withLock { dateStrategyValue } }
+        set { lock.withLock { dateStrategyValue = newValue } }
+    }
+
     // MARK: Record transform
 
     private var transform: (any RecordTransform)?

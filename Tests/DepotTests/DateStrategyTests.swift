@@ -1,0 +1,71 @@
+import DepotTestSupport
+import Foundation
+import Testing
+@testable import Depot
+
+struct Hire: Document, Equatable {
+    var id: String
+    var name: String
+    var hired: Date
+    var review: Review
+    struct Review: Codable, Equatable { var due: Date }
+}
+
+struct DayHire: Document, Equatable {
+    static var dateStrategy: DateStrategy? { .formatted("yyyy-MM-dd") }
+    var id: String
+    var hired: Date
+}
+
+@Suite("Date strategies")
+struct DateStrategyTests {
+    let folder = TemporaryFolder()
+    let store: Store
+    init() throws { store = try Store(path: folder.sub("store")) }
+
+    private func seedFile(_ json: String) throws -> URL {
+        let dir = folder.sub("seeds-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let url = URL(fileURLWithPath: dir + "/Main.seed.json")
+        try Data(json.utf8).write(to: url)
+        return url
+    }
+
+    @Test(arguments: [DateStrategy.iso8601, .secondsSince1970, .millisecondsSince1970, .secondsSinceReferenceDate, .formatted("yyyy-MM-dd HH:mm:ss")])
+    func everyStrategyRoundTrips(_ strategy: DateStrategy) {
+        let date = Date(timeIntervalSince1970: 1_700_000_123)
+        #expect(strategy.date(from: strategy.value(for: date)) == date)
+        #expect(strategy.date(from: .bool(true)) == nil)
+    }
+
+    @Test func seededDatesAreStoredExactlyWhateverTheirWrittenForm() throws {
+        store.registerSeedType(Hire.self)
+        store.registerSeedType(DayHire.self)
+        let hired = Date(timeIntervalSince1970: 1_700_000_000)
+        try store.seed(from: try seedFile(#"{"Hire": [{"id": "h1", "name": "Ada", "hired": "2023-11-14T22:13:20Z", "review": {"due": "2024-01-01T00:00:00Z"}}]}"#))
+        var options = SeedOptions()
+        options.dateStrategy = .secondsSince1970
+        try store.seed(from: try seedFile(#"{"Hire": [{"id": "h2", "name": "Bob", "hired": 1700000000, "review": {"due": 1704067200}}], "DayHire": [{"id": "d1", "hired": "2024-02-29"}]}"#),
+                       options: options)
+        let ada = try #require(try store.retrieve(Hire.self, id: "h1"))
+        #expect(ada.hired == hired && ada.review.due == Date(timeIntervalSince1970: 1_704_067_200))
+        #expect(try store.retrieve(Hire.self, id: "h2") == Hire(id: "h2", name: "Bob", hired: hired, review: .init(due: Date(timeIntervalSince1970: 1_704_067_200))))
+        #expect(try store.retrieve(DayHire.self, id: "d1")?.hired == Date(timeIntervalSince1970: 1_709_164_800), "the type's own format wins")
+        // Stored as dates, not as the strings or numbers of the seed files.
+        let stored = try store.read { tx in try exported(tx, "Hire") }
+        #expect(stored.allSatisfy { if case .date? = $0.document["hired"] { return true } else { return false } })
+        // Export writes them the way it is asked to.
+        let line = try #require(stored.first).jsonLine(dateStrategy: .millisecondsSince1970)
+        #expect(line.contains("\"hired\":1700000000000"))
+        #expect(try #require(stored.first).jsonLine().contains("\"hired\":\"2023-11-14T22:13:20Z\""))
+    }
+
+    @Test func aDateThatDoesNotParseIsASeedError() throws {
+        store.registerSeedType(Hire.self)
+        let error = #expect(throws: SeedError.self) {
+            try store.seed(from: try seedFile(#"{"Hire": [{"id": "h1", "name": "Ada", "hired": "last tuesday", "review": {"due": "2024-01-01T00:00:00Z"}}]}"#))
+        }
+        #expect(error?.kind == .typeMismatch)
+        #expect(try store.count(Hire.self) == 0)
+    }
+}
