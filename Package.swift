@@ -36,7 +36,9 @@ let package = Package(
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
         .target(name: "DepotLMDB", dependencies: ["CLMDB"]),
-        .target(name: "Depot", dependencies: ["DepotLMDB"]),
+        // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
+        .target(name: "CDepotCRC"),
+        .target(name: "Depot", dependencies: ["DepotLMDB", "CDepotCRC"]),
         .target(name: "DepotDriverTesting", dependencies: ["Depot"]),
         // swift-log adapter for DepotLogger; the core targets never depend on swift-log.
         .target(

@@ -8,12 +8,18 @@ extension Transaction {
                                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         if range.lower == nil && range.upper == nil && range.prefix == nil {
             // The whole database: no bounds to check on each step.
+            // A plain mdb_cursor_get loop (no optional tuple per step); `live()` still checks on
+            // every step that neither the cursor nor the transaction ended inside `body`.
             try withCursor(db) { cursor in
-                var entry = try cursor.moveRaw(reverse ? MDB_LAST : MDB_FIRST)
-                while let e = entry {
-                    guard try body(e.key, e.value) else { return }
-                    entry = try cursor.moveRaw(reverse ? MDB_PREV : MDB_NEXT)
+                var k = MDB_val(), v = MDB_val()
+                var rc = mdb_cursor_get(try cursor.live(), &k, &v, reverse ? MDB_LAST : MDB_FIRST)
+                let step = reverse ? MDB_PREV : MDB_NEXT
+                while rc == 0 {
+                    guard try body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                                   UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) else { return }
+                    rc = mdb_cursor_get(try cursor.live(), &k, &v, step)
                 }
+                if rc != MDB_NOTFOUND { throw failure(rc, "mdb_cursor_get", db.name) }
             }
             return
         }

@@ -25,6 +25,31 @@ struct CursorTests {
         #expect(try scan(.all, reverse: true) == keys.reversed())
     }
 
+    @Test func rawWholeDatabaseWalk() throws {
+        func walk(reverse: Bool, stopAfter: Int = .max) throws -> [String] {
+            try env.read { txn in
+                var seen: [String] = []
+                try txn.forEachRaw(in: db, reverse: reverse) { key, value in
+                    seen.append(String(decoding: key, as: UTF8.self))
+                    #expect(String(decoding: value, as: UTF8.self) == seen.last?.uppercased())
+                    return seen.count < stopAfter
+                }
+                return seen
+            }
+        }
+        #expect(try walk(reverse: false) == keys)
+        #expect(try walk(reverse: true) == keys.reversed())
+        #expect(try walk(reverse: false, stopAfter: 3) == Array(keys.prefix(3)))
+        let empty = try env.openDatabase("empty", key: StringCodec.self, value: StringCodec.self)
+        let visited = try env.read { txn in
+            var n = 0
+            try txn.forEachRaw(in: empty) { _, _ in n += 1; return true }
+            try txn.forEachRaw(in: empty, reverse: true) { _, _ in n += 1; return true }
+            return n
+        }
+        #expect(visited == 0)
+    }
+
     @Test func halfOpenAndClosedRanges() throws {
         #expect(try scan(KeyRange("b"..<"c")) == ["b", "ba", "bb", "bc"])
         #expect(try scan(KeyRange("b"..."c")) == ["b", "ba", "bb", "bc", "c"])

@@ -14,7 +14,32 @@
 
 #define MAP_SIZE ((size_t)2 << 30)
 
+#if defined(__has_include)
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define CLMDB_HAVE_CALLGRIND 1
+#endif
+#endif
+
+static int clmdb_toggle_on_clock_reads = 0;
+static uint64_t clmdb_clock_reads = 0;
+
+int clmdb_bench_count_between_clock_reads(void) {
+    clmdb_toggle_on_clock_reads = 1;
+#if defined(CLMDB_HAVE_CALLGRIND)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+uint64_t clmdb_bench_clock_reads(void) { return clmdb_clock_reads; }
+
 uint64_t clmdb_now_ns(void) {
+    clmdb_clock_reads++;
+#if defined(CLMDB_HAVE_CALLGRIND)
+    if (clmdb_toggle_on_clock_reads) CALLGRIND_TOGGLE_COLLECT;
+#endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;

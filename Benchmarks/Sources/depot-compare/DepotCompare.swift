@@ -5,7 +5,23 @@ import Foundation
 /// `depot-compare`: the same workloads on C-on-liblmdb ("c"), the DepotLMDB binding ("lmdb"),
 /// the Depot document layer ("documents", via `DocumentWorkloads`) and GRDB/SQLite ("grdb"),
 /// in interleaved rounds in one process; prints median ns/op and ratios.
+/// The entry point is synchronous so that valgrind can run the `--callgrind` mode (it cannot
+/// run an async `main`); the wall-clock runner is an `AsyncParsableCommand` started from here.
 @main
+enum DepotCompareMain {
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "--callgrind" {
+            exit(InstructionMode.run(Array(arguments.dropFirst())))
+        }
+        Task.detached {
+            await DepotCompare.main()
+            exit(0)
+        }
+        dispatchMain()
+    }
+}
+
 struct DepotCompare: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depot-compare",

@@ -40,7 +40,7 @@ enum GroupCommitBench {
         let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait)
         defer { try? env.close() }
         let perTask = max(1, totalWrites / writers)
-        let firstTransaction = env.info().lastTransactionID
+        let firstTransaction = try env.info().lastTransactionID
         let t0 = now()
         let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
             for w in 0..<writers {
@@ -65,7 +65,7 @@ enum GroupCommitBench {
             return all
         }
         let seconds = Double(now() - t0) / 1e9
-        let commits = env.info().lastTransactionID - firstTransaction
+        let commits = try env.info().lastTransactionID - firstTransaction
         let stored = try env.read { txn in try txn.count(db) }
         guard stored == perTask * writers else {
             throw BenchError("group commit: \(stored) records stored, expected \(perTask * writers)")

@@ -1,5 +1,14 @@
-/// CRC-32C (Castagnoli), slicing-by-8. Depot's per-record checksum: LMDB 0.9 has none of its own.
+import CDepotCRC
+
+/// CRC-32C (Castagnoli). Depot's per-record checksum: LMDB 0.9 has none of its own.
+///
+/// Computed with the CPU's CRC-32C instruction where there is one (x86-64 SSE 4.2 `crc32`,
+/// ARMv8 CRC; checked once per process), else with a slicing-by-8 table. Both give identical
+/// results; ``isHardwareAccelerated`` tells which one runs.
 public enum CRC32C {
+    /// Whether this process computes checksums with the CPU's CRC-32C instruction.
+    public static let isHardwareAccelerated: Bool = cdepot_crc32c_hardware_available() != 0
+
     static let tables: [[UInt32]] = {
         var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
         for i in 0..<256 {
@@ -16,6 +25,21 @@ public enum CRC32C {
 
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        if isHardwareAccelerated, let base = bytes.baseAddress {
+            return cdepot_crc32c_hardware(crc, base, bytes.count)
+        }
+        return software(bytes, continuing: crc)
+    }
+
+    /// The checksum with the CPU's instruction; nil on a CPU without one.
+    static func hardware(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32? {
+        guard isHardwareAccelerated else { return nil }
+        guard let base = bytes.baseAddress else { return crc }
+        return cdepot_crc32c_hardware(crc, base, bytes.count)
+    }
+
+    /// The checksum with the slicing-by-8 table (the fallback, and the reference in tests).
+    static func software(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var c = ~crc
         flat.withUnsafeBufferPointer { t in
             var p = 0

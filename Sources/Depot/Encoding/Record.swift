@@ -23,30 +23,34 @@ enum Record {
     /// Writes a header placeholder; call ``seal(_:)`` after appending the payload.
     static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
         buffer.removeAll(keepingCapacity: true)
+        // No temporary array: this runs once per stored record.
         buffer.append(version)
         buffer.append(flags)
-        withUnsafeBytes(of: revision.littleEndian) { buffer.append(contentsOf: $0) }
-        buffer.append(contentsOf: [0, 0, 0, 0])
+        var r = revision
+        for _ in 0..<8 {
+            buffer.append(UInt8(truncatingIfNeeded: r))
+            r >>= 8
+        }
+        for _ in 0..<4 { buffer.append(0) }
     }
 
     /// Sets the flags and revision of a record begun with ``begin(_:flags:revision:)``.
     static func setHeader(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
-        buffer[1] = flags
-        withUnsafeBytes(of: revision.littleEndian) { r in
-            for i in 0..<8 { buffer[2 + i] = r[i] }
+        guard buffer.count >= headerSize else { return }
+        buffer.withUnsafeMutableBytes { b in
+            b[1] = flags
+            b.storeBytes(of: revision.littleEndian, toByteOffset: 2, as: UInt64.self)
         }
     }
 
     /// Fills in the checksum.
     static func seal(_ buffer: inout [UInt8]) {
-        let crc = buffer.withUnsafeBytes { all -> UInt32 in
+        guard buffer.count >= headerSize else { return }
+        buffer.withUnsafeMutableBytes { all in
             let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[0..<10]))
-            return CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[headerSize...]), continuing: head)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[headerSize...]), continuing: head)
+            all.storeBytes(of: crc.littleEndian, toByteOffset: 10, as: UInt32.self)
         }
-        buffer[10] = UInt8(truncatingIfNeeded: crc)
-        buffer[11] = UInt8(truncatingIfNeeded: crc >> 8)
-        buffer[12] = UInt8(truncatingIfNeeded: crc >> 16)
-        buffer[13] = UInt8(truncatingIfNeeded: crc >> 24)
     }
 
     enum Problem: Error { case tooShort, unknownVersion(UInt8), checksum }

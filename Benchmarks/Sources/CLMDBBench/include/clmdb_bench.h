@@ -16,6 +16,15 @@ extern "C" {
 /// Monotonic clock in nanoseconds.
 uint64_t clmdb_now_ns(void);
 
+/// Instruction counting (depot-compare --callgrind): from now on every clock read toggles
+/// callgrind's collection (CALLGRIND_TOGGLE_COLLECT; run valgrind with --collect-atstart=no), so
+/// exactly the measured region of a workload (between its two clock reads) is counted. Returns 1
+/// if the callgrind client requests were compiled in (<valgrind/callgrind.h> found), else 0.
+int clmdb_bench_count_between_clock_reads(void);
+
+/// How many times clmdb_now_ns has been called (the callgrind mode checks it is 2 per workload).
+uint64_t clmdb_bench_clock_reads(void);
+
 /// Keeps freed heap memory in the process (glibc: no trimming to the OS, no mmap for blocks
 /// under 64 MiB), so that no engine pays page faults for memory another engine just freed.
 void clmdb_bench_keep_heap(void);
