@@ -16,6 +16,10 @@ public final class DocumentTransaction {
     let isExplicit: Bool
     /// The store's unsaved changes, laid over this (read) view by ``Store``'s reads.
     var overlay: UnitOfWork?
+    /// This view's copy of the context's type facts (keyed by type only: the alias is fixed),
+    /// valid while the context's facts generation is `viewFactsGeneration`.
+    var viewFacts: [ObjectIdentifier: AnyObject] = [:]
+    var viewFactsGeneration = -1
     lazy var referenceHook = ReferenceHook(self)
     /// Reused for every park of this view (the codec keeps its working state between calls).
     lazy var encoder: BinaryEncoder = {

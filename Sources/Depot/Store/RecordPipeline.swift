@@ -115,7 +115,7 @@ extension DocumentTransaction {
         }
         if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
         if !context.parkedReferences.isEmpty {
-            context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
+            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
         return revision
     }
@@ -140,7 +140,7 @@ extension DocumentTransaction {
         }
         if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
         if !context.parkedReferences.isEmpty {
-            context.parkedReferences[.init(alias: target.alias, collection: target.collection, key: [UInt8](key))] = nil
+            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
         return true
     }

@@ -15,52 +15,44 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
     }
 
     private func parkReferenced<D: Document>(_ document: D) throws -> (collection: String, id: DocumentValue) {
-        let alias = transaction.alias
-        // A document already being parked (a cycle through references) is only referenced.
-        let inProgress = document.id.withKeyBytes { key in
-            transaction.context.parking.contains { $0.matches(alias: alias, collection: D.collection, key: key) }
+        guard let facts = try transaction.facts(D.self, create: true) else {
+            throw DepotError.invalidState("the collection of \(D.self) could not be created")
         }
-        if !inProgress && !isParkedUnchanged(document) {
+        let target = facts.target
+        let context = transaction.context
+        let skip = document.id.withKeyBytes { key -> Bool in
+            // A document already being parked (a cycle through references) is only referenced.
+            if context.parking.contains(where: { $0.matches(alias: target.alias, collection: target.collection, key: key) }) { return true }
+            guard !context.parkedReferences.isEmpty,
+                  let previous = context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] else { return false }
+            return Self.isUnchanged(document, previous: previous, facts: facts)
+        }
+        if !skip {
             try transaction.park(document)
-            rememberParked(document)
+            if let entry = Self.parkedEntry(document, facts: facts) {
+                document.id.withKeyBytes { key in
+                    context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = entry
+                }
+            }
         }
-        return (D.collection, document.id.documentValue)
+        return (target.collection, document.id.documentValue)
     }
 
-    /// What was parked for a referenced document in this transaction: the value itself when the
-    /// type is `Equatable`, else its encoded bytes (references as references).
-    private enum Parked {
-        case value(any Equatable)
-        case bytes([UInt8])
-    }
-
-    private func cacheKey<D: Document>(_ document: D) -> ChangeRecorder.Key {
-        ChangeRecorder.Key(alias: transaction.alias, collection: D.collection, key: document.id.keyBytes)
-    }
-
-    /// Whether `document` was parked as a reference earlier in this transaction and is unchanged
-    /// (the record pipeline forgets the entry whenever the record is written another way).
-    private func isParkedUnchanged<D: Document>(_ document: D) -> Bool {
-        guard let previous = transaction.context.parkedReferences[cacheKey(document)] as? Parked else { return false }
+    /// Whether `document` equals what was parked for it earlier in this transaction (the record
+    /// pipeline forgets the entry whenever the record is written another way).
+    private static func isUnchanged<D: Document>(_ document: D, previous: TransactionContext.ParkedValue, facts: TypeFacts<D>) -> Bool {
         switch previous {
         case .value(let old):
-            guard let new = document as? any Equatable else { return false }
+            guard facts.isEquatable, let new = document as? any Equatable else { return false }
             return new.isEqual(to: old)
         case .bytes(let old):
-            return Self.plainBytes(document) == old
+            return plainBytes(document) == old
         }
     }
 
-    private func rememberParked<D: Document>(_ document: D) {
-        let entry: Parked
-        if let equatable = document as? any Equatable {
-            entry = .value(equatable)
-        } else if let bytes = Self.plainBytes(document) {
-            entry = .bytes(bytes)
-        } else {
-            return
-        }
-        transaction.context.parkedReferences[cacheKey(document)] = entry
+    private static func parkedEntry<D: Document>(_ document: D, facts: TypeFacts<D>) -> TransactionContext.ParkedValue? {
+        if facts.isEquatable, let equatable = document as? any Equatable { return .value(equatable) }
+        return plainBytes(document).map(TransactionContext.ParkedValue.bytes)
     }
 
     private static func plainBytes<D: Document>(_ document: D) -> [UInt8]? {

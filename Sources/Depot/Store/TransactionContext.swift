@@ -21,8 +21,12 @@ final class TransactionContext {
     private var targets: [CollectionName: RecordTarget] = [:]
     /// The key/value kit's keyspace per alias.
     private var kvTargets: [String: RecordTarget] = [:]
-    /// Per-type facts, keyed by type and alias.
-    var typeFacts: [TypeFactsKey: AnyObject] = [:]
+    /// Per-type facts, keyed by type and alias. Cleared (and ``factsGeneration`` bumped) when
+    /// targets may have changed; views keep a copy keyed by type alone while the generation holds.
+    var typeFacts: [TypeFactsKey: AnyObject] = [:] {
+        didSet { if typeFacts.isEmpty { factsGeneration &+= 1 } }
+    }
+    private(set) var factsGeneration = 0
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
     /// Collection databases dropped in this transaction (the store forgets them after commit).
     private var droppedDatabases: Set<String> = []
@@ -38,7 +42,21 @@ final class TransactionContext {
     var undoLog: UndoLog?
     /// Referenced documents parked in this transaction, with what was written (see
     /// ``ReferenceHook``): parking the same unchanged document again is skipped.
-    var parkedReferences: [ChangeRecorder.Key: Any] = [:]
+    var parkedReferences: [ParkedReference: ParkedValue] = [:]
+
+    /// What was parked for a referenced document: the value itself when its type is
+    /// `Equatable`, else its encoded bytes (references as references).
+    enum ParkedValue {
+        case value(any Equatable)
+        case bytes([UInt8])
+    }
+
+    /// A referenced document parked in this transaction: its collection (the target's identity,
+    /// stable within the transaction) and key.
+    struct ParkedReference: Hashable {
+        var target: ObjectIdentifier
+        var key: PackedKey
+    }
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
     var parking: [InProgress] = []

@@ -7,6 +7,8 @@ final class TypeFacts<D: Document> {
     let target: RecordTarget
     let indexes: [DocumentIndex<D>]
     let isSyncable: Bool
+    /// Whether `D` is `Equatable` (references parked earlier are then compared by value).
+    let isEquatable: Bool
     /// Whether the declared indexes' field paths were checked against a stored document.
     var fieldsChecked: Bool
 
@@ -14,6 +16,7 @@ final class TypeFacts<D: Document> {
         self.target = target
         self.indexes = indexes
         self.isSyncable = D.self is any Syncable.Type
+        self.isEquatable = D.self is any Equatable.Type
         self.fieldsChecked = indexes.isEmpty
     }
 }
@@ -23,9 +26,17 @@ extension DocumentTransaction {
     /// `create` is false. In a write transaction the collection's stored schema is reconciled
     /// with what `D` declares the first time `D` is used.
     func facts<D: Document>(_ type: D.Type, create: Bool) throws -> TypeFacts<D>? {
-        let key = TransactionContext.TypeFactsKey(type: ObjectIdentifier(D.self), alias: alias)
-        if let cached = context.typeFacts[key] {
+        let typeID = ObjectIdentifier(D.self)
+        if viewFactsGeneration == context.factsGeneration {
             // Safe: entries under ObjectIdentifier(D.self) are only ever TypeFacts<D>.
+            if let cached = viewFacts[typeID] { return unsafeDowncast(cached, to: TypeFacts<D>.self) }
+        } else {
+            viewFacts.removeAll(keepingCapacity: true)
+            viewFactsGeneration = context.factsGeneration
+        }
+        let key = TransactionContext.TypeFactsKey(type: typeID, alias: alias)
+        if let cached = context.typeFacts[key] {
+            viewFacts[typeID] = cached
             return unsafeDowncast(cached, to: TypeFacts<D>.self)
         }
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
@@ -41,6 +52,7 @@ extension DocumentTransaction {
         }
         let facts = TypeFacts<D>(target: target, indexes: indexes)
         context.typeFacts[key] = facts
+        if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
         return facts
     }
 
