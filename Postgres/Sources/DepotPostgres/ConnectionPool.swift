@@ -14,9 +14,16 @@ import PostgresNIO
 /// wait, never through Swift's cooperative pool (no task executor, no timers on the global
 /// executor).
 final class ConnectionPool: @unchecked Sendable {
+    /// A leased connection, and since when it has been waiting in a chained read transaction
+    /// (`COMMIT AND CHAIN` after a read: the next read needs no `BEGIN`), if it is.
+    struct Lease: Sendable {
+        let connection: PostgresConnection
+        var chainedReadSince: ContinuousClock.Instant?
+    }
+
     // @unchecked Sendable: the mutable state is guarded by `condition`; the rest is immutable.
     private let condition = NSCondition()
-    private var idle: [PostgresConnection] = []
+    private var idle: [Lease] = []
     private var open = 0
     private var nextID = 0
     private var closed = false
@@ -42,7 +49,7 @@ final class ConnectionPool: @unchecked Sendable {
     var isEventLoopThread: Bool { eventLoop.inEventLoop }
 
     /// A connection: an idle one, a new one, or the first one given back before `deadline`.
-    func lease(until deadline: Date) throws -> PostgresConnection {
+    func lease(until deadline: Date) throws -> Lease {
         if isEventLoopThread { throw PostgresDriverError.calledFromDriverThread }
         let id: Int
         condition.lock()
@@ -51,10 +58,10 @@ final class ConnectionPool: @unchecked Sendable {
                 condition.unlock()
                 throw PostgresDriverError.closed
             }
-            while let connection = idle.popLast() {
-                if !connection.isClosed {
+            while let lease = idle.popLast() {
+                if !lease.connection.isClosed {
                     condition.unlock()
-                    return connection
+                    return lease
                 }
                 open -= 1
             }
@@ -70,7 +77,7 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         condition.unlock()
-        return try connect(id: id, deadline: deadline)
+        return Lease(connection: try connect(id: id, deadline: deadline))
     }
 
     /// Opens connection `id` (already counted in `open`).
@@ -85,7 +92,7 @@ final class ConnectionPool: @unchecked Sendable {
         case .success(let connection)?:
             let refused: Bool = condition.withLock { closed }
             if refused {
-                give(back: connection, reusable: false)
+                give(back: Lease(connection: connection), reusable: false)
                 throw PostgresDriverError.closed
             }
             return connection
@@ -110,13 +117,13 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Gives a leased connection back; one that failed (`reusable` false) or closed is closed
     /// and forgotten.
-    func give(back connection: PostgresConnection, reusable: Bool) {
+    func give(back lease: Lease, reusable: Bool) {
         let shutDown: Bool = condition.withLock {
-            if reusable && !closed && !connection.isClosed {
-                idle.append(connection)
+            if reusable && !closed && !lease.connection.isClosed {
+                idle.append(lease)
             } else {
                 open -= 1
-                connection.closeSoon()
+                lease.connection.closeSoon()
             }
             condition.signal()
             return takeShutDown()
@@ -129,7 +136,7 @@ final class ConnectionPool: @unchecked Sendable {
     func close() {
         let (connections, shutDown): ([PostgresConnection], Bool) = condition.withLock {
             closed = true
-            let connections = idle
+            let connections = idle.map(\.connection)
             idle = []
             open -= connections.count
             condition.broadcast()

@@ -89,9 +89,11 @@ public final class PostgresDriver: StorageDriver {
             do {
                 let result = try body(txn)
                 txn.finish()
-                // A read-only commit cannot fail but with the connection; the next statement on
-                // this connection (of any transaction) queues behind it.
-                session.send("COMMIT")
+                // A read-only commit cannot fail but with the connection, so nobody waits for
+                // it; AND CHAIN opens the next read transaction (without a snapshot yet), so
+                // that the next read on this connection needs no BEGIN.
+                session.send("COMMIT AND CHAIN")
+                session.chainedReadSince = .now
                 return result
             } catch {
                 txn.finish()
@@ -152,7 +154,8 @@ public final class PostgresDriver: StorageDriver {
 
     /// Sends `BEGIN` and the epoch read together (no wait) and wraps the session.
     private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
-        let start = session.submit([PostgresQuery(unsafeSQL: beginSQL), PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]) { rows in
+        let statements = session.starting(beginSQL, read: readOnly) + [PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]
+        let start = session.submit(statements) { rows in
             try PostgresSession.integers(rows).first ?? 0
         }
         return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
@@ -163,9 +166,13 @@ public final class PostgresDriver: StorageDriver {
     func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
         let (seconds, attoseconds) = configuration.connectTimeout.components
         let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        let connection = try pool.lease(until: deadline)
-        let session = PostgresSession(connection: connection, logger: logger, server: configuration.server)
-        defer { pool.give(back: connection, reusable: !session.isBroken) }
+        var lease = try pool.lease(until: deadline)
+        let session = PostgresSession(connection: lease.connection, logger: logger, server: configuration.server,
+                                      chainedReadSince: lease.chainedReadSince)
+        defer {
+            lease.chainedReadSince = session.chainedReadSince
+            pool.give(back: lease, reusable: !session.isBroken)
+        }
         return try body(session)
     }
 
@@ -181,6 +188,7 @@ public final class PostgresDriver: StorageDriver {
     /// Creates the schema and tables (under an advisory lock, so concurrent first starts agree).
     private func setUp() throws {
         try withSession { session in
+            session.leaveChainedRead()
             try session.execute("BEGIN")
             do {
                 try session.execute("SELECT pg_advisory_xact_lock($1)", .of(PostgresSchema.setupLockKey))
@@ -229,6 +237,8 @@ public final class PostgresDriver: StorageDriver {
 extension PostgresDriver {
     /// Deletes the driver's schema with every keyspace in it (for tests and teardown).
     func dropSchema() throws {
-        try withSession { session in try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
+        try withSession { session in
+            session.leaveChainedRead()
+            try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
     }
 }

@@ -14,11 +14,39 @@ final class PostgresSession {
     let server: String
     /// Whether the connection failed (closed, protocol error): it is not reused.
     private(set) var isBroken = false
+    /// Since when the connection has been in a chained read transaction (a read ended with
+    /// `COMMIT AND CHAIN`: a new `REPEATABLE READ READ ONLY` transaction, whose snapshot is only
+    /// taken by its first statement), if it is.
+    var chainedReadSince: ContinuousClock.Instant?
 
-    init(connection: PostgresConnection, logger: Logger, server: String) {
+    /// How long a chained read transaction is reused; older ones are rolled back first, so that
+    /// a server's `idle_in_transaction_session_timeout` (if any, and above this) never ends one
+    /// under a reader.
+    static let chainedReadLifetime: Duration = .seconds(1)
+
+    init(connection: PostgresConnection, logger: Logger, server: String, chainedReadSince: ContinuousClock.Instant?) {
         self.connection = connection
         self.logger = logger
         self.server = server
+        self.chainedReadSince = chainedReadSince
+    }
+
+    /// The statements that start a transaction on this connection: none for a read when a
+    /// recent chained read transaction is open, else (a `ROLLBACK` of the chained one and)
+    /// `begin`.
+    func starting(_ begin: String, read: Bool) -> [PostgresQuery] {
+        defer { chainedReadSince = nil }
+        guard let since = chainedReadSince else { return [PostgresQuery(unsafeSQL: begin)] }
+        if read && ContinuousClock.now - since < Self.chainedReadLifetime { return [] }
+        return [PostgresQuery(unsafeSQL: "ROLLBACK"), PostgresQuery(unsafeSQL: begin)]
+    }
+
+    /// Leaves a chained read transaction, if one is open (for statements outside transactions).
+    func leaveChainedRead() {
+        if chainedReadSince != nil {
+            chainedReadSince = nil
+            send("ROLLBACK")
+        }
     }
 
     /// Sends `statements` in order and returns at once; the result is the last statement's rows

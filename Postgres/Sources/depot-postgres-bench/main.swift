@@ -50,6 +50,16 @@ func measure(_ label: String, _ driver: any StorageDriver) throws {
         })
     }
     report("\(label) point read", samples)
+    samples = []
+    for _ in 0..<min(reads, 500) {
+        samples.append(try microseconds { try driver.read { _ in } })
+    }
+    report("\(label) empty read txn", samples)
+    samples = []
+    for _ in 0..<min(reads, 500) {
+        samples.append(try microseconds { _ = try driver.read { try $0.keyspace(named: "bench", create: false, multiValue: false) } })
+    }
+    report("\(label) read txn + keyspace", samples)
     // One statement at a time inside one read transaction: the cost of a round trip.
     samples = []
     try driver.read { txn in
