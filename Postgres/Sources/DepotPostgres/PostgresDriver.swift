@@ -186,9 +186,12 @@ public final class PostgresDriver: StorageDriver {
     }
 
     /// Creates the schema and tables (under an advisory lock, so concurrent first starts agree).
+    /// On a standby (a streaming replica, read-only) nothing is created: the tables come from
+    /// the primary, and the driver serves reads (writes fail with the server's SQLSTATE 25006).
     private func setUp() throws {
         try withSession { session in
             session.leaveChainedRead()
+            if try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()).first == 1 { return }
             try session.execute("BEGIN")
             do {
                 try session.execute("SELECT pg_advisory_xact_lock($1)", .of(PostgresSchema.setupLockKey))
