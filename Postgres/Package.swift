@@ -9,6 +9,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
+        .executable(name: "depot-pg", targets: ["depot-pg"]),
     ],
     dependencies: [
         .package(name: "Depot", path: ".."),
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.5.3"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         .target(
@@ -39,9 +41,20 @@ let package = Package(
                 .product(name: "DepotLMDB", package: "Depot"),
             ]
         ),
+        // `depot`'s document commands (seed, export, query, collections, stat, kv) on a
+        // PostgreSQL store: --url instead of --path.
+        .executableTarget(
+            name: "depot-pg",
+            dependencies: [
+                "DepotPostgres",
+                .product(name: "Depot", package: "Depot"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .testTarget(
             name: "DepotPostgresTests",
-            dependencies: ["DepotPostgres", .product(name: "Depot", package: "Depot")]
+            // depot-pg: built for the command-line tests, which run it.
+            dependencies: ["DepotPostgres", "depot-pg", .product(name: "Depot", package: "Depot")]
         ),
     ],
     swiftLanguageModes: [.v6]

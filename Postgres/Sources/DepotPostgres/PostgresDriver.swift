@@ -22,24 +22,23 @@ import Synchronization
 /// - Savepoints are SQL savepoints; scans fetch pages (16 rows first, then more) so that a scan
 ///   stopped early reads little.
 ///
-/// Threads: the protocol is synchronous, so each call blocks the calling thread while the
-/// async PostgreSQL client (postgres-nio's `PostgresClient` pool) works on the driver's own
-/// thread and event loop — never on Swift's cooperative pool, so statements and connection
-/// leases complete even when every cooperative thread is blocked in the driver. Two things do
-/// use the global executor: the pool's timers (reconnect back-off, idle close, keep-alive) and
-/// its shutdown. If every cooperative thread is blocked in the driver while a reconnect is
-/// needed, the call fails after ``PostgresConfiguration/connectTimeout`` instead of hanging.
-/// Best: call the driver (the `Store`) from threads of your own, not from async tasks.
+/// Threads: the protocol is synchronous, so each call blocks the calling thread while
+/// postgres-nio's connections work on the driver's own event loop (a thread of its own). A
+/// transaction's statements go to the event loop through EventLoopFuture-based queries and the
+/// caller waits on a condition: nothing runs on Swift's cooperative pool, so calls complete even
+/// when every cooperative thread is blocked in the driver. Still, prefer calling the driver (the
+/// `Store`) from threads of your own rather than from async tasks.
+///
+/// Round trips: `BEGIN` and the keyspace epoch read are sent together; keyspace handles are
+/// cached across transactions (and invalidated by drops, on any host); a read's `COMMIT` is not
+/// waited for. A point read is thus two waits: `BEGIN`, then the `SELECT`.
 public final class PostgresDriver: StorageDriver {
     /// The configuration the driver connected with.
     public let configuration: PostgresConfiguration
     let schema: PostgresSchema
-    private let client: PostgresClient
-    private let bridge: BlockingBridge
-    private let group: MultiThreadedEventLoopGroup
+    private let pool: ConnectionPool
     private let logger: Logger
-    private let runTask: Task<Void, Never>
-    private let closed = Mutex(false)
+    private let keyspaceCache = KeyspaceCache()
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
@@ -47,16 +46,14 @@ public final class PostgresDriver: StorageDriver {
     public init(configuration: PostgresConfiguration, logger: Logger? = nil) throws {
         self.configuration = configuration
         schema = try PostgresSchema(name: configuration.schema)
-        self.logger = logger ?? {
+        let logger = logger ?? {
             var logger = Logger(label: "depot.postgres")
             logger.logLevel = .warning
             return logger
         }()
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        client = PostgresClient(configuration: Self.clientConfiguration(configuration), eventLoopGroup: group,
-                                backgroundLogger: self.logger)
-        bridge = BlockingBridge(name: "depot.postgres")
-        runTask = bridge.start { [client] in await client.run() }
+        self.logger = logger
+        pool = ConnectionPool(configuration: try Self.connectionConfiguration(configuration),
+                              maximum: configuration.maximumConnections, server: configuration.server, logger: logger)
         do {
             try setUp()
         } catch {
@@ -73,23 +70,10 @@ public final class PostgresDriver: StorageDriver {
 
     deinit { close() }
 
-    /// Closes the pool's connections. Later calls throw ``PostgresDriverError/closed``.
+    /// Closes the connections (those in use when they are given back). Later calls throw
+    /// ``PostgresDriverError/closed``. Never blocks.
     public func close() {
-        let first = closed.withLock { wasClosed in
-            defer { wasClosed = true }
-            return !wasClosed
-        }
-        guard first else { return }
-        // Never block here: the pool's shutdown can need Swift's global executor (its timers
-        // run there), and the caller may be one of its threads. The bridge thread ends, and the
-        // event loop shuts down, once the pool has closed its connections.
-        runTask.cancel()
-        let runTask = runTask, bridge = bridge, group = group
-        bridge.start {
-            await runTask.value
-            bridge.stop()
-            group.shutdownGracefully { _ in }
-        }
+        pool.close()
     }
 
     /// Transactions, savepoints, snapshot reads, durable commits, shared by many processes and
@@ -101,12 +85,15 @@ public final class PostgresDriver: StorageDriver {
     /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try withSession { session in
-            try session.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            let txn = PostgresTransaction(session: session, schema: schema, readOnly: true, firstPage: configuration.firstScanPage)
+            let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
             do {
                 let result = try body(txn)
                 txn.finish()
-                try session.execute("COMMIT")
+                // A read-only commit cannot fail but with the connection, so nobody waits for
+                // it; AND CHAIN opens the next read transaction (without a snapshot yet), so
+                // that the next read on this connection needs no BEGIN.
+                session.send("COMMIT AND CHAIN")
+                session.chainedReadSince = .now
                 return result
             } catch {
                 txn.finish()
@@ -134,12 +121,12 @@ public final class PostgresDriver: StorageDriver {
             var retryState: String?
             do {
                 let (result, handlers) = try withSession { session -> (R, [() -> Void]) in
-                    try session.execute("BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)")
-                    let txn = PostgresTransaction(session: session, schema: schema, readOnly: false, firstPage: configuration.firstScanPage)
+                    let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
                     do {
                         let result = try body(txn)
                         txn.finish()
                         try session.execute("COMMIT")
+                        txn.publishKeyspaces()
                         return (result, txn.handlers)
                     } catch {
                         txn.finish()
@@ -165,46 +152,46 @@ public final class PostgresDriver: StorageDriver {
 
     // MARK: - Connections
 
-    /// Leases a connection for the duration of `body`.
-    func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
-        if closed.withLock({ $0 }) { throw PostgresDriverError.closed }
-        let handoff = ConnectionHandoff()
-        let task = bridge.start { [client] in
-            do {
-                try await client.withConnection { connection in await handoff.hold(connection) }
-            } catch {
-                handoff.fail(error)
-            }
+    /// Sends `BEGIN` and the epoch read together (no wait) and wraps the session.
+    private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
+        let statements = session.starting(beginSQL, read: readOnly) + [PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]
+        let start = session.submit(statements) { rows in
+            try PostgresSession.integers(rows).first ?? 0
         }
-        let (seconds, attoseconds) = configuration.connectTimeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        let connection: PostgresConnection?
-        do {
-            connection = try handoff.wait(until: deadline)
-        } catch {
-            throw PostgresDriverError.connectionUnavailable(server: configuration.server, detail: PostgresSession.map(error, server: configuration.server).description)
-        }
-        guard let connection else {
-            task.cancel()
-            throw PostgresDriverError.connectionUnavailable(server: configuration.server, detail: "no connection within \(seconds) s")
-        }
-        defer { handoff.release() }
-        return try body(PostgresSession(connection: connection, bridge: bridge, logger: logger, server: configuration.server))
+        return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
+                                   start: start, cache: keyspaceCache)
     }
 
-    /// Rolls back; a connection that cannot is closed so that the pool drops it.
+    /// Leases a connection for the duration of `body`.
+    func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
+        let (seconds, attoseconds) = configuration.connectTimeout.components
+        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        var lease = try pool.lease(until: deadline)
+        let session = PostgresSession(connection: lease.connection, logger: logger, server: configuration.server,
+                                      chainedReadSince: lease.chainedReadSince)
+        defer {
+            lease.chainedReadSince = session.chainedReadSince
+            pool.give(back: lease, reusable: !session.isBroken)
+        }
+        return try body(session)
+    }
+
+    /// Rolls back; a connection that cannot is dropped.
     private func rollback(_ session: PostgresSession) {
         do {
             try session.execute("ROLLBACK")
         } catch {
-            let connection = session.connection
-            _ = try? bridge.run { try await connection.close() }
+            session.markBroken()
         }
     }
 
     /// Creates the schema and tables (under an advisory lock, so concurrent first starts agree).
+    /// On a standby (a streaming replica, read-only) nothing is created: the tables come from
+    /// the primary, and the driver serves reads (writes fail with the server's SQLSTATE 25006).
     private func setUp() throws {
         try withSession { session in
+            session.leaveChainedRead()
+            if try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()).first == 1 { return }
             try session.execute("BEGIN")
             do {
                 try session.execute("SELECT pg_advisory_xact_lock($1)", .of(PostgresSchema.setupLockKey))
@@ -217,29 +204,35 @@ public final class PostgresDriver: StorageDriver {
         }
     }
 
-    static func clientConfiguration(_ config: PostgresConfiguration) -> PostgresClient.Configuration {
-        var result: PostgresClient.Configuration
+    /// postgres-nio's connection settings (TLS contexts are built here: a bad root certificate
+    /// file is a configuration error).
+    static func connectionConfiguration(_ config: PostgresConfiguration) throws -> PostgresConnection.Configuration {
+        var result: PostgresConnection.Configuration
         if config.host.hasPrefix("/") {
             result = .init(unixSocketPath: "\(config.host)/.s.PGSQL.\(config.port)", username: config.username,
                            password: config.password, database: config.database)
         } else {
-            var unchecked = TLSConfiguration.makeClientConfiguration()
-            unchecked.certificateVerification = .none
-            let tls: PostgresClient.Configuration.TLS
-            switch config.tls {
-            case .disable: tls = .disable
-            case .prefer: tls = .prefer(unchecked)
-            case .require: tls = .require(unchecked)
-            case .verifyFull:
-                var verified = TLSConfiguration.makeClientConfiguration()
-                if let path = config.rootCertificatePath { verified.trustRoots = .file(path) }
-                tls = .require(verified)
+            let tls: PostgresConnection.Configuration.TLS
+            do {
+                var unchecked = TLSConfiguration.makeClientConfiguration()
+                unchecked.certificateVerification = .none
+                switch config.tls {
+                case .disable: tls = .disable
+                case .prefer: tls = .prefer(try NIOSSLContext(configuration: unchecked))
+                case .require: tls = .require(try NIOSSLContext(configuration: unchecked))
+                case .verifyFull:
+                    var verified = TLSConfiguration.makeClientConfiguration()
+                    if let path = config.rootCertificatePath { verified.trustRoots = .file(path) }
+                    tls = .require(try NIOSSLContext(configuration: verified))
+                }
+            } catch {
+                throw PostgresDriverError.invalidConfiguration("TLS setup failed (\(String(describing: type(of: error))))")
             }
             result = .init(host: config.host, port: config.port, username: config.username,
                            password: config.password, database: config.database, tls: tls)
         }
-        result.options.maximumConnections = max(1, config.maximumConnections)
-        result.options.connectTimeout = config.connectTimeout
+        let (seconds, attoseconds) = config.connectTimeout.components
+        result.options.connectTimeout = .nanoseconds(max(1, min(max(seconds, 0), 86_400 * 365) * 1_000_000_000 + attoseconds / 1_000_000_000))
         return result
     }
 }
@@ -247,6 +240,8 @@ public final class PostgresDriver: StorageDriver {
 extension PostgresDriver {
     /// Deletes the driver's schema with every keyspace in it (for tests and teardown).
     func dropSchema() throws {
-        try withSession { session in try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
+        try withSession { session in
+            session.leaveChainedRead()
+            try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
     }
 }

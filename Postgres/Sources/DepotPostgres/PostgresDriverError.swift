@@ -19,7 +19,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     case readOnlyTransaction
     /// A write was started inside a write on the same thread (use a savepoint instead).
     case nestedWrite
-    /// The driver was called from its own internal thread (from code running on the bridge).
+    /// The driver was called from its own internal thread (its event loop).
     case calledFromDriverThread
     /// The driver was closed.
     case closed

@@ -5,6 +5,8 @@
 ///   keyspaces.
 /// - `multi(keyspace, key bytea, value bytea, primary key (keyspace, key, value))`: multi-value
 ///   keyspaces (several sorted values per key).
+/// - `epoch(value bigint)`: one row, incremented by every keyspace drop; transactions read it
+///   to know whether cached keyspace handles still hold (see ``KeyspaceCache``).
 ///
 /// `bytea` compares bytes as unsigned, shortest first on a common prefix — the same order as
 /// LMDB's, independent of collation. Keys and values are always bound as parameters; only the
@@ -15,6 +17,7 @@ struct PostgresSchema: Sendable {
     let keyspaces: String
     let entries: String
     let multi: String
+    let epoch: String
 
     /// Validates `name` (lowercase letters, digits and `_`, starting with a letter or `_`, at
     /// most 48 characters).
@@ -28,6 +31,7 @@ struct PostgresSchema: Sendable {
         keyspaces = "\(quoted).keyspaces"
         entries = "\(quoted).entries"
         multi = "\(quoted).multi"
+        epoch = "\(quoted).epoch"
     }
 
     /// The statements that create the schema and its tables (idempotent). Run them under
@@ -38,6 +42,8 @@ struct PostgresSchema: Sendable {
             "CREATE TABLE IF NOT EXISTS \(keyspaces) (id serial PRIMARY KEY, name text NOT NULL UNIQUE, multi boolean NOT NULL)",
             "CREATE TABLE IF NOT EXISTS \(entries) (keyspace integer NOT NULL, key bytea NOT NULL, value bytea NOT NULL, PRIMARY KEY (keyspace, key))",
             "CREATE TABLE IF NOT EXISTS \(multi) (keyspace integer NOT NULL, key bytea NOT NULL, value bytea NOT NULL, PRIMARY KEY (keyspace, key, value))",
+            "CREATE TABLE IF NOT EXISTS \(epoch) (one boolean PRIMARY KEY DEFAULT true CHECK (one), value bigint NOT NULL)",
+            "INSERT INTO \(epoch) (value) VALUES (0) ON CONFLICT DO NOTHING",
         ]
     }
 

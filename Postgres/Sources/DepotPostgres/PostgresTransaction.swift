@@ -2,7 +2,9 @@ import Depot
 import PostgresNIO
 
 /// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one
-/// statement; keys and values are bound as `bytea` parameters.
+/// statement; keys and values are bound as `bytea` parameters. `BEGIN` and the read of the
+/// keyspace epoch were sent together when the transaction started; the first operation waits
+/// for them (so nothing runs outside the transaction when `BEGIN` failed).
 final class PostgresTransaction: StorageTransaction {
     private let session: PostgresSession
     private let schema: PostgresSchema
@@ -17,12 +19,35 @@ final class PostgresTransaction: StorageTransaction {
     private var depth = 0
     /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
     private var keyspaces: [String: Keyspace] = [:]
+    /// `BEGIN` followed by the epoch read: the snapshot's keyspace epoch.
+    private let start: Pending<Int64>
+    private var epoch: Int64?
+    private let cache: KeyspaceCache
+    /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
+    private var droppedKeyspace = false
 
-    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int) {
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
         self.firstPage = max(1, firstPage)
+        self.start = start
+        self.cache = cache
+    }
+
+    /// Waits for `BEGIN` and the epoch read; throws their failure.
+    @discardableResult
+    private func started() throws -> Int64 {
+        if let epoch { return epoch }
+        let value = try run { try session.wait(start) }
+        epoch = value
+        return value
+    }
+
+    /// After the commit of a write: shares the keyspaces it used (created ones included).
+    func publishKeyspaces() {
+        guard let epoch, !droppedKeyspace, !isReadOnly else { return }
+        cache.store(keyspaces.mapValues(\.handle), epoch: epoch)
     }
 
     var nestingDepth: Int { depth }
@@ -34,6 +59,7 @@ final class PostgresTransaction: StorageTransaction {
     private func check(write: Bool) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
+        try started()
     }
 
     /// Runs one statement, remembering retryable failures.
@@ -51,6 +77,12 @@ final class PostgresTransaction: StorageTransaction {
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
         try check(write: false)
         if let known = keyspaces[name] { return known }
+        let epoch = try started()
+        if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
+            let keyspace = Keyspace(name: name, handle: handle)
+            keyspaces[name] = keyspace
+            return keyspace
+        }
         // id * 2 + multi: both in one bigint column.
         let select = "SELECT id::bigint * 2 + multi::int FROM \(schema.keyspaces) WHERE name = $1"
         var found = try run { try session.integers(select, .of(name)) }.first
@@ -63,6 +95,9 @@ final class PostgresTransaction: StorageTransaction {
         guard let found, let id = Int32(exactly: found / 2) else { return nil }
         let keyspace = Keyspace(name: name, handle: KeyspaceHandle(id: id, multiValue: found % 2 == 1).raw)
         keyspaces[name] = keyspace
+        // A read's snapshot only holds committed keyspaces: share them now. A write's (which
+        // may have created some) are shared after its commit.
+        if isReadOnly { cache.store([name: keyspace.handle], epoch: epoch) }
         return keyspace
     }
 
@@ -82,6 +117,9 @@ final class PostgresTransaction: StorageTransaction {
     func drop(_ keyspace: Keyspace) throws {
         try clear(keyspace)
         try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(KeyspaceHandle(keyspace.handle).id)) }
+        // Every host's cached handles from before this commit become stale.
+        droppedKeyspace = true
+        try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
         keyspaces[keyspace.name] = nil
     }
 

@@ -1,6 +1,7 @@
 // Measures durable single-entry writes and point reads through the StorageDriver protocol:
 // PostgreSQL (DEPOT_POSTGRES_URL, a fresh schema dropped at the end) against LMDB (a temporary
-// folder). Usage: depot-postgres-bench [WRITES] [READS]
+// folder), then documents through Store: inserts, gets by ID, indexed queries and 1/8/64
+// concurrent writers. Usage: depot-postgres-bench [WRITES] [READS] [DOCUMENTS]
 import Depot
 import DepotLMDB
 import DepotPostgres
@@ -9,6 +10,8 @@ import Foundation
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let writes = arguments.first ?? 300
 let reads = arguments.dropFirst().first ?? 2000
+let documents = max(100, arguments.dropFirst(2).first ?? 400)
+let writerCounts = [1, 8, 64]
 
 func microseconds(_ body: () throws -> Void) rethrows -> Double {
     let start = ContinuousClock.now
@@ -50,6 +53,16 @@ func measure(_ label: String, _ driver: any StorageDriver) throws {
         })
     }
     report("\(label) point read", samples)
+    samples = []
+    for _ in 0..<min(reads, 500) {
+        samples.append(try microseconds { try driver.read { _ in } })
+    }
+    report("\(label) empty read txn", samples)
+    samples = []
+    for _ in 0..<min(reads, 500) {
+        samples.append(try microseconds { _ = try driver.read { try $0.keyspace(named: "bench", create: false, multiValue: false) } })
+    }
+    report("\(label) read txn + keyspace", samples)
     // One statement at a time inside one read transaction: the cost of a round trip.
     samples = []
     try driver.read { txn in
@@ -67,6 +80,7 @@ let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depo
 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(at: folder) }
 try measure("LMDB", LMDBDriver(environment: Environment.open(path: folder.path)))
+try measureDocuments("LMDB", Store(path: folder.path + "/documents"), documents: documents, writerCounts: writerCounts)
 
 if let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
     var configuration = try PostgresConfiguration(url: url)
@@ -74,7 +88,15 @@ if let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
     let driver = try PostgresDriver(configuration: configuration)
     defer { driver.close() }
     try measure("PostgreSQL", driver)
-    print("(schema \(configuration.schema) left in place; drop it with: DROP SCHEMA \(configuration.schema) CASCADE)")
+    // As many connections as writers, so that the 64-writer run measures the server's group
+    // commit rather than the pool.
+    var documentConfiguration = configuration
+    documentConfiguration.schema = configuration.schema + "_docs"
+    documentConfiguration.maximumConnections = writerCounts.max() ?? 8
+    let documentDriver = try PostgresDriver(configuration: documentConfiguration)
+    defer { documentDriver.close() }
+    try measureDocuments("PostgreSQL", Store(driver: documentDriver), documents: documents, writerCounts: writerCounts)
+    print("(schemas \(configuration.schema) and \(documentConfiguration.schema) left in place; drop them with DROP SCHEMA … CASCADE)")
 } else {
     print("DEPOT_POSTGRES_URL is not set: PostgreSQL skipped")
 }
