@@ -54,7 +54,8 @@ let package = Package(
         .testTarget(
             name: "DepotPostgresTests",
             // depot-pg: built for the command-line tests, which run it.
-            dependencies: ["DepotPostgres", "depot-pg", .product(name: "Depot", package: "Depot")]
+            dependencies: ["DepotPostgres", "depot-pg", .product(name: "Depot", package: "Depot"),
+                           .product(name: "DepotDriverTesting", package: "Depot")]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -10,16 +10,8 @@ import DepotLMDB
 ///
 /// A value type: reads take a copy (copy-on-write, so no copying while nobody reads).
 struct UnitOfWork {
-    struct Key: Hashable {
-        var alias: String
-        var collection: String
-        var key: [UInt8]
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(alias)
-            hasher.combine(collection)
-            key.withUnsafeBytes { hasher.combine(bytes: $0) }
-        }
-    }
+    /// A document: alias, collection and key bytes (the change recorder's key type).
+    typealias Key = ChangeRecorder.Key
 
     struct CollectionKey: Hashable {
         var alias: String
