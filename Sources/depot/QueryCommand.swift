@@ -37,31 +37,11 @@ struct QueryCommand: ParsableCommand {
             guard parts.count == 3 else {
                 throw ValidationError("--where needs three words: FIELD OP VALUE (got '\(raw.replacingOccurrences(of: String(Self.separator), with: " "))')")
             }
-            guard !parts[0].isEmpty else { throw ValidationError("--where: the field is empty") }
-            guard let op = FieldCondition.Operator(rawValue: parts[1]) else {
-                throw ValidationError("--where \(parts[0]) \(parts[1]) …: unknown operator '\(parts[1])'; use one of \(FieldCondition.Operator.allCases.map(\.rawValue).joined(separator: " "))")
+            do {
+                return try FieldCondition(field: parts[0], operator: parts[1], text: parts[2])
+            } catch let error as DepotError {
+                throw ValidationError(error.message)
             }
-            let value = try Self.parseValue(parts[2])
-            if op == .prefix, case .string = value {} else if op == .prefix {
-                throw ValidationError("--where \(parts[0]) prefix …: the value must be text")
-            }
-            return FieldCondition(field: parts[0], op: op, value: value)
-        }
-    }
-
-    /// JSON when it parses as a scalar, else the text itself. JSON that Depot's strict reader
-    /// refuses (a number that cannot be held exactly, such as `1e999` or a 30-digit integer) is
-    /// an error, not silently a string.
-    static func parseValue(_ text: String) throws -> DocumentValue {
-        do {
-            let parsed = try DocumentValue(jsonString: text)
-            switch parsed {
-            case .array, .object: return .string(text)
-            default: return parsed
-            }
-        } catch let error as BinaryCodecError {
-            if case .rejectedJSON = error { throw ValidationError("--where value: \(error)") }
-            return .string(text)
         }
     }
 

@@ -32,31 +32,14 @@ struct QueryCommand: ParsableCommand {
     func parsedConditions() throws -> [FieldCondition] {
         try conditions.map { raw in
             let parts = raw.split(separator: Self.separator, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, !parts[0].isEmpty else {
+            guard parts.count == 3 else {
                 throw ValidationError("--where needs three words: FIELD OP VALUE (got '\(raw.replacingOccurrences(of: String(Self.separator), with: " "))')")
             }
-            guard let op = FieldCondition.Operator(rawValue: parts[1]) else {
-                throw ValidationError("--where: unknown operator '\(parts[1])'; use one of \(FieldCondition.Operator.allCases.map(\.rawValue).joined(separator: " "))")
+            do {
+                return try FieldCondition(field: parts[0], operator: parts[1], text: parts[2])
+            } catch let error as DepotError {
+                throw ValidationError(error.message)
             }
-            let value = try Self.parseValue(parts[2])
-            if op == .prefix, case .string = value {} else if op == .prefix {
-                throw ValidationError("--where \(parts[0]) prefix …: the value must be text")
-            }
-            return FieldCondition(field: parts[0], op: op, value: value)
-        }
-    }
-
-    /// JSON when it parses as a scalar, else the text itself.
-    static func parseValue(_ text: String) throws -> DocumentValue {
-        do {
-            let parsed = try DocumentValue(jsonString: text)
-            switch parsed {
-            case .array, .object: return .string(text)
-            default: return parsed
-            }
-        } catch let error as BinaryCodecError {
-            if case .rejectedJSON = error { throw ValidationError("--where value: \(error)") }
-            return .string(text)
         }
     }
 

@@ -83,3 +83,37 @@ extension Comparison where V == String {
     /// Strings starting with `prefix`.
     public static func hasPrefix(_ prefix: String) -> Comparison { .init(op: .prefix, value: .string(prefix)) }
 }
+
+extension FieldCondition {
+    /// A condition from the three words of a command line, `FIELD OP VALUE` (`depot query
+    /// --where salary '>' 100`): OP is one of the ``Operator`` raw values; VALUE is read as a JSON
+    /// scalar when it parses (`42`, `true`, `"text"`), else as text. JSON that Depot's strict reader
+    /// refuses (`1e999`, a 30-digit integer) is an error, not silently text.
+    ///
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/invalidState`` naming the word at fault.
+    public init(field: String, operator op: String, text: String) throws {
+        guard !field.isEmpty else { throw DepotError.invalidState("--where: the field is empty") }
+        guard let parsed = Operator(rawValue: op) else {
+            throw DepotError.invalidState("--where \(field) \(op) …: unknown operator '\(op)'; use one of \(Operator.allCases.map(\.rawValue).joined(separator: " "))")
+        }
+        let value = try Self.commandLineValue(text)
+        if parsed == .prefix, case .string = value {} else if parsed == .prefix {
+            throw DepotError.invalidState("--where \(field) prefix …: the value must be text")
+        }
+        self.init(field: field, op: parsed, value: value)
+    }
+
+    /// VALUE of a command-line condition: a JSON scalar when it parses, else the text itself.
+    public static func commandLineValue(_ text: String) throws -> DocumentValue {
+        do {
+            let parsed = try DocumentValue(jsonString: text)
+            switch parsed {
+            case .array, .object: return .string(text)
+            default: return parsed
+            }
+        } catch let error as BinaryCodecError {
+            if case .rejectedJSON = error { throw DepotError.invalidState("--where value: \(error)") }
+            return .string(text)
+        }
+    }
+}
