@@ -53,29 +53,29 @@ struct Demo {
             try txn.clear(counters)
         }
         let n = 100_000
-        step("write \(n) counters in one transaction") {
-            try! env.write { txn in
+        try step("write \(n) counters in one transaction") {
+            try env.write { txn in
                 for i in 0..<n { try txn.put(UInt64(i) * 2, forKey: Int64(i - n / 2), in: counters, flags: .append) }
             }
         }
-        let sum = step("read all \(n) back with a cursor scan") {
-            try! env.read { txn in
+        let sum = try step("read all \(n) back with a cursor scan") {
+            try env.read { txn in
                 var total: UInt64 = 0
                 try txn.forEach(in: counters) { _, value in total &+= value; return true }
                 return total
             }
         }
         print("    sum of values: \(sum)")
-        let hits = step("10,000 random point reads") {
-            try! env.read { txn in
+        let hits = try step("10,000 random point reads") {
+            try env.read { txn in
                 var found = 0
                 for i in 0..<10_000 where try txn.get(Int64((i * 7919) % n - n / 2), in: counters) != nil { found += 1 }
                 return found
             }
         }
         print("    found \(hits) of 10000")
-        step("write 3 users") {
-            try! env.write { txn in
+        try step("write 3 users") {
+            try env.write { txn in
                 for (id, name) in [("u1", "Ada Lovelace"), ("u2", "Grace Hopper"), ("u3", "Edsger Dijkstra")] {
                     try txn.put(name, forKey: id, in: users)
                 }
@@ -115,9 +115,9 @@ struct Demo {
         let blobs = try env.openDatabase("blobs", key: BigEndian<UInt32>.self, value: BytesCodec.self)
         let before = try env.info().mapSize
         let payload = [UInt8](repeating: 0xAB, count: 4096)
-        step("write 8 MiB into a map that started at 64 KiB") {
+        try step("write 8 MiB into a map that started at 64 KiB") {
             for batch in 0..<32 as Range<UInt32> {
-                try! env.write { txn in
+                try env.write { txn in
                     for i in 0..<64 as Range<UInt32> { try txn.put(payload, forKey: batch * 64 + i, in: blobs) }
                 }
             }

@@ -49,8 +49,8 @@ extension Demo {
         store.addObserver(observer)
         let sales = DemoDepartment(id: "sales", name: "Sales")
         let research = DemoDepartment(id: "research", name: "Research")
-        step("park 3 employees; their departments become records") {
-            try! store.write { tx in
+        try step("park 3 employees; their departments become records") {
+            try store.write { tx in
                 try tx.park(DemoEmployee(id: 1, name: "Ada", salary: 120, department: research))
                 try tx.park(DemoEmployee(id: 2, name: "Grace", salary: 110, department: research))
                 try tx.park(DemoEmployee(id: 10, name: "Linus", salary: 90, department: sales))
@@ -69,14 +69,14 @@ extension Demo {
         try archive.write { tx in try tx.park(DemoEmployee(id: 1, name: "Ada (2019)", salary: 80, department: research)) }
         print("    alias 'Archive' holds \(try archive.count(DemoEmployee.self)) employee; 'default' holds \(try store.count(DemoEmployee.self))")
         let n = 20_000
-        step("park \(n) employees in one transaction") {
-            try! store.write { tx in
+        try step("park \(n) employees in one transaction") {
+            try store.write { tx in
                 for i in 1000..<(1000 + n) {
                     try tx.park(DemoEmployee(id: i, name: "E\(i)", salary: i % 200, department: i % 2 == 0 ? sales : research))
                 }
             }
         }
-        let total = step("retrieve all \(n + 3) employees, references resolved") { try! store.retrieveAll(DemoEmployee.self).count }
+        let total = try step("retrieve all \(n + 3) employees, references resolved") { try store.retrieveAll(DemoEmployee.self).count }
         print("    \(total) employees; \(observer.count) change sets delivered")
         print("    export: depot export --path \(path) --collection Employee | head")
     }
