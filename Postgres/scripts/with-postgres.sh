@@ -114,7 +114,7 @@ new_primary() {
 new_standby() {
     local name="$1" primary_port="$2" port="$3"
     as_user "$BIN/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U depot \
-        -D "$WORK/$name" -R -X stream >"$WORK/$name-basebackup.log" 2>&1 || { cat "$WORK/$name-basebackup.log" >&2; exit 1; }
+        -D "$WORK/$name" -R -X stream --checkpoint=fast >"$WORK/$name-basebackup.log" 2>&1 || { cat "$WORK/$name-basebackup.log" >&2; exit 1; }
     start_server "$name" "$port"
 }
 
