@@ -10,7 +10,15 @@
 #   DEPOT_POSTGRES_URL (and PG* variables) for the command;
 # - with DEPOT_POSTGRES_REPLICA=1, also clones it with `pg_basebackup -R` into a streaming
 #   replica (hot standby) on the next free port and exports DEPOT_POSTGRES_REPLICA_URL;
-# - stops the server(s) by PID and deletes the folder when the command ends (trap).
+# - with DEPOT_POSTGRES_FAILOVER=1, also starts a second, separate pair for the failover test
+#   (so that it never stops the server other tests use): a primary with synchronous
+#   replication to a streaming standby (`synchronous_standby_names = '*'`, set after cloning, so
+#   that the promoted standby does not wait for a standby of its own), and exports
+#   DEPOT_POSTGRES_FAILOVER_PRIMARY_URL, DEPOT_POSTGRES_FAILOVER_STANDBY_URL and
+#   DEPOT_POSTGRES_FAILOVER_CONTROL: a command taking `stop-primary` (`pg_ctl stop -m immediate`,
+#   a crash) or `promote-standby` (`pg_ctl promote`, waits until the standby accepts writes);
+# - stops every server it started by PID (re-read from each data folder, so a server's later
+#   state does not matter) and deletes the folder when the command ends (trap).
 # The command's exit status is the script's.
 set -euo pipefail
 
@@ -47,11 +55,11 @@ fi
 
 WORK="$(mktemp -d /tmp/depot-pg.XXXXXX)"
 chmod 700 "$WORK"
-SERVER_PID=""
-REPLICA_PID=""
+SERVER_PIDS=()
 stop_server() {
     local pid="$1"
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    # Only a server of ours: its command line names our folder (a stale PID is left alone).
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$WORK"; then
         kill -INT "$pid" 2>/dev/null || true     # fast shutdown
         for _ in $(seq 1 100); do
             kill -0 "$pid" 2>/dev/null || break
@@ -61,54 +69,101 @@ stop_server() {
     fi
 }
 cleanup() {
-    stop_server "$REPLICA_PID"
-    stop_server "$SERVER_PID"
+    local dir pid
+    for dir in "$WORK"/*/; do
+        [ -f "$dir/postmaster.pid" ] && SERVER_PIDS+=("$(head -n 1 "$dir/postmaster.pid")")
+    done
+    for pid in "${SERVER_PIDS[@]}"; do stop_server "$pid"; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
 
 PASSWORD="$(head -c 18 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 printf '%s\n' "$PASSWORD" > "$WORK/pwfile"
-mkdir "$WORK/data" "$WORK/socket"
 chown -R "$RUN_AS" "$WORK"
-as_user "$BIN/initdb" -D "$WORK/data" -U depot --pwfile="$WORK/pwfile" --auth=scram-sha-256 \
-    -E UTF8 --locale=C >"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log" >&2; exit 1; }
-rm -f "$WORK/pwfile"
-
 # A free port: the first of a range nobody answers on (above $1).
 free_port() {
     for candidate in $(seq "$1" 54429); do
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then echo "$candidate"; return; fi
     done
 }
+
+# start_server NAME PORT: starts the cluster in $WORK/NAME on PORT; sets STARTED_PID.
+start_server() {
+    local name="$1" port="$2"
+    mkdir "$WORK/$name-socket"
+    chown "$RUN_AS" "$WORK/$name-socket"
+    as_user "$BIN/pg_ctl" -D "$WORK/$name" -l "$WORK/$name.log" -w -t 60 start \
+        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$WORK/$name-socket -c max_connections=200" \
+        >/dev/null || { cat "$WORK/$name.log" >&2; exit 1; }
+    STARTED_PID="$(head -n 1 "$WORK/$name/postmaster.pid")"
+    SERVER_PIDS+=("$STARTED_PID")
+}
+
+# new_primary NAME PORT: initdb, start, create the database depot_test.
+new_primary() {
+    local name="$1" port="$2"
+    as_user "$BIN/initdb" -D "$WORK/$name" -U depot --pwfile="$WORK/pwfile" --auth=scram-sha-256 \
+        -E UTF8 --locale=C >"$WORK/$name-initdb.log" 2>&1 || { cat "$WORK/$name-initdb.log" >&2; exit 1; }
+    start_server "$name" "$port"
+    "$BIN/psql" -q -p "$port" -d postgres -c "CREATE DATABASE depot_test" >/dev/null
+}
+
+# new_standby NAME PRIMARY_PORT PORT: clones the primary with pg_basebackup -R and starts it. The
+# password reaches pg_basebackup through the exported PGPASSWORD, never argv.
+new_standby() {
+    local name="$1" primary_port="$2" port="$3"
+    as_user "$BIN/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U depot \
+        -D "$WORK/$name" -R -X stream --checkpoint=fast >"$WORK/$name-basebackup.log" 2>&1 || { cat "$WORK/$name-basebackup.log" >&2; exit 1; }
+    start_server "$name" "$port"
+}
+
+url() { echo "postgres://depot:$PASSWORD@127.0.0.1:$1/depot_test?sslmode=disable"; }
+
 PORT="$(free_port 54329)"
 [ -n "$PORT" ] || { echo "with-postgres: no free port in 54329-54429" >&2; exit 1; }
-
-as_user "$BIN/pg_ctl" -D "$WORK/data" -l "$WORK/server.log" -w -t 60 start \
-    -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$WORK/socket -c max_connections=200" \
-    >/dev/null || { cat "$WORK/server.log" >&2; exit 1; }
-SERVER_PID="$(head -n 1 "$WORK/data/postmaster.pid")"
-
 export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=depot PGPASSWORD="$PASSWORD" PGDATABASE=depot_test PGSSLMODE=disable
-"$BIN/psql" -q -d postgres -c "CREATE DATABASE depot_test" >/dev/null
-export DEPOT_POSTGRES_URL="postgres://depot:$PASSWORD@127.0.0.1:$PORT/depot_test?sslmode=disable"
-echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $SERVER_PID, data in $WORK)" >&2
+new_primary data "$PORT"
+export DEPOT_POSTGRES_URL="$(url "$PORT")"
+echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $STARTED_PID, data in $WORK)" >&2
 
 if [ "${DEPOT_POSTGRES_REPLICA:-}" = "1" ]; then
     REPLICA_PORT="$(free_port $((PORT + 1)))"
     [ -n "$REPLICA_PORT" ] || { echo "with-postgres: no free port for the replica" >&2; exit 1; }
-    mkdir "$WORK/replica-socket"
-    chown "$RUN_AS" "$WORK/replica-socket"
-    # The password reaches pg_basebackup through the exported PGPASSWORD, never argv.
-    as_user "$BIN/pg_basebackup" -h 127.0.0.1 -p "$PORT" -U depot \
-        -D "$WORK/replica" -R -X stream >"$WORK/basebackup.log" 2>&1 || { cat "$WORK/basebackup.log" >&2; exit 1; }
-    as_user "$BIN/pg_ctl" -D "$WORK/replica" -l "$WORK/replica.log" -w -t 60 start \
-        -o "-c listen_addresses=127.0.0.1 -c port=$REPLICA_PORT -c unix_socket_directories=$WORK/replica-socket -c max_connections=200" \
-        >/dev/null || { cat "$WORK/replica.log" >&2; exit 1; }
-    REPLICA_PID="$(head -n 1 "$WORK/replica/postmaster.pid")"
-    export DEPOT_POSTGRES_REPLICA_URL="postgres://depot:$PASSWORD@127.0.0.1:$REPLICA_PORT/depot_test?sslmode=disable"
-    echo "with-postgres: streaming replica on 127.0.0.1:$REPLICA_PORT (pid $REPLICA_PID)" >&2
+    new_standby replica "$PORT" "$REPLICA_PORT"
+    export DEPOT_POSTGRES_REPLICA_URL="$(url "$REPLICA_PORT")"
+    echo "with-postgres: streaming replica on 127.0.0.1:$REPLICA_PORT (pid $STARTED_PID)" >&2
 fi
+
+if [ "${DEPOT_POSTGRES_FAILOVER:-}" = "1" ]; then
+    FAILOVER_PORT="$(free_port $((PORT + 2)))"
+    [ -n "$FAILOVER_PORT" ] || { echo "with-postgres: no free port for the failover primary" >&2; exit 1; }
+    new_primary failover "$FAILOVER_PORT"
+    STANDBY_PORT="$(free_port $((FAILOVER_PORT + 1)))"
+    [ -n "$STANDBY_PORT" ] || { echo "with-postgres: no free port for the failover standby" >&2; exit 1; }
+    new_standby failover-standby "$FAILOVER_PORT" "$STANDBY_PORT"
+    # Synchronous from now on: a commit returns once the standby has flushed its WAL. Set on
+    # the primary only (after cloning), so the promoted standby commits without a standby.
+    "$BIN/psql" -q -p "$FAILOVER_PORT" -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = '*'" \
+        -c "SELECT pg_reload_conf()" >/dev/null
+    cat >"$WORK/control" <<CONTROL
+#!/usr/bin/env bash
+# Failover control for the tests: stop-primary | promote-standby.
+set -euo pipefail
+as_user() { if [ "\$(id -u)" -eq 0 ] && [ "$RUN_AS" != root ]; then runuser -u "$RUN_AS" -- "\$@"; else "\$@"; fi; }
+case "\${1:-}" in
+    stop-primary) as_user "$BIN/pg_ctl" -D "$WORK/failover" -m immediate -w -t 60 stop >/dev/null ;;
+    promote-standby) as_user "$BIN/pg_ctl" -D "$WORK/failover-standby" -w -t 60 promote >/dev/null ;;
+    *) echo "usage: \$0 stop-primary|promote-standby" >&2; exit 2 ;;
+esac
+CONTROL
+    chmod 700 "$WORK/control"
+    export DEPOT_POSTGRES_FAILOVER_PRIMARY_URL="$(url "$FAILOVER_PORT")"
+    export DEPOT_POSTGRES_FAILOVER_STANDBY_URL="$(url "$STANDBY_PORT")"
+    export DEPOT_POSTGRES_FAILOVER_CONTROL="$WORK/control"
+    echo "with-postgres: failover pair on 127.0.0.1:$FAILOVER_PORT (synchronous) and :$STANDBY_PORT" >&2
+fi
+rm -f "$WORK/pwfile"
 
 set +e
 "$@"

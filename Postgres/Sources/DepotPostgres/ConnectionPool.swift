@@ -32,12 +32,16 @@ final class ConnectionPool: @unchecked Sendable {
     let maximum: Int
     let group: MultiThreadedEventLoopGroup
     let eventLoop: any EventLoop
-    let configuration: PostgresConnection.Configuration
+    /// The servers, tried in order for each new connection.
+    let configurations: [PostgresConnection.Configuration]
+    let target: PostgresConfiguration.TargetSession
     let logger: Logger
     let server: String
 
-    init(configuration: PostgresConnection.Configuration, maximum: Int, server: String, logger: Logger) {
-        self.configuration = configuration
+    init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
+         maximum: Int, server: String, logger: Logger) {
+        self.configurations = configurations
+        self.target = target
         self.maximum = max(1, maximum)
         self.server = server
         self.logger = logger
@@ -80,29 +84,63 @@ final class ConnectionPool: @unchecked Sendable {
         return Lease(connection: try connect(id: id, deadline: deadline))
     }
 
-    /// Opens connection `id` (already counted in `open`).
+    /// Opens connection `id` (already counted in `open`): the first server, in order, that
+    /// accepts it and is of the ``target`` kind.
     private func connect(id: Int, deadline: Date) throws -> PostgresConnection {
+        var detail = "no server to try"
+        for configuration in configurations {
+            switch attempt(configuration, id: id, deadline: deadline) {
+            case .success(let connection):
+                let refused: Bool = condition.withLock { closed }
+                if refused {
+                    give(back: Lease(connection: connection), reusable: false)
+                    throw PostgresDriverError.closed
+                }
+                return connection
+            case .failure(let failure):
+                detail = failure.detail
+            }
+            if Date() >= deadline { break }
+        }
+        forget()
+        throw PostgresDriverError.connectionUnavailable(server: server, detail: detail)
+    }
+
+    /// One server: a connection, checked against ``target``, or why not (no password in it).
+    private func attempt(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
         let pending = Pending<PostgresConnection>()
-        let eventLoop = eventLoop, configuration = configuration, logger = logger
+        let eventLoop = eventLoop, logger = logger, target = target
         eventLoop.execute {
-            pending.complete(with: PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger))
+            let connected = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+            guard target != .any else { return pending.complete(with: connected) }
+            // A standby (or a read-only server, for read-write) is not what was asked for.
+            let check = target == .primary ? "SELECT pg_is_in_recovery()"
+                : "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool"
+            pending.complete(with: connected.flatMap { connection in
+                connection.query(PostgresQuery(unsafeSQL: check), logger: logger).flatMapThrowing { rows -> PostgresConnection in
+                    guard let row = rows.first, try !row.decode(Bool.self) else { throw TargetMismatch() }
+                    return connection
+                }.flatMapErrorThrowing { error in
+                    connection.closeSoon()
+                    throw error
+                }
+            })
         }
         // postgres-nio enforces the connect timeout itself; the extra second only guards the wait.
         switch pending.wait(until: deadline.addingTimeInterval(1)) {
-        case .success(let connection)?:
-            let refused: Bool = condition.withLock { closed }
-            if refused {
-                give(back: Lease(connection: connection), reusable: false)
-                throw PostgresDriverError.closed
-            }
-            return connection
-        case .failure(let error)?:
-            forget()
-            throw PostgresDriverError.connectionUnavailable(server: server, detail: PostgresSession.map(error, server: server).description)
-        case nil:
-            forget()
-            throw PostgresDriverError.connectionUnavailable(server: server, detail: "no connection within the connect timeout")
+        case .success(let connection)?: return .success(connection)
+        case .failure(is TargetMismatch)?: return .failure(Refusal(detail: "no server was a \(target.rawValue) server"))
+        case .failure(let error)?: return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
+        case nil: return .failure(Refusal(detail: "no connection within the connect timeout"))
         }
+    }
+
+    /// The server was not of the kind ``target`` asks for.
+    private struct TargetMismatch: Error {}
+
+    /// Why a server gave no connection (never holds a password).
+    private struct Refusal: Error {
+        let detail: String
     }
 
     /// Counts out a connection that never opened.

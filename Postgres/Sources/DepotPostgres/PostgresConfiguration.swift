@@ -50,8 +50,23 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var writeIsolation: WriteIsolation
     /// Most times a write runs when it keeps hitting serialization failures or deadlocks.
     public var maximumWriteAttempts: Int
+    /// Most write transactions of this driver that run at once (default 1); more writers wait
+    /// on the client, before they take a connection, for at most ``connectTimeout``. Under
+    /// `SERIALIZABLE`, overlapping Depot writes cancel each other on PostgreSQL's page-level
+    /// predicate locks even when they touch different documents (see the README), so queueing
+    /// them is cheaper than retrying them. Writers of other drivers and hosts are not limited.
+    public var maximumConcurrentWrites: Int
     /// Rows fetched by the first page of a scan (later pages double, up to 1024).
     public var firstScanPage: Int
+    /// Servers tried after ``host``:``port``, in order, when a new connection is opened (the
+    /// URL form is libpq's: `postgres://user@h1:5432,h2:5433/db`). With ``targetSession`` set
+    /// to ``TargetSession/readWrite`` or ``TargetSession/primary``, a standby is passed over,
+    /// so after a failover new connections reach the promoted server; connections to a server
+    /// that went away fail and are dropped by the pool.
+    public var alternateHosts: [Endpoint]
+    /// Which server a new connection must reach (`target_session_attrs`; ``TargetSession/any``
+    /// by default). Checked once per new connection, with one query.
+    public var targetSession: TargetSession
 
     /// A configuration with libpq's defaults for what is not given.
     public init(host: String = "localhost", port: Int = 5432, username: String, password: String? = nil,
@@ -68,7 +83,10 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.connectTimeout = .seconds(10)
         self.writeIsolation = .serializable
         self.maximumWriteAttempts = 20
+        self.maximumConcurrentWrites = 1
         self.firstScanPage = 16
+        self.alternateHosts = []
+        self.targetSession = .any
     }
 
     /// A configuration from the standard variables `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
@@ -86,6 +104,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// `environment`, as libpq does. User and password may be percent-encoded.
     public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         self = try PostgresConfiguration.fromEnvironment(environment)
+        let (url, others) = try Self.splitHosts(url)
+        alternateHosts = others
         guard let parts = URLComponents(string: url), let scheme = parts.scheme,
               scheme == "postgres" || scheme == "postgresql" else {
             throw PostgresDriverError.invalidConfiguration("the URL must start with postgres:// or postgresql://")
@@ -103,6 +123,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "sslrootcert": rootCertificatePath = value
             case "schema": schema = value
             case "host": host = value
+            case "target_session_attrs": targetSession = try Self.targetSession(value)
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)
@@ -132,8 +153,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         }
     }
 
-    /// The server, for messages: `user@host:port/database` (no password).
-    public var server: String { "\(username)@\(host):\(port)/\(database ?? username)" }
+    /// The server, for messages: `user@host:port/database` (no password); several hosts are
+    /// separated by commas.
+    public var server: String {
+        "\(username)@\(endpoints.map { "\($0.host):\($0.port)" }.joined(separator: ","))/\(database ?? username)"
+    }
 
     /// The server and schema, for messages (no password).
     public var description: String { "postgres://\(server)#\(schema)" }

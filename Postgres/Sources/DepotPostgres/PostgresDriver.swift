@@ -39,6 +39,7 @@ public final class PostgresDriver: StorageDriver {
     private let pool: ConnectionPool
     private let logger: Logger
     private let keyspaceCache = KeyspaceCache()
+    private let writeGate: WriteGate
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
@@ -52,8 +53,10 @@ public final class PostgresDriver: StorageDriver {
             return logger
         }()
         self.logger = logger
-        pool = ConnectionPool(configuration: try Self.connectionConfiguration(configuration),
-                              maximum: configuration.maximumConnections, server: configuration.server, logger: logger)
+        writeGate = WriteGate(slots: configuration.maximumConcurrentWrites)
+        pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
+                              target: configuration.targetSession, maximum: configuration.maximumConnections,
+                              server: configuration.server, logger: logger)
         do {
             try setUp()
         } catch {
@@ -116,11 +119,20 @@ public final class PostgresDriver: StorageDriver {
         defer { threadState.removeObject(forKey: marker) }
 
         var attempt = 0
+        var backOff: UInt32 = 0
         while true {
             attempt += 1
+            // Back off a little (random, growing) before a retry, outside the write slot, so
+            // that the writers do not collide again.
+            if backOff > 0 { usleep(backOff) }
             var retryState: String?
-            do {
-                let (result, handlers) = try withSession { session -> (R, [() -> Void]) in
+            // A slot per attempt (see WriteGate): a write backing off lets the others run.
+            guard writeGate.enter(until: connectDeadline()) else {
+                throw PostgresDriverError.connectionUnavailable(
+                    server: configuration.server, detail: "all \(writeGate.slots) write slots stayed busy")
+            }
+            let outcome = Result { () throws -> (R, [() -> Void]) in
+                try withSession { session in
                     let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
                     do {
                         let result = try body(txn)
@@ -137,15 +149,19 @@ public final class PostgresDriver: StorageDriver {
                         throw error
                     }
                 }
+            }
+            // The slot is free before the hooks run and during the back-off.
+            writeGate.leave()
+            switch outcome {
+            case .success(let (result, handlers)):
                 for handler in handlers { handler() }
                 return result
-            } catch {
+            case .failure(let error):
                 guard let state = retryState else { throw error }
                 if attempt >= configuration.maximumWriteAttempts {
                     throw PostgresDriverError.retriesExhausted(attempts: attempt, sqlState: state)
                 }
-                // Back off a little (random, growing) so that the writers do not collide again.
-                usleep(UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 7)))))
+                backOff = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 7))))
             }
         }
     }
@@ -164,9 +180,7 @@ public final class PostgresDriver: StorageDriver {
 
     /// Leases a connection for the duration of `body`.
     func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
-        let (seconds, attoseconds) = configuration.connectTimeout.components
-        let deadline = Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
-        var lease = try pool.lease(until: deadline)
+        var lease = try pool.lease(until: connectDeadline())
         let session = PostgresSession(connection: lease.connection, logger: logger, server: configuration.server,
                                       chainedReadSince: lease.chainedReadSince)
         defer {
@@ -174,6 +188,12 @@ public final class PostgresDriver: StorageDriver {
             pool.give(back: lease, reusable: !session.isBroken)
         }
         return try body(session)
+    }
+
+    /// Now plus the connect timeout.
+    private func connectDeadline() -> Date {
+        let (seconds, attoseconds) = configuration.connectTimeout.components
+        return Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     /// Rolls back; a connection that cannot is dropped.
@@ -206,10 +226,11 @@ public final class PostgresDriver: StorageDriver {
 
     /// postgres-nio's connection settings (TLS contexts are built here: a bad root certificate
     /// file is a configuration error).
-    static func connectionConfiguration(_ config: PostgresConfiguration) throws -> PostgresConnection.Configuration {
+    static func connectionConfiguration(_ config: PostgresConfiguration,
+                                        endpoint: PostgresConfiguration.Endpoint) throws -> PostgresConnection.Configuration {
         var result: PostgresConnection.Configuration
-        if config.host.hasPrefix("/") {
-            result = .init(unixSocketPath: "\(config.host)/.s.PGSQL.\(config.port)", username: config.username,
+        if endpoint.host.hasPrefix("/") {
+            result = .init(unixSocketPath: "\(endpoint.host)/.s.PGSQL.\(endpoint.port)", username: config.username,
                            password: config.password, database: config.database)
         } else {
             let tls: PostgresConnection.Configuration.TLS
@@ -228,7 +249,7 @@ public final class PostgresDriver: StorageDriver {
             } catch {
                 throw PostgresDriverError.invalidConfiguration("TLS setup failed (\(String(describing: type(of: error))))")
             }
-            result = .init(host: config.host, port: config.port, username: config.username,
+            result = .init(host: endpoint.host, port: endpoint.port, username: config.username,
                            password: config.password, database: config.database, tls: tls)
         }
         let (seconds, attoseconds) = config.connectTimeout.components

@@ -93,6 +93,11 @@ if let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] {
     var documentConfiguration = configuration
     documentConfiguration.schema = configuration.schema + "_docs"
     documentConfiguration.maximumConnections = writerCounts.max() ?? 8
+    // DEPOT_BENCH_WRITE_SLOTS: the driver's maximumConcurrentWrites (default: the driver's, 1);
+    // 64 lets every writer overlap, as before the write gate.
+    if let slots = ProcessInfo.processInfo.environment["DEPOT_BENCH_WRITE_SLOTS"].flatMap({ Int($0) }) {
+        documentConfiguration.maximumConcurrentWrites = slots
+    }
     let documentDriver = try PostgresDriver(configuration: documentConfiguration)
     defer { documentDriver.close() }
     try measureDocuments("PostgreSQL", Store(driver: documentDriver), documents: documents, writerCounts: writerCounts)
