@@ -88,16 +88,28 @@ free_port() {
     done
 }
 
-# start_server NAME PORT: starts the cluster in $WORK/NAME on PORT; sets STARTED_PID.
+# start_server NAME PORT: starts the cluster in $WORK/NAME on PORT, or on the next free port when
+# another program took PORT in the meantime (the check and the bind are not atomic: parallel runs
+# race); sets STARTED_PID and STARTED_PORT.
 start_server() {
-    local name="$1" port="$2"
+    local name="$1" port="$2" attempt
     mkdir "$WORK/$name-socket"
     chown "$RUN_AS" "$WORK/$name-socket"
-    as_user "$BIN/pg_ctl" -D "$WORK/$name" -l "$WORK/$name.log" -w -t 60 start \
-        -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$WORK/$name-socket -c max_connections=200" \
-        >/dev/null || { cat "$WORK/$name.log" >&2; exit 1; }
-    STARTED_PID="$(head -n 1 "$WORK/$name/postmaster.pid")"
-    SERVER_PIDS+=("$STARTED_PID")
+    for attempt in 1 2 3 4 5 6 7 8; do
+        if as_user "$BIN/pg_ctl" -D "$WORK/$name" -l "$WORK/$name.log" -w -t 60 start \
+            -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$WORK/$name-socket -c max_connections=200" \
+            >/dev/null; then
+            STARTED_PID="$(head -n 1 "$WORK/$name/postmaster.pid")"
+            STARTED_PORT="$port"
+            SERVER_PIDS+=("$STARTED_PID")
+            return
+        fi
+        grep -q "already in use" "$WORK/$name.log" 2>/dev/null || break
+        port="$(free_port $((port + 1)))"
+        [ -n "$port" ] || break
+    done
+    cat "$WORK/$name.log" >&2
+    exit 1
 }
 
 # new_primary NAME PORT: initdb, start, create the database depot_test.
@@ -106,7 +118,7 @@ new_primary() {
     as_user "$BIN/initdb" -D "$WORK/$name" -U depot --pwfile="$WORK/pwfile" --auth=scram-sha-256 \
         -E UTF8 --locale=C >"$WORK/$name-initdb.log" 2>&1 || { cat "$WORK/$name-initdb.log" >&2; exit 1; }
     start_server "$name" "$port"
-    "$BIN/psql" -q -p "$port" -d postgres -c "CREATE DATABASE depot_test" >/dev/null
+    "$BIN/psql" -q -p "$STARTED_PORT" -d postgres -c "CREATE DATABASE depot_test" >/dev/null
 }
 
 # new_standby NAME PRIMARY_PORT PORT: clones the primary with pg_basebackup -R and starts it. The
@@ -124,6 +136,8 @@ PORT="$(free_port 54329)"
 [ -n "$PORT" ] || { echo "with-postgres: no free port in 54329-54429" >&2; exit 1; }
 export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=depot PGPASSWORD="$PASSWORD" PGDATABASE=depot_test PGSSLMODE=disable
 new_primary data "$PORT"
+PORT="$STARTED_PORT"
+export PGPORT="$PORT"
 export DEPOT_POSTGRES_URL="$(url "$PORT")"
 echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $STARTED_PID, data in $WORK)" >&2
 
@@ -131,6 +145,7 @@ if [ "${DEPOT_POSTGRES_REPLICA:-}" = "1" ]; then
     REPLICA_PORT="$(free_port $((PORT + 1)))"
     [ -n "$REPLICA_PORT" ] || { echo "with-postgres: no free port for the replica" >&2; exit 1; }
     new_standby replica "$PORT" "$REPLICA_PORT"
+    REPLICA_PORT="$STARTED_PORT"
     export DEPOT_POSTGRES_REPLICA_URL="$(url "$REPLICA_PORT")"
     echo "with-postgres: streaming replica on 127.0.0.1:$REPLICA_PORT (pid $STARTED_PID)" >&2
 fi
@@ -139,9 +154,11 @@ if [ "${DEPOT_POSTGRES_FAILOVER:-}" = "1" ]; then
     FAILOVER_PORT="$(free_port $((PORT + 2)))"
     [ -n "$FAILOVER_PORT" ] || { echo "with-postgres: no free port for the failover primary" >&2; exit 1; }
     new_primary failover "$FAILOVER_PORT"
+    FAILOVER_PORT="$STARTED_PORT"
     STANDBY_PORT="$(free_port $((FAILOVER_PORT + 1)))"
     [ -n "$STANDBY_PORT" ] || { echo "with-postgres: no free port for the failover standby" >&2; exit 1; }
     new_standby failover-standby "$FAILOVER_PORT" "$STANDBY_PORT"
+    STANDBY_PORT="$STARTED_PORT"
     # Synchronous from now on: a commit returns once the standby has flushed its WAL. Set on
     # the primary only (after cloning), so the promoted standby commits without a standby.
     "$BIN/psql" -q -p "$FAILOVER_PORT" -d postgres -c "ALTER SYSTEM SET synchronous_standby_names = '*'" \
