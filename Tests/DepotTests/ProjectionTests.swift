@@ -1,0 +1,52 @@
+import DepotTestSupport
+import Foundation
+import Testing
+@testable import Depot
+
+@Suite("Projections")
+struct ProjectionTests {
+    let folder = TemporaryFolder()
+    let store: Store
+    init() throws { store = try Store(path: folder.path) }
+
+    @Test func fieldsAreReadWithoutTheRestAndAgreeWithFullReads() throws {
+        var ada = sampleEmployee("e1", salary: 120, department: Department(id: "d1", name: "R&D"))
+        ada.mentors = [Department(id: "m1", name: "Mentors"), Department(id: "m2", name: "More")]
+        try store.write { tx in try tx.park(ada) }
+        try store.read { tx throws in
+            let values = try #require(try tx.fields(of: Employee.self, id: "e1", ["salary", "address.zip", "department", "mentors.1", "missing", "address.nope"]))
+            #expect(values[0] == .int(120))
+            #expect(values[1] == .string(ada.address.zip))
+            #expect(values[2] == .reference(collection: "Department", id: .string("d1")))
+            #expect(values[3] == .reference(collection: "Department", id: .string("m2")))
+            #expect(values[4] == nil && values[5] == nil)
+            #expect(try tx.fields(of: Employee.self, id: "nobody", ["salary"]) == nil)
+            #expect(try tx.field(\Employee.salary, of: "e1") == 120)
+            #expect(try tx.field(\Employee.address, of: "e1") == ada.address)
+            #expect(try tx.field(\Employee.name, of: "nobody") == nil)
+        }
+        // Random documents: every top-level field read alone equals the full decode's.
+        var rng = SystemRandomNumberGenerator()
+        try store.write { tx in
+            for i in 0..<50 { try tx.park(staff(Int.random(in: 0..<10_000, using: &rng) + i * 10_000)) }
+        }
+        try store.read { tx throws in
+            for s in try tx.retrieveAll(Staff.self) {
+                let values = try #require(try tx.fields(of: Staff.self, id: s.id, ["name", "email", "salary", "company"]))
+                #expect(values == [.string(s.name), .string(s.email), .int(Int64(s.salary)), .string(s.company)])
+            }
+        }
+    }
+
+    @Test func aDamagedRecordIsAnErrorNotAWrongValue() throws {
+        try store.write { tx in try tx.park(sampleEmployee("e1")) }
+        try store.write { tx in
+            let target = try #require(try tx.context.existingTarget(alias: "default", collection: "Employee"))
+            var bytes = try #require(try tx.context.txn.get(Array("e1".utf8), in: target.keyspace))
+            bytes[bytes.count - 3] ^= 0xFF
+            try tx.context.txn.put(bytes, forKey: Array("e1".utf8), in: target.keyspace)
+        }
+        let error = #expect(throws: DepotError.self) { _ = try store.read { try $0.fields(of: Employee.self, id: "e1", ["name"]) } }
+        #expect(error?.code == .checksumMismatch)
+    }
+}
