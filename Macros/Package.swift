@@ -42,7 +42,10 @@ let package = Package(
                 "DepotMacros",
                 "DepotMacrosPlugin",
                 .product(name: "Depot", package: "Depot"),
-                .product(name: "SwiftSyntaxMacrosTestSupport", package: "swift-syntax"),
+                // The generic assertions take a failure handler, so failures reach Swift Testing (the
+                // SwiftSyntaxMacrosTestSupport ones call XCTFail, which Swift Testing never sees).
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
             ]
         ),
     ],

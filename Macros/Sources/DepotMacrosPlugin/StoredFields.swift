@@ -64,9 +64,6 @@ enum StoredFields {
                 }
                 let name = pattern.identifier.text.filter { $0 != "`" }
                 let hasValue = binding.initializer != nil
-                guard let type = binding.typeAnnotation?.type ?? (binding.initializer == nil ? laterType : nil) else {
-                    throw FieldError(node: Syntax(binding), message: "@BinaryCodable needs an explicit type for '\(name)'")
-                }
                 let key: String
                 if let renames {
                     guard let renamed = renames[name] else {
@@ -78,6 +75,9 @@ enum StoredFields {
                     key = renamed
                 } else {
                     key = name
+                }
+                guard let type = binding.typeAnnotation?.type ?? (binding.initializer == nil ? laterType : nil) else {
+                    throw FieldError(node: Syntax(binding), message: "@BinaryCodable needs an explicit type for '\(name)'")
                 }
                 let (isOptional, wrapped) = unwrapOptional(type)
                 found.append(StoredField(name: name, key: key, type: type.trimmed, isOptional: isOptional,
