@@ -58,6 +58,12 @@ public struct BinaryEncoder {
         return out
     }
 
+    /// Appends the encoding of `value` made by its generated code (version byte + value) to
+    /// `buffer`; the same bytes as ``encode(_:into:)``. On error, `buffer` is restored.
+    public func encodeGenerated<T: BinaryCodableDocument>(_ value: T, into buffer: inout [UInt8]) throws {
+        try encode(value, generatedBy: T.self, into: &buffer)
+    }
+
     /// Appends the encoding of `value` (a `codec`, by construction) made by its generated code.
     /// On error, `buffer` is restored to its original length.
     func encode<T>(_ value: T, generatedBy codec: any BinaryCodableDocument.Type, into buffer: inout [UInt8]) throws {
