@@ -113,3 +113,11 @@ final class Scratch {
     let path = NSTemporaryDirectory() + "depot-macros-\(UUID().uuidString)"
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// A generic document (its key table is computed: generic types have no static storage).
+@BinaryCodable
+struct Box<Content: Codable & Equatable & Sendable>: Document, Equatable {
+    var id: String
+    var content: Content
+    var count: Int?
+}

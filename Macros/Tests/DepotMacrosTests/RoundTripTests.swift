@@ -57,6 +57,13 @@ struct RoundTripTests {
         #expect(try decoder.decodeGenerated(Renamed.self, from: generated) == expected)
     }
 
+    @Test func genericType() throws {
+        let box = Box(id: "b", content: [Address(street: "S", zip: 1)], count: 3)
+        let generated = try encoder.encodeGenerated(box)
+        #expect(generated == (try encoder.encode(box)))
+        #expect(try decoder.decodeGenerated(Box<[Address]>.self, from: generated) == box)
+    }
+
     @Test func anyFieldOrderUnknownFieldsAndExplicitNull() throws {
         let shuffled = DocumentValue.object([
             .init("extra", .array([.int(1), .object([.init("name", .int(5))])])),

@@ -9,7 +9,7 @@ import Foundation
 public protocol BinaryCodableDocument: Codable {
     /// Writes every field of `self`, in the order `encode(to:)` would.
     /// - Parameter writer: The writer of the record's top-level object.
-    /// - Throws: What the generic path of a field throws (``BinaryRecordWriter/encode(_:forKey:)-(T,_)``).
+    /// - Throws: What the generic `Codable` path of a field throws (`EncodingError`, the reference hook's errors).
     func encodeBinary(into writer: inout BinaryRecordWriter) throws
 
     /// Reads the fields of a record, in any order, skipping unknown ones.
