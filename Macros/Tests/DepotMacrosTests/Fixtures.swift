@@ -121,3 +121,11 @@ struct Box<Content: Codable & Equatable & Sendable>: Document, Equatable {
     var content: Content
     var count: Int?
 }
+
+/// An eager reference to a document that has generated code too.
+@BinaryCodable
+struct Team: Document, Equatable {
+    var id: String
+    var lead: Person
+    var members: [Person]
+}

@@ -51,6 +51,19 @@ struct StoreTests {
         #expect(edsger.mentor?.id == 2 && edsger.department?.id == "sales")
     }
 
+    @Test func generatedDocumentsReferencingGeneratedDocuments() throws {
+        let ada = Person(id: "ada", name: "Ada", age: 36, email: nil, tags: [])
+        let bob = Person(id: "bob", name: "Bob", age: 40, email: "b@example.com", tags: ["x"])
+        let team = Team(id: "t", lead: ada, members: [ada, bob])
+        try store.write { tx throws in try tx.park(team) }
+        try store.read { tx throws in
+            #expect(try tx.count(Person.self) == 2) // parked as their own records
+            #expect(try tx.retrieve(Team.self, id: "t") == team)
+        }
+        try store.write { tx throws in try tx.park(Person(id: "ada", name: "Ada L.", age: 37, email: nil, tags: [])) }
+        #expect(try store.retrieve(Team.self, id: "t")?.members.first?.name == "Ada L.")
+    }
+
     @Test func fieldDefaultsFillOlderRecords() throws {
         try store.write { tx throws in try tx.park(OldRated(id: "r", title: "Old")) }
         #expect(try store.retrieve(Rated.self, id: "r") == Rated(id: "r", title: "Old", rating: 3))
