@@ -26,7 +26,8 @@ extension DocumentTransaction {
         return try id.withKeyBytes { key in
             if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
             return try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
-                try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable)
+                try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable,
+                                 generated: .some(facts.generated))
             }
         }
     }
@@ -55,7 +56,8 @@ extension DocumentTransaction {
         guard let facts = try facts(D.self, create: false) else { return }
         let target = facts.target
         try context.txn.scan(target.keyspace, prefix: nil, reverse: reverse) { key, value in
-            try body(try decodeRecord(D.self, value, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable))
+            try body(try decodeRecord(D.self, value, collection: target.collection, key: key, kind: target.kind,
+                                      syncable: facts.isSyncable, generated: .some(facts.generated)))
         }
     }
 
@@ -91,21 +93,24 @@ extension DocumentTransaction {
 
     /// Decodes a stored record, verifying its checksum; errors name collection, ID and field path.
     func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
-                                    key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
+                                    key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil,
+                                    generated: (any BinaryCodableDocument.Type)?? = nil) throws -> D {
         let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
         context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
+        // `@BinaryCodable` types read their records with their generated code (same bytes).
+        let codec = generated ?? (D.self as? any BinaryCodableDocument.Type)
         do {
             let document: D
             do {
-                document = try decoder.decode(D.self, from: payload)
+                document = try decodePayload(D.self, payload, codec)
             } catch DecodingError.keyNotFound(let key, let context) {
                 // An older record without a field the type declares a default for.
                 guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
                       let filled = try Self.filling(defaults, into: payload) else {
                     throw DecodingError.keyNotFound(key, context)
                 }
-                document = try filled.withUnsafeBytes { try decoder.decode(D.self, from: $0) }
+                document = try filled.withUnsafeBytes { try decodePayload(D.self, $0, codec) }
             }
             if syncable ?? (D.self is any Syncable.Type), var withStatus = document as? any Syncable {
                 withStatus.syncStatus = SyncStatus(recordFlags: header.flags)
@@ -118,6 +123,13 @@ extension DocumentTransaction {
         } catch let error as BinaryCodecError {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         }
+    }
+
+    /// Decodes a record payload with the type's generated codec when it has one, else `Codable`.
+    private func decodePayload<D: Decodable>(_: D.Type, _ payload: UnsafeRawBufferPointer,
+                                             _ codec: (any BinaryCodableDocument.Type)?) throws -> D {
+        if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec) }
+        return try decoder.decode(D.self, from: payload)
     }
 
     /// The payload with every missing defaulted field filled in (nil: nothing was missing).

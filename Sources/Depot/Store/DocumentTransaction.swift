@@ -123,7 +123,11 @@ public final class DocumentTransaction {
             defer { context.parking.removeLast() }
             return try writeRecord(target, key: key, flags: status.recordFlags, expected: expected,
                                    displayID: { displayID(document.id.documentValue) }) { buffer in
-                try encoder.encode(document, into: &buffer)
+                if let generated = facts.generated {
+                    try encoder.encode(document, generatedBy: generated, into: &buffer)
+                } else {
+                    try encoder.encode(document, into: &buffer)
+                }
             }
         }
     }

@@ -11,6 +11,9 @@ final class TypeFacts<D: Document> {
     let isEquatable: Bool
     /// Whether the declared indexes' field paths were checked against a stored document.
     var fieldsChecked: Bool
+    /// `D` as a type with a generated codec (`@BinaryCodable`), else nil: records are then
+    /// encoded and decoded without keyed containers (same bytes).
+    let generated: (any BinaryCodableDocument.Type)?
 
     init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
         self.target = target
@@ -18,6 +21,7 @@ final class TypeFacts<D: Document> {
         self.isSyncable = D.self is any Syncable.Type
         self.isEquatable = D.self is any Equatable.Type
         self.fieldsChecked = indexes.isEmpty
+        self.generated = D.self as? any BinaryCodableDocument.Type
     }
 }
 

@@ -34,6 +34,34 @@ public struct BinaryDecoder {
         return value
     }
 
+    /// Decodes a value of type `T` through its generated codec (``BinaryCodableDocument``): reads
+    /// what ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` reads, without keyed containers.
+    public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        try decode(T.self, from: bytes, generatedBy: T.self)
+    }
+
+    /// Decodes a value of type `T` from a byte array through its generated codec.
+    public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+        try bytes.withUnsafeBytes { try decode(T.self, from: $0, generatedBy: T.self) }
+    }
+
+    /// Decodes a `T` (a `codec`, by construction) with its generated code.
+    func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type) throws -> T {
+        let reader = BinaryReader(bytes)
+        let p = try BinaryReader.checkHeader(reader)
+        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        impl.begin(reader: reader, resolver: referenceResolver, userInfo: userInfo, offset: p)
+        impl.nesting = 1 // the root object, as in the Codable path
+        defer { impl.end() }
+        var record = try BinaryRecordReader(impl: impl, at: p, decoding: T.self)
+        let value = try codec.decodeRecord(T.self, from: &record)
+        try record.finish()
+        guard record.end == reader.count else {
+            throw BinaryCodecError.malformed(offset: record.end, reason: "trailing bytes after the root value")
+        }
+        return value
+    }
+
     /// Decodes a value of type `T` from a byte array.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try bytes.withUnsafeBytes { try decode(type, from: $0) }

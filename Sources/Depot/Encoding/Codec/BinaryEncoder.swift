@@ -48,6 +48,47 @@ public struct BinaryEncoder {
         }
     }
 
+    /// Encodes `value` through its generated codec (``BinaryCodableDocument``): the same bytes
+    /// as ``encode(_:)``, without keyed containers.
+    /// - Throws: `EncodingError`, or what the reference hook throws.
+    public func encodeGenerated<T: BinaryCodableDocument>(_ value: T) throws -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(initialCapacity)
+        try encode(value, generatedBy: T.self, into: &out)
+        return out
+    }
+
+    /// Appends the encoding of `value` made by its generated code (version byte + value) to
+    /// `buffer`; the same bytes as ``encode(_:into:)``. On error, `buffer` is restored.
+    public func encodeGenerated<T: BinaryCodableDocument>(_ value: T, into buffer: inout [UInt8]) throws {
+        try encode(value, generatedBy: T.self, into: &buffer)
+    }
+
+    /// Appends the encoding of `value` (a `codec`, by construction) made by its generated code.
+    /// On error, `buffer` is restored to its original length.
+    func encode<T>(_ value: T, generatedBy codec: any BinaryCodableDocument.Type, into buffer: inout [UInt8]) throws {
+        let originalCount = buffer.count
+        let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
+        impl.begin(hook: referenceHook, userInfo: userInfo)
+        impl.nesting = 1 // the root object, as in the Codable path
+        swap(&impl.buffer, &buffer)
+        defer {
+            swap(&impl.buffer, &buffer)
+            impl.end()
+        }
+        do {
+            impl.buffer.append(BinaryFormat.version)
+            var writer = BinaryRecordWriter(impl: impl)
+            try codec.encodeRecord(value, into: &writer)
+            impl.closeFrames(downTo: 0)
+            writer.finish()
+            if let error = impl.deferredError { throw error }
+        } catch {
+            impl.buffer.removeSubrange(originalCount...)
+            throw error
+        }
+    }
+
     /// Encodes `value` into `Data`.
     public func encodeData<T: Encodable>(_ value: T) throws -> Data {
         Data(try encode(value))

@@ -1,0 +1,171 @@
+import Foundation
+
+/// Reads the fields of one record's top-level object in Depot's binary format (version 1): what
+/// generated ``BinaryCodableDocument/init(binaryRecord:)`` implementations call.
+///
+/// ``nextField(in:)`` walks the stored entries in their stored order, skipping keys not in the
+/// given table; after it returns a field, one `decode` or `decodeIfPresent` call reads its value
+/// (a value left unread is skipped). Every read is bounds-checked: hostile bytes throw
+/// ``BinaryCodecError`` or `DecodingError`, never trap. Strings must be valid UTF-8 (never repaired).
+public struct BinaryRecordReader {
+    let impl: BinaryDecoderImpl
+    /// Current offset: the next entry, or (after `nextField`) the current value.
+    var p: Int
+    /// Offset of the current value while it is unread, else -1.
+    var valueStart = -1
+    /// End offset of the object's entries.
+    let end: Int
+    var remaining: Int
+    /// The table index expected next (fields are usually stored in declaration order).
+    var expected = 0
+    var current: StaticString = ""
+
+    init<T>(impl: BinaryDecoderImpl, at offset: Int, decoding: T.Type) throws {
+        self.impl = impl
+        let t = try impl.reader.tag(at: offset)
+        guard t == BinaryTag.object else { throw impl.mismatch(T.self, t, 0, nil) }
+        var q = offset + 1
+        let (n, end) = try impl.reader.containerHeader(&q, minEntrySize: 2)
+        p = q
+        self.end = end
+        remaining = n
+    }
+
+    /// The coding key of the current field (for coding paths).
+    var key: StaticKey { StaticKey(current) }
+
+    /// Moves to the next stored entry whose key is in `names`; returns its index in `names`, or nil
+    /// after the last entry.
+    /// - Throws: ``BinaryCodecError`` when the object's entries are malformed.
+    public mutating func nextField(in names: [StaticString]) throws -> Int? {
+        let r = impl.reader
+        while true {
+            if valueStart >= 0 && p == valueStart { p = try r.skipValue(at: p) }
+            guard p <= end else { throw BinaryCodecError.malformed(offset: p, reason: "value exceeds its object") }
+            guard remaining > 0 else {
+                guard p == end else { throw BinaryCodecError.malformed(offset: p, reason: "object length mismatch") }
+                valueStart = -1
+                return nil
+            }
+            remaining -= 1
+            var q = p
+            let h = try r.varint(&q)
+            let found: Int?
+            if h & 1 == 0 {
+                guard q <= end, h >> 1 <= UInt64(end - q) else {
+                    throw BinaryCodecError.malformed(offset: q, reason: "key exceeds its object")
+                }
+                let n = Int(h >> 1)
+                found = Self.match(r.base + q, n, names, expected)
+                q += n
+            } else {
+                guard h == 1 else { throw BinaryCodecError.malformed(offset: q, reason: "invalid key header") }
+                var text = String(BinaryWriter.unzigzag(try r.varint(&q)))
+                found = text.withUTF8 { u in
+                    u.baseAddress.flatMap { Self.match(UnsafeRawPointer($0), u.count, names, expected) }
+                }
+            }
+            p = q
+            valueStart = q
+            if let found {
+                current = names[found]
+                expected = found + 1
+                return found
+            }
+        }
+    }
+
+    private static func match(_ bytes: UnsafeRawPointer, _ n: Int, _ names: [StaticString], _ expected: Int) -> Int? {
+        if expected < names.count && equal(bytes, n, names[expected]) { return expected }
+        for i in names.indices where i != expected && equal(bytes, n, names[i]) { return i }
+        return nil
+    }
+
+    @inline(__always)
+    private static func equal(_ bytes: UnsafeRawPointer, _ n: Int, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { u in
+            guard u.count == n else { return false }
+            guard n > 0, let base = u.baseAddress else { return true }
+            return memcmp(bytes, base, n) == 0
+        }
+    }
+
+    /// Skips the entries not read yet and checks that the object ends where its header says.
+    mutating func finish() throws {
+        while try nextField(in: []) != nil {}
+    }
+
+    /// The error for a required field absent from the record (`DecodingError.keyNotFound`).
+    public func missingField(_ name: StaticString) -> DecodingError {
+        DecodingError.keyNotFound(StaticKey(name), DecodingError.Context(
+            codingPath: [], debugDescription: "No value associated with key \"\(name)\"."))
+    }
+
+    /// Whether the current value is null (it is then consumed).
+    private mutating func takeNil() throws -> Bool {
+        guard try impl.readNil(at: p) else { return false }
+        p += 1
+        return true
+    }
+
+    /// Reads the current field as a `Bool`.
+    public mutating func decode(_: Bool.Type) throws -> Bool { try impl.readBool(&p, 0, key) }
+    /// Reads the current field as a `String` (valid UTF-8 only).
+    public mutating func decode(_: String.Type) throws -> String { try impl.readString(&p, 0, key) }
+    /// Reads the current field as a `Double`.
+    public mutating func decode(_: Double.Type) throws -> Double { try impl.readDouble(&p, 0, key) }
+    /// Reads the current field as a `Float`.
+    public mutating func decode(_: Float.Type) throws -> Float { try impl.readFloat(&p, 0, key) }
+    /// Reads the current field as a `Date`.
+    public mutating func decode(_: Date.Type) throws -> Date { try impl.readDate(&p, 0, key) }
+    /// Reads the current field as a `UUID`.
+    public mutating func decode(_: UUID.Type) throws -> UUID { try impl.readUUID(&p, 0, key) }
+    /// Reads the current field as an `Int`.
+    public mutating func decode(_: Int.Type) throws -> Int { try impl.readInteger(Int.self, &p, 0, key) }
+    /// Reads the current field as an `Int8`.
+    public mutating func decode(_: Int8.Type) throws -> Int8 { try impl.readInteger(Int8.self, &p, 0, key) }
+    /// Reads the current field as an `Int16`.
+    public mutating func decode(_: Int16.Type) throws -> Int16 { try impl.readInteger(Int16.self, &p, 0, key) }
+    /// Reads the current field as an `Int32`.
+    public mutating func decode(_: Int32.Type) throws -> Int32 { try impl.readInteger(Int32.self, &p, 0, key) }
+    /// Reads the current field as an `Int64`.
+    public mutating func decode(_: Int64.Type) throws -> Int64 { try impl.readInteger(Int64.self, &p, 0, key) }
+    /// Reads the current field as a `UInt`.
+    public mutating func decode(_: UInt.Type) throws -> UInt { try impl.readInteger(UInt.self, &p, 0, key) }
+    /// Reads the current field as a `UInt8`.
+    public mutating func decode(_: UInt8.Type) throws -> UInt8 { try impl.readInteger(UInt8.self, &p, 0, key) }
+    /// Reads the current field as a `UInt16`.
+    public mutating func decode(_: UInt16.Type) throws -> UInt16 { try impl.readInteger(UInt16.self, &p, 0, key) }
+    /// Reads the current field as a `UInt32`.
+    public mutating func decode(_: UInt32.Type) throws -> UInt32 { try impl.readInteger(UInt32.self, &p, 0, key) }
+    /// Reads the current field as a `UInt64`.
+    public mutating func decode(_: UInt64.Type) throws -> UInt64 { try impl.readInteger(UInt64.self, &p, 0, key) }
+
+    /// Reads the current field as any other type, through the generic `Codable` path (references
+    /// resolved by the decoder's resolver).
+    public mutating func decode<T: Decodable>(_: T.Type) throws -> T {
+        try impl.decodeValue(T.self, &p, 0, key, advance: true)
+    }
+
+    /// Reads the current field as a `Bool`, or nil when it is null.
+    public mutating func decodeIfPresent(_: Bool.Type) throws -> Bool? { try takeNil() ? nil : decode(Bool.self) }
+    /// Reads the current field as a `String`, or nil when it is null.
+    public mutating func decodeIfPresent(_: String.Type) throws -> String? { try takeNil() ? nil : decode(String.self) }
+    /// Reads the current field as an `Int`, or nil when it is null.
+    public mutating func decodeIfPresent(_: Int.Type) throws -> Int? { try takeNil() ? nil : decode(Int.self) }
+    /// Reads the current field as an `Int64`, or nil when it is null.
+    public mutating func decodeIfPresent(_: Int64.Type) throws -> Int64? { try takeNil() ? nil : decode(Int64.self) }
+    /// Reads the current field as a `UInt64`, or nil when it is null.
+    public mutating func decodeIfPresent(_: UInt64.Type) throws -> UInt64? { try takeNil() ? nil : decode(UInt64.self) }
+    /// Reads the current field as a `Double`, or nil when it is null.
+    public mutating func decodeIfPresent(_: Double.Type) throws -> Double? { try takeNil() ? nil : decode(Double.self) }
+    /// Reads the current field as a `Date`, or nil when it is null.
+    public mutating func decodeIfPresent(_: Date.Type) throws -> Date? { try takeNil() ? nil : decode(Date.self) }
+    /// Reads the current field as a `UUID`, or nil when it is null.
+    public mutating func decodeIfPresent(_: UUID.Type) throws -> UUID? { try takeNil() ? nil : decode(UUID.self) }
+
+    /// Reads the current field as any other type, or nil when it is null.
+    public mutating func decodeIfPresent<T: Decodable>(_: T.Type) throws -> T? {
+        try takeNil() ? nil : decode(T.self)
+    }
+}
