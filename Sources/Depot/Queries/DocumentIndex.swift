@@ -69,9 +69,3 @@ extension Document {
     /// No secondary indexes unless the type declares some.
     public static var indexes: [DocumentIndex<Self>] { [] }
 }
-
-/// What an index needs to be maintained, without its document type.
-struct IndexSpec: Hashable {
-    let name: String
-    let unique: Bool
-}

@@ -42,7 +42,6 @@ enum StoreLayout {
         "synctrack/" + alias + "/" + collection
     }
 
-    static func syncTrackingPrefix(alias: String) -> String { "synctrack/" + alias + "/" }
 
     static let uniqueIDCounterKey = Array("uid/next".utf8)
     static let changeLogCounterKey = Array("changelog/next".utf8)
@@ -74,7 +73,6 @@ enum StoreLayout {
     static func keyValueDatabase(alias: String) -> String { keyValuePrefix + alias }
     static let keyValueCollection = "$kv"
 
-    static func aliasKey(_ alias: String) -> String { "alias/" + alias }
 
     /// Splits a document database name into alias and collection.
     static func parse(_ name: String) -> (alias: String, collection: String)? {
