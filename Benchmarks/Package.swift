@@ -16,6 +16,7 @@ let package = Package(
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
         .package(name: "Depot", path: ".."),
+        .package(name: "DepotMacros", path: "../Macros"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
@@ -34,7 +35,8 @@ let package = Package(
                 .product(name: "DepotLMDB", package: "Depot"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ] + (withDocuments ? [.product(name: "Depot", package: "Depot")] : []),
+            ] + (withDocuments ? [.product(name: "Depot", package: "Depot"),
+                                  .product(name: "DepotMacros", package: "DepotMacros")] : []),
             path: "Sources/depot-compare",
             swiftSettings: withDocuments ? [] : [.define("DEPOT_COMPARE_NO_DOCUMENTS")]
         ),

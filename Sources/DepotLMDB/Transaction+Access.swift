@@ -55,6 +55,31 @@ extension Transaction {
         }
     }
 
+    /// Stores `value` under `key` only when the key is absent (`MDB_NOOVERWRITE`: one B-tree
+    /// descent either way). When it is present nothing is stored, `existing` is called with the
+    /// stored value (valid only during the call) and the result is false.
+    /// - Throws: as ``put(_:forKey:in:flags:)``; what `existing` throws.
+    @inlinable
+    public func putIfAbsent<K, V>(_ value: V.Value, forKey key: K.Value, in db: Database<K, V>,
+                                  existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let txn = try liveHandle("mdb_put")
+        if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        return try K.withBytes(of: key) { keyBytes throws -> Bool in
+            try db.validateKey(keyBytes.count, operation: "mdb_put")
+            return try V.withBytes(of: value) { valueBytes throws -> Bool in
+                var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
+                var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                let rc = mdb_put(txn, MDB_dbi(db.dbi), &k, &v, UInt32(MDB_NOOVERWRITE))
+                if rc == MDB_KEYEXIST {
+                    try existing(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+                    return false
+                }
+                if _slowPath(rc != 0) { throw failure(rc, "mdb_put", db.name) }
+                return true
+            }
+        }
+    }
+
     /// Reserves `count` bytes under `key` and lets `body` fill them in place (`MDB_RESERVE`):
     /// no intermediate buffer for large values. Not for ``DatabaseFlags/dupSort`` databases.
     @inlinable

@@ -60,7 +60,7 @@ enum DocumentWorkloads {
         #endif
     }
 
-    /// Codec: encode + decode through Depot's binary document codec.
+    /// Codec: encode + decode through the generated binary codec (`@BinaryCodable`).
     static func codecRoundTrip(_ people: [Person], iterations: Int, checksum: inout Int) throws -> UInt64? {
         #if DEPOT_COMPARE_NO_DOCUMENTS
         return nil
@@ -73,8 +73,8 @@ enum DocumentWorkloads {
         let start = now()
         for i in 0..<iterations {
             buffer.removeAll(keepingCapacity: true)
-            try encoder.encode(people[i % people.count], into: &buffer)
-            sum &+= try decoder.decode(Person.self, from: buffer).age
+            try encoder.encodeGenerated(people[i % people.count], into: &buffer)
+            sum &+= try decoder.decodeGenerated(Person.self, from: buffer).age
         }
         let elapsed = now() - start
         checksum &+= sum

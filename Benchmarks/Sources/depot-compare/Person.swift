@@ -1,6 +1,15 @@
+#if !DEPOT_COMPARE_NO_DOCUMENTS
+import Depot
+import DepotMacros
+#endif
 import Foundation
 
-/// The document every document workload stores: five fields, `tags` held by GRDB as a JSON text column.
+/// The document every document workload stores: five fields, `tags` held by GRDB as a JSON text
+/// column. Depot reads and writes it through the codec `@BinaryCodable` generates (the same bytes
+/// as its `Codable` conformance, which GRDB and the JSON column use).
+#if !DEPOT_COMPARE_NO_DOCUMENTS
+@BinaryCodable
+#endif
 struct Person: Codable, Sendable, Hashable {
     var id: String
     var name: String

@@ -31,6 +31,38 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     static var fieldDefaults: [String: DocumentValue] { get }
     /// How this type's dates are written in seed files (nil: the seed's or the store's strategy).
     static var dateStrategy: DateStrategy? { get }
+
+    /// Reads a record through the type's generated codec (`@BinaryCodable`). The document layer
+    /// calls it only for types that conform to ``BinaryCodableDocument``; the default throws.
+    /// An implementation detail, kept as a requirement so that the call is dispatched to code
+    /// specialized for the type: do not implement it.
+    static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self
+    /// Writes a record through the type's generated codec (see ``_decodeGenerated(from:)``).
+    func _encodeGenerated(into writer: inout BinaryRecordWriter) throws
+}
+
+extension Document {
+    /// Throws: only types with a generated codec are read this way.
+    public static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self {
+        throw DecodingError.typeMismatch(Self.self, DecodingError.Context(
+            codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+    }
+    /// Throws: only types with a generated codec are written this way.
+    public func _encodeGenerated(into writer: inout BinaryRecordWriter) throws {
+        throw EncodingError.invalidValue(Self.self, EncodingError.Context(
+            codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+    }
+}
+
+extension Document where Self: BinaryCodableDocument {
+    /// The generated ``BinaryCodableDocument/init(binaryRecord:)``.
+    public static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self {
+        try Self(binaryRecord: &reader)
+    }
+    /// The generated ``BinaryCodableDocument/encodeBinary(into:)``.
+    public func _encodeGenerated(into writer: inout BinaryRecordWriter) throws {
+        try encodeBinary(into: &writer)
+    }
 }
 
 extension Document {

@@ -37,6 +37,15 @@ public protocol StorageTransaction: AnyObject {
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace?
     /// Calls `body` with the value under `key` (valid only during the call); nil when absent.
     func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    /// Calls `body` with the value under `key` (valid only during the call) and returns true;
+    /// returns false when absent. The same as ``withValue(forKey:in:_:)``, without generics:
+    /// the document layer's hot read path.
+    func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
+    /// Stores `value` under `key` only when the key is absent; when it is present, stores nothing,
+    /// calls `existing` with the stored value (valid only during the call) and returns false.
+    /// The document layer's insert path (LMDB: one B-tree descent either way).
+    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     /// Stores `value` under `key`.
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
     /// Deletes `key` (all its values); returns whether it was present.
@@ -60,6 +69,20 @@ public protocol StorageTransaction: AnyObject {
 extension StorageTransaction {
     /// 511 bytes, LMDB's default limit (drivers with another limit implement the requirement).
     public var maxKeySize: Int { 511 }
+
+    /// In terms of ``readValue(forKey:in:_:)`` and ``put(_:forKey:in:)``.
+    public func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                            existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        if try readValue(forKey: key, in: keyspace, existing) { return false }
+        try put(value, forKey: key, in: keyspace)
+        return true
+    }
+
+    /// In terms of ``withValue(forKey:in:_:)``.
+    public func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                          _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withValue(forKey: key, in: keyspace) { try body($0); return true } ?? false
+    }
 
     func keyspace(named name: String, create: Bool) throws -> Keyspace? {
         try keyspace(named: name, create: create, multiValue: false)
@@ -111,6 +134,16 @@ extension Transaction: StorageTransaction {
 
     public func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try withValue(forKey: key, in: database(keyspace), body)
+    }
+
+    public func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                          _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withValue(forKey: key, in: database(keyspace), body) != nil
+    }
+
+    public func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                            existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try putIfAbsent(value, forKey: key, in: database(keyspace), existing: existing)
     }
 
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {

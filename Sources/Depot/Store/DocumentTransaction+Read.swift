@@ -5,11 +5,13 @@ extension DocumentTransaction {
 
     /// The document of type `D` with `id`, with its references resolved, or nil.
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
-        if let overlay {
-            if let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document.map(withPendingStatus) }
-            return try storedRetrieve(D.self, id: id).map(withPendingStatus)
-        }
+        if overlay != nil { return try retrieveThroughOverlay(D.self, id: id) }
         return try storedRetrieve(D.self, id: id)
+    }
+
+    private func retrieveThroughOverlay<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+        if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document.map(withPendingStatus) }
+        return try storedRetrieve(D.self, id: id).map(withPendingStatus)
     }
 
     /// A document with the sync status the unit of work set for it since its last park.
@@ -20,15 +22,31 @@ extension DocumentTransaction {
         return (syncable as? D) ?? document
     }
 
+    /// The stored document: one generic frame over a non-generic look-up (run-time generic
+    /// metadata is looked up per call in unspecialized code, so the hot path keeps it to `D?`).
     private func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
-        guard let facts = try facts(D.self, create: false) else { return nil }
-        let target = facts.target
-        return try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
-            return try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
-                try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind, syncable: facts.isSyncable,
-                                 generated: .some(facts.generated))
+        guard let facts = try anyFacts(D.self, create: false) else { return nil }
+        var found: D? = nil
+        try id.withKeyBytes { key in
+            if key.isEmpty || key.count > context.txn.maxKeySize { return }
+            _ = try context.txn.readValue(forKey: key, in: facts.target.keyspace) { bytes in
+                found = try decodeDocument(D.self, bytes, facts: facts, key: key)
             }
+        }
+        return found
+    }
+
+    /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one).
+    func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
+                                     key: UnsafeRawBufferPointer) throws -> D {
+        let target = facts.target
+        guard facts.generated != nil else {
+            return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
+                                    syncable: facts.isSyncable, generated: .some(nil))
+        }
+        return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
+                                syncable: facts.isSyncable) { [decoder] payload in
+            try decoder.decodeDocument(D.self, from: payload)
         }
     }
 
@@ -56,8 +74,7 @@ extension DocumentTransaction {
         guard let facts = try facts(D.self, create: false) else { return }
         let target = facts.target
         try context.txn.scan(target.keyspace, prefix: nil, reverse: reverse) { key, value in
-            try body(try decodeRecord(D.self, value, collection: target.collection, key: key, kind: target.kind,
-                                      syncable: facts.isSyncable, generated: .some(facts.generated)))
+            try body(try decodeDocument(D.self, value, facts: facts, key: key))
         }
     }
 
@@ -95,27 +112,35 @@ extension DocumentTransaction {
     func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil,
                                     generated: (any BinaryCodableDocument.Type)?? = nil) throws -> D {
+        // `@BinaryCodable` types read their records with their generated code (same bytes).
+        let codec = generated ?? (D.self as? any BinaryCodableDocument.Type)
+        return try decodeRecord(D.self, bytes, collection: collection, key: key, kind: kind, syncable: syncable) { [decoder] payload in
+            if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec) }
+            return try decoder.decode(D.self, from: payload)
+        }
+    }
+
+    /// Decodes a stored record with `decodePayload`: checksum verified, missing defaulted fields
+    /// filled in, sync status set; errors name collection, ID and field path.
+    private func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
+                                            key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool?,
+                                            decodePayload: (UnsafeRawBufferPointer) throws -> D) throws -> D {
         let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
         context.resolving.append(.init(alias: alias, collection: collection, key: key))
         defer { context.resolving.removeLast() }
-        // `@BinaryCodable` types read their records with their generated code (same bytes).
-        let codec = generated ?? (D.self as? any BinaryCodableDocument.Type)
         do {
-            let document: D
+            var document: D
             do {
-                document = try decodePayload(D.self, payload, codec)
+                document = try decodePayload(payload)
             } catch DecodingError.keyNotFound(let key, let context) {
                 // An older record without a field the type declares a default for.
                 guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
                       let filled = try Self.filling(defaults, into: payload) else {
                     throw DecodingError.keyNotFound(key, context)
                 }
-                document = try filled.withUnsafeBytes { try decodePayload(D.self, $0, codec) }
+                document = try filled.withUnsafeBytes { try decodePayload($0) }
             }
-            if syncable ?? (D.self is any Syncable.Type), var withStatus = document as? any Syncable {
-                withStatus.syncStatus = SyncStatus(recordFlags: header.flags)
-                if let typed = withStatus as? D { return typed }
-            }
+            if syncable ?? (D.self is any Syncable.Type) { Self.setSyncStatus(&document, flags: header.flags) }
             return document
         } catch let error as DecodingError {
             throw DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
@@ -125,11 +150,11 @@ extension DocumentTransaction {
         }
     }
 
-    /// Decodes a record payload with the type's generated codec when it has one, else `Codable`.
-    private func decodePayload<D: Decodable>(_: D.Type, _ payload: UnsafeRawBufferPointer,
-                                             _ codec: (any BinaryCodableDocument.Type)?) throws -> D {
-        if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec) }
-        return try decoder.decode(D.self, from: payload)
+    /// Sets the sync status of a ``Syncable`` document from its record's flags.
+    private static func setSyncStatus<D>(_ document: inout D, flags: UInt8) {
+        guard var withStatus = document as? any Syncable else { return }
+        withStatus.syncStatus = SyncStatus(recordFlags: flags)
+        if let typed = withStatus as? D { document = typed }
     }
 
     /// The payload with every missing defaulted field filled in (nil: nothing was missing).

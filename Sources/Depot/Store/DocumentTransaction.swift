@@ -15,11 +15,16 @@ public final class DocumentTransaction {
     let context: TransactionContext
     let isExplicit: Bool
     /// The store's unsaved changes, laid over this (read) view by ``Store``'s reads.
-    var overlay: UnitOfWork?
+    @exclusivity(unchecked) var overlay: UnitOfWork?
     /// This view's copy of the context's type facts (keyed by type only: the alias is fixed),
     /// valid while the context's facts generation is `viewFactsGeneration`.
-    var viewFacts: [ObjectIdentifier: AnyObject] = [:]
-    var viewFactsGeneration = -1
+    /// Hot fields of a thread-confined object, never accessed overlapping: no run-time
+    /// exclusivity checks.
+    @exclusivity(unchecked) var viewFacts: [ObjectIdentifier: AnyTypeFacts] = [:]
+    @exclusivity(unchecked) var viewFactsGeneration = -1
+    /// The facts used last (most calls in a row are for one type): found without hashing.
+    @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
+    @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
     lazy var referenceHook = ReferenceHook(self)
     /// Reused for every park of this view (the codec keeps its working state between calls).
     lazy var encoder: BinaryEncoder = {
@@ -112,10 +117,10 @@ public final class DocumentTransaction {
     /// optimistic concurrency. Throws ``DepotError`` with code ``DepotError/Code/revisionConflict``.
     @discardableResult
     public func park<D: Document>(_ document: D, ifRevision expected: UInt64?) throws -> UInt64 {
-        guard let facts = try facts(D.self, create: true) else {
+        guard let facts = try anyFacts(D.self, create: true) else {
             throw DepotError.invalidState("the collection '\(D.collection)' could not be created")
         }
-        if !facts.fieldsChecked { try checkIndexFields(facts, document: document) }
+        if !facts.fieldsChecked { try checkIndexFields(unsafeDowncast(facts, to: TypeFacts<D>.self), document: document) }
         let status = facts.isSyncable ? Self.parkStatus(of: document) : .notSynced
         let target = facts.target
         return try document.id.withKeyBytes { key in
@@ -123,8 +128,8 @@ public final class DocumentTransaction {
             defer { context.parking.removeLast() }
             return try writeRecord(target, key: key, flags: status.recordFlags, expected: expected,
                                    displayID: { displayID(document.id.documentValue) }) { buffer in
-                if let generated = facts.generated {
-                    try encoder.encode(document, generatedBy: generated, into: &buffer)
+                if facts.generated != nil {
+                    try encoder.encodeDocument(document, into: &buffer)
                 } else {
                     try encoder.encode(document, into: &buffer)
                 }

@@ -79,15 +79,21 @@ extension DocumentTransaction {
         try captureUndo(target, key: key)
         let schema = target.schema
         let txn = context.txn
+        // With no index to keep and no revision to match, the record is put as if new: an insert
+        // then costs one B-tree descent, and the same put attempt reads the record it finds.
+        let optimistic = schema.indexes.isEmpty && (expected ?? 0) == 0
         // The old record, read once: its revision, status and indexed fields.
+        var old: Record.Header?
         var oldFields: [[UInt8]]?
-        let old = try txn.withValue(forKey: key, in: target.keyspace) { bytes -> Record.Header in
-            let header = Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
-            if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
-            return header
-        }
-        if let expected, expected != (old?.revision ?? 0) {
-            throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: old?.revision)
+        if !optimistic {
+            old = try txn.withValue(forKey: key, in: target.keyspace) { bytes -> Record.Header in
+                let header = Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
+                if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
+                return header
+            }
+            if let expected, expected != (old?.revision ?? 0) {
+                throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: old?.revision)
+            }
         }
         var buffer = context.takeBuffer()
         defer { context.giveBack(buffer) }
@@ -97,7 +103,7 @@ extension DocumentTransaction {
         } catch let error as EncodingError {
             throw DepotError.encodingFailed(collection: target.collection, id: displayID(), fieldPath: fieldPath(of: error), detail: encodingDetail(error))
         }
-        let revision = (old?.revision ?? 0) &+ 1
+        var revision = (old?.revision ?? 0) &+ 1
         Record.setHeader(&buffer, flags: flags, revision: revision)
         Record.seal(&buffer)
         var newFields: [[UInt8]] = []
@@ -107,7 +113,27 @@ extension DocumentTransaction {
             }
             try checkUnique(target, key: key, old: oldFields, new: newFields, displayID: displayID)
         }
-        try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+        if optimistic {
+            var found: Record.Header?
+            let inserted = try buffer.withUnsafeBytes { bytes in
+                try txn.putIfAbsent(bytes, forKey: key, in: target.keyspace) { stored in
+                    found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
+                }
+            }
+            if !inserted, let found {
+                if let expected {
+                    throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: found.revision)
+                }
+                // An update: the next revision, sealed again, put over the stored record.
+                old = found
+                revision = found.revision &+ 1
+                Record.setHeader(&buffer, flags: flags, revision: revision)
+                Record.seal(&buffer)
+                try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+            }
+        } else {
+            try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+        }
         if !schema.indexes.isEmpty { try updateIndexEntries(target, key: key, old: oldFields, new: newFields) }
         if let sync = target.syncKeyspace {
             try updateSyncEntry(sync, collection: target.collection, key: key,

@@ -23,10 +23,10 @@ final class TransactionContext {
     private var kvTargets: [String: RecordTarget] = [:]
     /// Per-type facts, keyed by type and alias. Cleared (and ``factsGeneration`` bumped) when
     /// targets may have changed; views keep a copy keyed by type alone while the generation holds.
-    var typeFacts: [TypeFactsKey: AnyObject] = [:] {
+    var typeFacts: [TypeFactsKey: AnyTypeFacts] = [:] {
         didSet { if typeFacts.isEmpty { factsGeneration &+= 1 } }
     }
-    private(set) var factsGeneration = 0
+    @exclusivity(unchecked) private(set) var factsGeneration = 0
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
     /// Collection databases dropped in this transaction (the store forgets them after commit).
     private var droppedDatabases: Set<String> = []
@@ -35,14 +35,14 @@ final class TransactionContext {
     private var schemaVersionValue: UInt64?
     /// Whether this transaction changed a schema (the store's cache is reset after commit).
     private(set) var changedSchema = false
-    private var spareBuffers: [[UInt8]] = []
+    @exclusivity(unchecked) private var spareBuffers: [[UInt8]] = []
     /// Records being deleted right now (delete rules that cascade back to one are ignored).
     var deleting: Set<ChangeRecorder.Key> = []
     /// Before- and after-images for the store handle's undo history (nil: not recorded).
     var undoLog: UndoLog?
     /// Referenced documents parked in this transaction, with what was written (see
     /// ``ReferenceHook``): parking the same unchanged document again is skipped.
-    var parkedReferences: [ParkedReference: ParkedValue] = [:]
+    @exclusivity(unchecked) var parkedReferences: [ParkedReference: ParkedValue] = [:]
 
     /// What was parked for a referenced document: the value itself when its type is
     /// `Equatable`, else its encoded bytes (references as references).
@@ -59,10 +59,10 @@ final class TransactionContext {
     }
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
-    var parking: [InProgress] = []
+    @exclusivity(unchecked) var parking: [InProgress] = []
     /// Documents being resolved right now, outermost first (for dangling-reference messages and
     /// cycles). Keys are borrowed for the duration of the decode.
-    var resolving: [InProgress] = []
+    @exclusivity(unchecked) var resolving: [InProgress] = []
 
     struct TypeFactsKey: Hashable {
         var type: ObjectIdentifier

@@ -1,27 +1,38 @@
 import DepotLMDB
 
 /// What the document layer needs to know about a document type in one transaction and alias —
-/// its collection (a resolved ``RecordTarget``), declared indexes and whether it is
-/// ``Syncable`` — looked up once per transaction instead of on every call.
-final class TypeFacts<D: Document> {
+/// its collection (a resolved ``RecordTarget``) and whether it is ``Syncable`` — looked up once
+/// per transaction instead of on every call. Not generic, so that the hot paths find it without
+/// run-time generic metadata; ``TypeFacts`` adds what depends on the type.
+class AnyTypeFacts {
     let target: RecordTarget
-    let indexes: [DocumentIndex<D>]
     let isSyncable: Bool
-    /// Whether `D` is `Equatable` (references parked earlier are then compared by value).
+    /// Whether the type is `Equatable` (references parked earlier are then compared by value).
     let isEquatable: Bool
     /// Whether the declared indexes' field paths were checked against a stored document.
     var fieldsChecked: Bool
-    /// `D` as a type with a generated codec (`@BinaryCodable`), else nil: records are then
+    /// The type as a type with a generated codec (`@BinaryCodable`), else nil: records are then
     /// encoded and decoded without keyed containers (same bytes).
     let generated: (any BinaryCodableDocument.Type)?
 
-    init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
+    init(target: RecordTarget, isSyncable: Bool, isEquatable: Bool, fieldsChecked: Bool,
+         generated: (any BinaryCodableDocument.Type)?) {
         self.target = target
+        self.isSyncable = isSyncable
+        self.isEquatable = isEquatable
+        self.fieldsChecked = fieldsChecked
+        self.generated = generated
+    }
+}
+
+/// The facts of `D`, with its declared indexes.
+final class TypeFacts<D: Document>: AnyTypeFacts {
+    let indexes: [DocumentIndex<D>]
+
+    init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
         self.indexes = indexes
-        self.isSyncable = D.self is any Syncable.Type
-        self.isEquatable = D.self is any Equatable.Type
-        self.fieldsChecked = indexes.isEmpty
-        self.generated = D.self as? any BinaryCodableDocument.Type
+        super.init(target: target, isSyncable: D.self is any Syncable.Type, isEquatable: D.self is any Equatable.Type,
+                   fieldsChecked: indexes.isEmpty, generated: D.self as? any BinaryCodableDocument.Type)
     }
 }
 
@@ -30,18 +41,39 @@ extension DocumentTransaction {
     /// `create` is false. In a write transaction the collection's stored schema is reconciled
     /// with what `D` declares the first time `D` is used.
     func facts<D: Document>(_ type: D.Type, create: Bool) throws -> TypeFacts<D>? {
+        // Safe: entries under ObjectIdentifier(D.self) are only ever TypeFacts<D>.
+        try anyFacts(D.self, create: create).map { unsafeDowncast($0, to: TypeFacts<D>.self) }
+    }
+
+    /// The facts of `D` without its indexes: found without generic metadata when cached.
+    func anyFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
+        if let cached = cachedFacts(ObjectIdentifier(D.self)) { return cached }
+        return try makeFacts(D.self, create: create)
+    }
+
+    /// The facts this view holds for a type, if any.
+    @inline(__always)
+    func cachedFacts(_ typeID: ObjectIdentifier) -> AnyTypeFacts? {
+        guard viewFactsGeneration == context.factsGeneration else { return nil }
+        if lastFactsType == typeID { return lastFacts }
+        guard let facts = viewFacts[typeID] else { return nil }
+        lastFactsType = typeID
+        lastFacts = facts
+        return facts
+    }
+
+    private func makeFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
         let typeID = ObjectIdentifier(D.self)
-        if viewFactsGeneration == context.factsGeneration {
-            // Safe: entries under ObjectIdentifier(D.self) are only ever TypeFacts<D>.
-            if let cached = viewFacts[typeID] { return unsafeDowncast(cached, to: TypeFacts<D>.self) }
-        } else {
+        if viewFactsGeneration != context.factsGeneration {
             viewFacts.removeAll(keepingCapacity: true)
+            lastFactsType = nil
+            lastFacts = nil
             viewFactsGeneration = context.factsGeneration
         }
         let key = TransactionContext.TypeFactsKey(type: typeID, alias: alias)
         if let cached = context.typeFacts[key] {
             viewFacts[typeID] = cached
-            return unsafeDowncast(cached, to: TypeFacts<D>.self)
+            return cached
         }
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
         let indexes = D.indexes

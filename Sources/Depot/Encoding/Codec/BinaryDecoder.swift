@@ -37,16 +37,28 @@ public struct BinaryDecoder {
     /// Decodes a value of type `T` through its generated codec (``BinaryCodableDocument``): reads
     /// what ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` reads, without keyed containers.
     public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try decode(T.self, from: bytes, generatedBy: T.self)
+        try withRecordReader(bytes, T.self) { try T(binaryRecord: &$0) }
     }
 
     /// Decodes a value of type `T` from a byte array through its generated codec.
     public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try bytes.withUnsafeBytes { try decode(T.self, from: $0, generatedBy: T.self) }
+        try bytes.withUnsafeBytes { try decodeGenerated(T.self, from: $0) }
     }
 
     /// Decodes a `T` (a `codec`, by construction) with its generated code.
     func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type) throws -> T {
+        try withRecordReader(bytes, T.self) { try codec.decodeRecord(T.self, from: &$0) }
+    }
+
+    /// Decodes a document whose type has a generated codec, dispatched to the type's own
+    /// (specialized) code: no existential, no copy of the value.
+    func decodeDocument<D: Document>(_: D.Type, from bytes: UnsafeRawBufferPointer) throws -> D {
+        try withRecordReader(bytes, D.self) { try D._decodeGenerated(from: &$0) }
+    }
+
+    /// Runs `body` with a reader of the record's top-level object; checks that it ends the input.
+    private func withRecordReader<T>(_ bytes: UnsafeRawBufferPointer, _: T.Type,
+                                     _ body: (inout BinaryRecordReader) throws -> T) throws -> T {
         let reader = BinaryReader(bytes)
         let p = try BinaryReader.checkHeader(reader)
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
@@ -54,7 +66,7 @@ public struct BinaryDecoder {
         impl.nesting = 1 // the root object, as in the Codable path
         defer { impl.end() }
         var record = try BinaryRecordReader(impl: impl, at: p, decoding: T.self)
-        let value = try codec.decodeRecord(T.self, from: &record)
+        let value = try body(&record)
         try record.finish()
         guard record.end == reader.count else {
             throw BinaryCodecError.malformed(offset: record.end, reason: "trailing bytes after the root value")

@@ -54,19 +54,30 @@ public struct BinaryEncoder {
     public func encodeGenerated<T: BinaryCodableDocument>(_ value: T) throws -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(initialCapacity)
-        try encode(value, generatedBy: T.self, into: &out)
+        try encodeGenerated(value, into: &out)
         return out
     }
 
     /// Appends the encoding of `value` made by its generated code (version byte + value) to
     /// `buffer`; the same bytes as ``encode(_:into:)``. On error, `buffer` is restored.
     public func encodeGenerated<T: BinaryCodableDocument>(_ value: T, into buffer: inout [UInt8]) throws {
-        try encode(value, generatedBy: T.self, into: &buffer)
+        try withRecordWriter(&buffer) { try value.encodeBinary(into: &$0) }
     }
 
     /// Appends the encoding of `value` (a `codec`, by construction) made by its generated code.
     /// On error, `buffer` is restored to its original length.
     func encode<T>(_ value: T, generatedBy codec: any BinaryCodableDocument.Type, into buffer: inout [UInt8]) throws {
+        try withRecordWriter(&buffer) { try codec.encodeRecord(value, into: &$0) }
+    }
+
+    /// Appends the encoding of a document whose type has a generated codec, dispatched to the
+    /// type's own (specialized) code. On error, `buffer` is restored to its original length.
+    func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8]) throws {
+        try withRecordWriter(&buffer) { try document._encodeGenerated(into: &$0) }
+    }
+
+    /// Runs `body` with a writer of a record's top-level object appended to `buffer`.
+    private func withRecordWriter(_ buffer: inout [UInt8], _ body: (inout BinaryRecordWriter) throws -> Void) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
         impl.begin(hook: referenceHook, userInfo: userInfo)
@@ -79,7 +90,7 @@ public struct BinaryEncoder {
         do {
             impl.buffer.append(BinaryFormat.version)
             var writer = BinaryRecordWriter(impl: impl)
-            try codec.encodeRecord(value, into: &writer)
+            try body(&writer)
             impl.closeFrames(downTo: 0)
             writer.finish()
             if let error = impl.deferredError { throw error }

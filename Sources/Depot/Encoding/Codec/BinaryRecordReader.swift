@@ -81,13 +81,22 @@ public struct BinaryRecordReader {
         return nil
     }
 
+    /// Field names are short: compared in place, without a call to `memcmp`.
     @inline(__always)
     private static func equal(_ bytes: UnsafeRawPointer, _ n: Int, _ name: StaticString) -> Bool {
-        name.withUTF8Buffer { u in
-            guard u.count == n else { return false }
-            guard n > 0, let base = u.baseAddress else { return true }
-            return memcmp(bytes, base, n) == 0
+        guard name.utf8CodeUnitCount == n else { return false }
+        guard name.hasPointerRepresentation else { return name.withUTF8Buffer { u in u.elementsEqual(UnsafeRawBufferPointer(start: bytes, count: n)) } }
+        let other = UnsafeRawPointer(name.utf8Start)
+        var i = 0
+        while i + 8 <= n {
+            if bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self) != other.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
         }
+        while i < n {
+            if bytes.load(fromByteOffset: i, as: UInt8.self) != other.load(fromByteOffset: i, as: UInt8.self) { return false }
+            i += 1
+        }
+        return true
     }
 
     /// Skips the entries not read yet and checks that the object ends where its header says.
@@ -109,37 +118,59 @@ public struct BinaryRecordReader {
     }
 
     /// Reads the current field as a `Bool`.
-    public mutating func decode(_: Bool.Type) throws -> Bool { try impl.readBool(&p, 0, key) }
+    public mutating func decode(_: Bool.Type) throws -> Bool { try read { try $0.readBool(&$1, 0, nil) } }
     /// Reads the current field as a `String` (valid UTF-8 only).
-    public mutating func decode(_: String.Type) throws -> String { try impl.readString(&p, 0, key) }
+    public mutating func decode(_: String.Type) throws -> String { try read { try $0.readString(&$1, 0, nil) } }
     /// Reads the current field as a `Double`.
-    public mutating func decode(_: Double.Type) throws -> Double { try impl.readDouble(&p, 0, key) }
+    public mutating func decode(_: Double.Type) throws -> Double { try read { try $0.readDouble(&$1, 0, nil) } }
     /// Reads the current field as a `Float`.
-    public mutating func decode(_: Float.Type) throws -> Float { try impl.readFloat(&p, 0, key) }
+    public mutating func decode(_: Float.Type) throws -> Float { try read { try $0.readFloat(&$1, 0, nil) } }
     /// Reads the current field as a `Date`.
-    public mutating func decode(_: Date.Type) throws -> Date { try impl.readDate(&p, 0, key) }
+    public mutating func decode(_: Date.Type) throws -> Date { try read { try $0.readDate(&$1, 0, nil) } }
     /// Reads the current field as a `UUID`.
-    public mutating func decode(_: UUID.Type) throws -> UUID { try impl.readUUID(&p, 0, key) }
+    public mutating func decode(_: UUID.Type) throws -> UUID { try read { try $0.readUUID(&$1, 0, nil) } }
     /// Reads the current field as an `Int`.
-    public mutating func decode(_: Int.Type) throws -> Int { try impl.readInteger(Int.self, &p, 0, key) }
+    public mutating func decode(_: Int.Type) throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, nil) } }
     /// Reads the current field as an `Int8`.
-    public mutating func decode(_: Int8.Type) throws -> Int8 { try impl.readInteger(Int8.self, &p, 0, key) }
+    public mutating func decode(_: Int8.Type) throws -> Int8 { try read { try $0.readInteger(Int8.self, &$1, 0, nil) } }
     /// Reads the current field as an `Int16`.
-    public mutating func decode(_: Int16.Type) throws -> Int16 { try impl.readInteger(Int16.self, &p, 0, key) }
+    public mutating func decode(_: Int16.Type) throws -> Int16 { try read { try $0.readInteger(Int16.self, &$1, 0, nil) } }
     /// Reads the current field as an `Int32`.
-    public mutating func decode(_: Int32.Type) throws -> Int32 { try impl.readInteger(Int32.self, &p, 0, key) }
+    public mutating func decode(_: Int32.Type) throws -> Int32 { try read { try $0.readInteger(Int32.self, &$1, 0, nil) } }
     /// Reads the current field as an `Int64`.
-    public mutating func decode(_: Int64.Type) throws -> Int64 { try impl.readInteger(Int64.self, &p, 0, key) }
+    public mutating func decode(_: Int64.Type) throws -> Int64 { try read { try $0.readInteger(Int64.self, &$1, 0, nil) } }
     /// Reads the current field as a `UInt`.
-    public mutating func decode(_: UInt.Type) throws -> UInt { try impl.readInteger(UInt.self, &p, 0, key) }
+    public mutating func decode(_: UInt.Type) throws -> UInt { try read { try $0.readInteger(UInt.self, &$1, 0, nil) } }
     /// Reads the current field as a `UInt8`.
-    public mutating func decode(_: UInt8.Type) throws -> UInt8 { try impl.readInteger(UInt8.self, &p, 0, key) }
+    public mutating func decode(_: UInt8.Type) throws -> UInt8 { try read { try $0.readInteger(UInt8.self, &$1, 0, nil) } }
     /// Reads the current field as a `UInt16`.
-    public mutating func decode(_: UInt16.Type) throws -> UInt16 { try impl.readInteger(UInt16.self, &p, 0, key) }
+    public mutating func decode(_: UInt16.Type) throws -> UInt16 { try read { try $0.readInteger(UInt16.self, &$1, 0, nil) } }
     /// Reads the current field as a `UInt32`.
-    public mutating func decode(_: UInt32.Type) throws -> UInt32 { try impl.readInteger(UInt32.self, &p, 0, key) }
+    public mutating func decode(_: UInt32.Type) throws -> UInt32 { try read { try $0.readInteger(UInt32.self, &$1, 0, nil) } }
     /// Reads the current field as a `UInt64`.
-    public mutating func decode(_: UInt64.Type) throws -> UInt64 { try impl.readInteger(UInt64.self, &p, 0, key) }
+    public mutating func decode(_: UInt64.Type) throws -> UInt64 { try read { try $0.readInteger(UInt64.self, &$1, 0, nil) } }
+
+    /// Reads the current field as `[String]` (the generic path when it holds references).
+    public mutating func decode(_: [String].Type) throws -> [String] {
+        if let strings = try read({ try $0.readStringArray(&$1, 0, nil) }) { return strings }
+        return try impl.decodeValue([String].self, &p, 0, key, advance: true)
+    }
+
+    /// Reads the current field as `[String]`, or nil when it is null.
+    public mutating func decodeIfPresent(_: [String].Type) throws -> [String]? {
+        try takeNil() ? nil : decode([String].self)
+    }
+
+    /// Runs a scalar read at the current value with no coding key (no existential built per field)
+    /// and puts the field's key in front of the coding path of a `DecodingError`.
+    @inline(__always)
+    private mutating func read<T>(_ body: (BinaryDecoderImpl, inout Int) throws -> T) throws -> T {
+        do {
+            return try body(impl, &p)
+        } catch let error as DecodingError {
+            throw error.prefixingPath(with: key)
+        }
+    }
 
     /// Reads the current field as any other type, through the generic `Codable` path (references
     /// resolved by the decoder's resolver).
@@ -167,5 +198,21 @@ public struct BinaryRecordReader {
     /// Reads the current field as any other type, or nil when it is null.
     public mutating func decodeIfPresent<T: Decodable>(_: T.Type) throws -> T? {
         try takeNil() ? nil : decode(T.self)
+    }
+}
+
+extension DecodingError {
+    /// The same error with `key` in front of its coding path.
+    func prefixingPath(with key: any CodingKey) -> DecodingError {
+        func prefixed(_ c: Context) -> Context {
+            Context(codingPath: [key] + c.codingPath, debugDescription: c.debugDescription, underlyingError: c.underlyingError)
+        }
+        switch self {
+        case .typeMismatch(let type, let c): return .typeMismatch(type, prefixed(c))
+        case .valueNotFound(let type, let c): return .valueNotFound(type, prefixed(c))
+        case .keyNotFound(let missing, let c): return .keyNotFound(missing, prefixed(c))
+        case .dataCorrupted(let c): return .dataCorrupted(prefixed(c))
+        @unknown default: return self
+        }
     }
 }

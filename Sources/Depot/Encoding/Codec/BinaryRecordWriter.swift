@@ -147,6 +147,19 @@ public struct BinaryRecordWriter {
         BinaryWriter.uuid(value, &impl.buffer)
     }
 
+    /// Writes a `[String]` field (the bytes the `Codable` path writes for it).
+    public mutating func encode(_ value: [String], forKey key: StaticString) throws {
+        self.key(key)
+        let start = BinaryWriter.beginContainer(BinaryTag.array, &impl.buffer)
+        for element in value { BinaryWriter.string(element, tag: BinaryTag.string, &impl.buffer) }
+        BinaryWriter.endContainer(start: start, count: value.count, &impl.buffer)
+    }
+
+    /// Writes a `[String]` field unless `value` is nil.
+    public mutating func encodeIfPresent(_ value: [String]?, forKey key: StaticString) throws {
+        if let value { try encode(value, forKey: key) }
+    }
+
     /// Writes any other field through the generic `Codable` path (reference hook included).
     /// - Throws: `EncodingError`, or what the reference hook throws.
     public mutating func encode<T: Encodable>(_ value: T, forKey key: StaticString) throws {

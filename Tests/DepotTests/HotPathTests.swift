@@ -1,0 +1,121 @@
+import DepotTestSupport
+import Foundation
+import Synchronization
+import Testing
+@testable import Depot
+
+/// How often the hand-written generated codec below ran (tests in this file only).
+private let generatedCalls = Mutex((encoded: 0, decoded: 0))
+
+/// A document with a hand-written ``BinaryCodableDocument`` conformance (what `@BinaryCodable`
+/// generates), counting its calls so that the tests can tell which path the store took.
+private struct Gauge: Document, BinaryCodableDocument, Equatable {
+    var id: String
+    var label: String
+    var readings: [String]
+    var level: Int
+
+    static let keys: [StaticString] = ["id", "label", "readings", "level"]
+
+    func encodeBinary(into writer: inout BinaryRecordWriter) throws {
+        generatedCalls.withLock { $0.encoded += 1 }
+        try writer.encode(id, forKey: "id")
+        try writer.encode(label, forKey: "label")
+        try writer.encode(readings, forKey: "readings")
+        try writer.encode(level, forKey: "level")
+    }
+
+    init(id: String, label: String, readings: [String], level: Int) {
+        self.id = id
+        self.label = label
+        self.readings = readings
+        self.level = level
+    }
+
+    init(binaryRecord reader: inout BinaryRecordReader) throws {
+        generatedCalls.withLock { $0.decoded += 1 }
+        var id: String?, label: String?, readings: [String]?, level: Int?
+        while let field = try reader.nextField(in: Self.keys) {
+            switch field {
+            case 0: id = try reader.decode(String.self)
+            case 1: label = try reader.decode(String.self)
+            case 2: readings = try reader.decode([String].self)
+            case 3: level = try reader.decode(Int.self)
+            default: break
+            }
+        }
+        guard let id else { throw reader.missingField("id") }
+        guard let label else { throw reader.missingField("label") }
+        guard let readings else { throw reader.missingField("readings") }
+        guard let level else { throw reader.missingField("level") }
+        self.init(id: id, label: label, readings: readings, level: level)
+    }
+}
+
+/// The same fields through synthesized `Codable` only.
+private struct PlainGauge: Document, Equatable {
+    static var collection: String { "Gauge" }
+    var id: String
+    var label: String
+    var readings: [String]
+    var level: Int
+}
+
+@Suite("Document hot path", .serialized)
+struct HotPathTests {
+    @Test func generatedCodecIsUsedForParkRetrieveAndScans() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let gauges = (0..<20).map { Gauge(id: "g\($0)", label: "gauge \($0)", readings: ["a", "\($0)"], level: $0) }
+        let before = generatedCalls.withLock { $0 }
+        try store.write { tx in for g in gauges { try tx.park(g) } }
+        let afterPark = generatedCalls.withLock { $0 }
+        #expect(afterPark.encoded - before.encoded == gauges.count)
+        let read = try store.read { tx in try gauges.map { try tx.retrieve(Gauge.self, id: $0.id) } }
+        #expect(read == gauges.map { Optional($0) })
+        #expect(try store.read { try $0.retrieveAll(Gauge.self) }.count == gauges.count)
+        let afterRead = generatedCalls.withLock { $0 }
+        #expect(afterRead.decoded - afterPark.decoded == 2 * gauges.count)
+        // Same bytes as Codable: the Codable twin reads what the generated code wrote, and back.
+        let plain = try store.read { try $0.retrieve(PlainGauge.self, id: "g3") }
+        #expect(plain == PlainGauge(id: "g3", label: "gauge 3", readings: ["a", "3"], level: 3))
+        try store.write { tx in try tx.park(PlainGauge(id: "p", label: "plain", readings: [], level: -1)) }
+        #expect(try store.read { try $0.retrieve(Gauge.self, id: "p") } == Gauge(id: "p", label: "plain", readings: [], level: -1))
+    }
+
+    @Test func generatedDecodingErrorsNameTheField() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        var bad = DynamicObject(entity: "Gauge", id: "bad")
+        bad.label = 7
+        bad.readings = .array([])
+        bad.level = 1
+        try store.write { tx in try tx.park(bad) }
+        #expect {
+            try store.read { try $0.retrieve(Gauge.self, id: "bad") }
+        } throws: { error in
+            guard let error = error as? DepotError, error.code == .decodingFailed else { return false }
+            return "\(error)".contains("label")
+        }
+    }
+
+    /// Inserts are put as new first (one look-up); updates must still count revisions, on every driver.
+    @Test(arguments: DriverKind.allCases)
+    func reparkingCountsRevisionsAndKeepsTheLastValue(_ kind: DriverKind) throws {
+        let folder = TemporaryFolder()
+        let store = try kind.makeStore(folder)
+        for level in 1...3 {
+            let revision = try store.write { tx in try tx.park(Gauge(id: "g", label: "v\(level)", readings: [], level: level)) }
+            #expect(revision == UInt64(level))
+        }
+        try store.write { tx throws in
+            #expect(try tx.park(Gauge(id: "g", label: "v4", readings: [], level: 4)) == 4)
+            #expect(try tx.park(Gauge(id: "g", label: "v5", readings: [], level: 5)) == 5)
+            #expect(throws: DepotError.self) { try tx.park(Gauge(id: "g", label: "no", readings: [], level: 0), ifRevision: 0) }
+        }
+        #expect(try store.read { try $0.retrieve(Gauge.self, id: "g")?.level } == 5)
+        #expect(try store.read { try $0.revision(of: Gauge.self, id: "g") } == 5)
+        #expect(try store.read { try $0.count(Gauge.self) } == 1)
+    }
+
+}
