@@ -4,12 +4,17 @@ extension DocumentTransaction {
     // MARK: Retrieving
 
     /// The document of type `D` with `id`, with its references resolved, or nil.
+    ///
+    /// Inlinable, so that the look-up is specialized for `D` where it is called (no run-time
+    /// generic metadata on the hot path); decoding runs in the type's generated codec when it has one.
+    @inlinable
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
-        if overlay != nil { return try retrieveThroughOverlay(D.self, id: id) }
+        if hasOverlay { return try retrieveThroughOverlay(D.self, id: id) }
         return try storedRetrieve(D.self, id: id)
     }
 
-    private func retrieveThroughOverlay<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+    @usableFromInline
+    func retrieveThroughOverlay<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document.map(withPendingStatus) }
         return try storedRetrieve(D.self, id: id).map(withPendingStatus)
     }
@@ -22,9 +27,10 @@ extension DocumentTransaction {
         return (syncable as? D) ?? document
     }
 
-    /// The stored document: one generic frame over a non-generic look-up (run-time generic
-    /// metadata is looked up per call in unspecialized code, so the hot path keeps it to `D?`).
-    private func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+    /// The stored document: a look-up specialized where it is inlined, over non-generic facts
+    /// and reads.
+    @inlinable
+    func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         guard let facts = try anyFacts(D.self, create: false) else { return nil }
         var found: D? = nil
         try id.withKeyBytes { key in
@@ -37,6 +43,7 @@ extension DocumentTransaction {
     }
 
     /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one).
+    @usableFromInline
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer) throws -> D {
         let target = facts.target

@@ -12,10 +12,12 @@ public final class DocumentTransaction {
     public let alias: String
     /// The store this transaction was begun on.
     public let store: Store
-    let context: TransactionContext
+    @usableFromInline let context: TransactionContext
     let isExplicit: Bool
     /// The store's unsaved changes, laid over this (read) view by ``Store``'s reads.
     @exclusivity(unchecked) var overlay: UnitOfWork?
+    /// Whether reads go through a unit of work (see ``overlay``).
+    @usableFromInline var hasOverlay: Bool { overlay != nil }
     /// This view's copy of the context's type facts (keyed by type only: the alias is fixed),
     /// valid while the context's facts generation is `viewFactsGeneration`.
     /// Hot fields of a thread-confined object, never accessed overlapping: no run-time

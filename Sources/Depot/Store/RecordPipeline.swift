@@ -3,11 +3,12 @@ import DepotLMDB
 /// A keyspace of records as the record pipeline writes it: a collection of an alias (or the
 /// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
 /// Resolved once per transaction (see ``TransactionContext``).
+@usableFromInline
 final class RecordTarget {
     let alias: String
     /// The collection name, as change sets report it.
     let collection: String
-    let keyspace: Keyspace
+    @usableFromInline let keyspace: Keyspace
     let kind: IDKind
     /// The savepoint depth the target was resolved at.
     var depth: Int

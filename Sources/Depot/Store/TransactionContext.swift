@@ -4,8 +4,9 @@ import DepotLMDB
 /// the record targets (collections) resolved so far, per-type facts, the schema in force, the
 /// change recorder, encode buffers, and the stacks that guard reference cycles. Savepoints mark
 /// it and roll it back with the child transaction.
+@usableFromInline
 final class TransactionContext {
-    let txn: any StorageTransaction
+    @usableFromInline let txn: any StorageTransaction
     let core: StoreCore
     let recorder: ChangeRecorder?
     /// Whether this write logs its changes for watchers in other processes.

@@ -4,8 +4,9 @@ import DepotLMDB
 /// its collection (a resolved ``RecordTarget``) and whether it is ``Syncable`` — looked up once
 /// per transaction instead of on every call. Not generic, so that the hot paths find it without
 /// run-time generic metadata; ``TypeFacts`` adds what depends on the type.
+@usableFromInline
 class AnyTypeFacts {
-    let target: RecordTarget
+    @usableFromInline let target: RecordTarget
     let isSyncable: Bool
     /// Whether the type is `Equatable` (references parked earlier are then compared by value).
     let isEquatable: Bool
@@ -46,6 +47,7 @@ extension DocumentTransaction {
     }
 
     /// The facts of `D` without its indexes: found without generic metadata when cached.
+    @usableFromInline
     func anyFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
         if let cached = cachedFacts(ObjectIdentifier(D.self)) { return cached }
         return try makeFacts(D.self, create: create)

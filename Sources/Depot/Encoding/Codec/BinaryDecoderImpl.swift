@@ -47,7 +47,8 @@ final class BinaryDecoderImpl: Decoder {
         inUse = true
         self.reader = reader
         self.resolver = resolver
-        self.userInfo = userInfo
+        // Most decoders have no user info: skip the dictionary copy and release then.
+        if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
         self.offset = offset
         depth = 0
         nesting = 0
@@ -58,9 +59,9 @@ final class BinaryDecoderImpl: Decoder {
     func end() {
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
         resolver = nil
-        userInfo = [:]
-        keyStack.removeAll(keepingCapacity: true)
-        hints.removeAll(keepingCapacity: true)
+        if !userInfo.isEmpty { userInfo = [:] }
+        if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
+        if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
         inUse = false
     }
 

@@ -38,7 +38,8 @@ final class BinaryEncoderImpl: Encoder {
     func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
         inUse = true
         self.hook = hook
-        self.userInfo = userInfo
+        // Most encoders have no user info: skip the dictionary copy and release then.
+        if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
         depth = 0
         nesting = 0
         slotStart = 0
@@ -49,10 +50,10 @@ final class BinaryEncoderImpl: Encoder {
     /// Releases per-encode state but keeps allocated capacity for reuse.
     func end() {
         hook = nil
-        userInfo = [:]
+        if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
-        frames.removeAll(keepingCapacity: true)
-        keyStack.removeAll(keepingCapacity: true)
+        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         inUse = false
     }
 
