@@ -52,6 +52,9 @@ struct DepotCompare: AsyncParsableCommand {
     @Option(help: "Writer counts of the group-commit measurement (comma-separated; default 1,4,16,64).")
     var writers: String?
 
+    @Flag(help: "With --group-commit-only: commit without fsync (measures the task/writer hand-off, not the disk).")
+    var noSync = false
+
     @Option(help: "Writes per group-commit configuration (default 2000, or 400 with --quick).")
     var groupCommitWrites: Int?
 
@@ -66,13 +69,14 @@ struct DepotCompare: AsyncParsableCommand {
             sizes.groupCommitWriters = counts
         }
         if let groupCommitWrites { sizes.groupCommitWrites = max(1, groupCommitWrites) }
+        if noSync && !groupCommitOnly { throw ValidationError("--no-sync is only for --group-commit-only") }
         if groupCommitOnly {
             guard !skipGroupCommit else { throw ValidationError("--group-commit-only and --skip-group-commit exclude each other") }
             let scratch = try Scratch(base: dir)
             defer { scratch.cleanup() }
             let rounds = rounds ?? 1
             for round in 0..<rounds {
-                let report = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch)
+                let report = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch, noSync: noSync)
                 print("group commit, round \(round + 1)/\(rounds)")
                 print(report.table())
             }
