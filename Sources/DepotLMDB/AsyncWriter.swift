@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 
 /// Bounds of the group-commit writer behind ``Environment/write(_:)-async``.
@@ -19,21 +20,62 @@ public struct GroupCommitOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// One queued closure of an async write.
-final class WriteJob: @unchecked Sendable {
-    // @unchecked Sendable: `state` is only touched under the writer's lock; `run` and `finish`
-    // are called by the writer thread only, once the job is taken out of the queue.
-    enum State { case queued, running, done }
-    var state = State.queued
-    let run: (Transaction) throws -> Void
-    let finish: (Error?) -> Void
-    var error: Error?
+/// One queued closure of an async write: the caller's closure, its result and its suspended
+/// caller. The writer thread runs it and then resumes the caller with ``complete()``.
+class WriteJob: @unchecked Sendable {
+    // @unchecked Sendable: `state` is only touched under the writer's lock. The continuation is
+    // stored before the job is queued (under the lock) and read by whoever takes the job out of
+    // the queue under the lock; `error`, `failedOptimistically` and the result are touched by the
+    // writer thread only, between taking the job and completing it.
+    enum State: UInt8 {
+        /// Created with a queue slot, not queued yet.
+        case new
+        case queued
+        case running
+        /// Finished or cancelled: nothing may resume the caller any more.
+        case done
+    }
+    final var state = State.new
+    final var error: Error?
     /// The closure threw in the optimistic pass of its batch (it is not run again).
-    var failedOptimistically = false
+    final var failedOptimistically = false
 
-    init(run: @escaping (Transaction) throws -> Void, finish: @escaping (Error?) -> Void) {
-        self.run = run
-        self.finish = finish
+    /// Runs the caller's closure in `txn` and keeps its result.
+    func run(_ txn: Transaction) throws {}
+    /// Resumes the caller with the result, or with `error` when set. Called exactly once.
+    func complete() {}
+    /// Resumes the caller with `error` (cancelled, or the writer stopped). Called exactly once.
+    func fail(_ error: Error) {}
+}
+
+/// A ``WriteJob`` whose closure returns `R`.
+final class TypedWriteJob<R: Sendable>: WriteJob, @unchecked Sendable {
+    let body: @Sendable (Transaction) throws -> R
+    var value: R?
+    var continuation: UnsafeContinuation<R, Error>?
+
+    init(_ body: @escaping @Sendable (Transaction) throws -> R) { self.body = body }
+
+    override func run(_ txn: Transaction) throws { value = try body(txn) }
+
+    override func complete() {
+        guard let continuation else { return }
+        self.continuation = nil
+        if let error {
+            continuation.resume(throwing: error)
+        } else if let value {
+            self.value = nil
+            continuation.resume(returning: value)
+        } else {
+            continuation.resume(throwing: LMDBError(code: MDB_BAD_TXN, operation: "async write",
+                                                    detail: "the closure produced no result"))
+        }
+    }
+
+    override func fail(_ error: Error) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(throwing: error)
     }
 }
 
@@ -107,24 +149,33 @@ final class AsyncWriter: @unchecked Sendable {
         admit()
     }
 
-    /// Queues `job` in a slot claimed with ``acquireSlot()``; returns false when stopped.
-    func enqueue(_ job: WriteJob) -> Bool {
-        let queued: Bool = lock.withLock {
-            if stopped { slots -= 1; return false }
+    /// Queues `job` in a slot claimed with ``acquireSlot()``. When the job was cancelled before
+    /// it got here, or the writer stopped, gives the slot back and resumes its caller with the error.
+    func enqueue(_ job: WriteJob) {
+        lock.lock()
+        if job.state == .new && !stopped {
+            job.state = .queued
             queue.append(job)
             if queue.count - head >= wakeThreshold { lock.signal() }
-            return true
+            lock.unlock()
+            return
         }
-        return queued
+        let cancelled = job.state == .done
+        job.state = .done
+        slots -= 1
+        lock.unlock()
+        job.fail(cancelled ? CancellationError() : TransactionGate.closedError("async write"))
+        admit()
     }
 
-    /// Removes a job that has not started; returns whether it was removed.
-    func cancel(_ job: WriteJob) -> Bool {
-        lock.withLock {
-            guard job.state == .queued else { return false }
-            job.state = .done
-            return true
-        }
+    /// Cancels a job that has not started: a queued one is resumed with `CancellationError` now,
+    /// one not queued yet when it reaches ``enqueue(_:)``.
+    func cancel(_ job: WriteJob) {
+        lock.lock()
+        let state = job.state
+        if state == .new || state == .queued { job.state = .done }
+        lock.unlock()
+        if state == .queued { job.fail(CancellationError()) }
     }
 
     func stop() {
@@ -159,11 +210,11 @@ final class AsyncWriter: @unchecked Sendable {
         return true
     }
 
-    /// Takes up to `maxBatchSize` queued jobs.
-    private func takeBatch() -> [WriteJob] {
+    /// Moves up to `maxBatchSize` queued jobs into `batch` (emptied first).
+    private func takeBatch(into batch: inout [WriteJob]) {
+        batch.removeAll(keepingCapacity: true)
         lock.lock()
         defer { lock.unlock() }
-        var batch: [WriteJob] = []
         while head < queue.count && batch.count < options.maxBatchSize {
             let job = queue[head]
             head += 1
@@ -181,7 +232,6 @@ final class AsyncWriter: @unchecked Sendable {
             queue.removeFirst(head)
             head = 0
         }
-        return batch
     }
 
     private func admit() {
@@ -197,12 +247,14 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     private func loop() {
+        var batch: [WriteJob] = []
+        batch.reserveCapacity(min(options.maxBatchSize, 1024))
         while waitForWork() {
             // Claim the writer first: jobs stay cancellable while another writer holds it, and
             // everything that queues up meanwhile joins this batch.
             var claimError: Error?
             do { try environment.gate.acquireWriter() } catch { claimError = error }
-            let batch = takeBatch()
+            takeBatch(into: &batch)
             admit()
             var handlers: [() -> Void] = []
             if let claimError {
@@ -223,7 +275,9 @@ final class AsyncWriter: @unchecked Sendable {
                 batchesCommitted += 1
                 largestBatch = max(largestBatch, batch.count)
             }
-            for job in batch { job.finish(job.error) }
+            // Resume the callers; the jobs are `.done`, so a late cancellation cannot resume them too.
+            for job in batch { job.complete() }
+            batch.removeAll(keepingCapacity: true)
         }
     }
 
@@ -311,49 +365,14 @@ extension Environment {
             writer.releaseSlot()
             throw CancellationError()
         }
-        let completion = Completion<R>()
-        let job = WriteJob(run: { txn in completion.value = try body(txn) }, finish: { error in
-            completion.complete(error.map { .failure($0) } ?? .success(completion.value!))
-        })
+        let job = TypedWriteJob(body)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, Error>) in
-                completion.attach(continuation)
-                if !writer.enqueue(job) {
-                    completion.complete(.failure(TransactionGate.closedError("async write")))
-                }
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<R, Error>) in
+                job.continuation = continuation // before the job is queued: see `WriteJob`
+                writer.enqueue(job)
             }
         } onCancel: {
-            if writer.cancel(job) { completion.complete(.failure(CancellationError())) }
+            writer.cancel(job)
         }
-    }
-}
-
-/// Meets a continuation and a result, in either order, and resumes exactly once.
-final class Completion<R: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `continuation` and `result` are guarded by `lock`; `value` is written
-    // by the writer thread before `complete` is called and read inside it.
-    private let lock = ConditionLock()
-    private var continuation: CheckedContinuation<R, Error>?
-    private var result: Result<R, Error>?
-    var value: R?
-
-    func attach(_ continuation: CheckedContinuation<R, Error>) {
-        let ready: Result<R, Error>? = lock.withLock {
-            if let result { return result }
-            self.continuation = continuation
-            return nil
-        }
-        if let ready { continuation.resume(with: ready) }
-    }
-
-    func complete(_ outcome: Result<R, Error>) {
-        let waiting: CheckedContinuation<R, Error>? = lock.withLock {
-            if result != nil { return nil }
-            result = outcome
-            let c = continuation
-            continuation = nil
-            return c
-        }
-        waiting?.resume(with: outcome)
     }
 }
