@@ -189,25 +189,39 @@ final class AsyncWriter: @unchecked Sendable {
         for w in waiters { w.resume() }
     }
 
-    /// Waits until work is queued, then (adaptive batching) until as many closures as in the
-    /// last batch are queued or `adaptiveWait`/`maxWait` passed. Returns false once stopped with
-    /// nothing left.
+    /// Waits until work is queued, then, from the first closure's arrival, up to `adaptiveWait`
+    /// for as many closures as in the last batch (the callers it just resumed, coming back) and
+    /// up to `maxWait` for a full batch. Returns false once stopped with nothing left.
     private func waitForWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
         wakeThreshold = 1
         while queue.count == head && !stopped { lock.wait() }
         if queue.count == head { wakeThreshold = .max; return false }
-        let target = min(max(lastBatchSize, options.maxWait > .zero ? options.maxBatchSize : 1), options.maxBatchSize)
-        let patience = max(options.maxWait, lastBatchSize > 1 ? options.adaptiveWait : .zero)
-        if (queue.count - head) < target && patience > .zero {
-            let (seconds, attoseconds) = patience.components
-            let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-            wakeThreshold = target
-            while (queue.count - head) < target && !stopped && lock.wait(untilNanoseconds: deadline) {}
+        let start = monotonicNanoseconds()
+        let full = max(options.maxBatchSize, 1)
+        let returning = min(lastBatchSize, full)
+        let adaptiveDeadline = returning > 1 ? start + Self.nanoseconds(options.adaptiveWait) : 0
+        let fullDeadline = start + Self.nanoseconds(options.maxWait)
+        while !stopped {
+            let queued = queue.count - head
+            if queued >= full { break }
+            var threshold = full, deadline = fullDeadline
+            if queued < returning && adaptiveDeadline > deadline { threshold = returning; deadline = adaptiveDeadline }
+            if monotonicNanoseconds() >= deadline { break }
+            wakeThreshold = threshold
+            _ = lock.wait(untilNanoseconds: deadline) // woken by `enqueue` at the threshold, or timed out
         }
         wakeThreshold = .max
         return true
+    }
+
+    /// `duration` in nanoseconds: 0 when not positive, at most about 31 years.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        if seconds >= 1_000_000_000 { return 1_000_000_000 * 1_000_000_000 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
     }
 
     /// Moves up to `maxBatchSize` queued jobs into `batch` (emptied first).

@@ -270,3 +270,29 @@ struct AsyncHandOffTests {
         #expect(try env.asyncWriter().pending == 0)
     }
 }
+
+@Suite("Group commit waiting bounds")
+struct GroupCommitWaitTests {
+    @Test(.timeLimit(.minutes(1))) func aFullBatchCommitsWithoutWaitingForMaxWait() async throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.groupCommit.maxWait = .seconds(3_600) // would hang the test if a full batch waited for it
+        options.groupCommit.maxBatchSize = 4
+        let env = try Environment.open(path: folder.path, options: options)
+        let db = try env.openDatabase("w", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<8 as Range<Int64> { group.addTask { try await env.write { try $0.put(i, forKey: i, in: db) } } }
+            try await group.waitForAll()
+        }
+        #expect(try env.read { try $0.count(db) } == 8)
+        #expect(try env.asyncWriter().statistics.largest == 4)
+    }
+
+    @Test func waitsAreConvertedWithoutOverflow() {
+        #expect(AsyncWriter.nanoseconds(.microseconds(500)) == 500_000)
+        #expect(AsyncWriter.nanoseconds(.seconds(2) + .nanoseconds(3)) == 2_000_000_003)
+        #expect(AsyncWriter.nanoseconds(.zero) == 0)
+        #expect(AsyncWriter.nanoseconds(.seconds(-5)) == 0, "a negative wait is no wait")
+        #expect(AsyncWriter.nanoseconds(.seconds(Int64.max)) == 1_000_000_000 * 1_000_000_000, "capped, no overflow")
+    }
+}
