@@ -23,10 +23,11 @@ public struct GroupCommitOptions: Sendable, Hashable {
 /// One queued closure of an async write: the caller's closure, its result and its suspended
 /// caller. The writer thread runs it and then resumes the caller with ``complete()``.
 class WriteJob: @unchecked Sendable {
-    // @unchecked Sendable: `state` is only touched under the writer's lock. The continuation is
-    // stored before the job is queued (under the lock) and read by whoever takes the job out of
-    // the queue under the lock; `error`, `failedOptimistically` and the result are touched by the
-    // writer thread only, between taking the job and completing it.
+    // @unchecked Sendable: `state` is only touched under the writer's lock. The caller stores
+    // the continuation before `enqueue` takes the lock, and only whoever moves `state` away from
+    // `.queued` under the lock (the writer or `cancel`) or `enqueue` itself reads it afterwards;
+    // `error`, `failedOptimistically` and the result are touched by the writer thread only,
+    // between taking the job and completing it.
     enum State: UInt8 {
         /// Created with a queue slot, not queued yet.
         case new
