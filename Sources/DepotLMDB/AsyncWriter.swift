@@ -1,3 +1,4 @@
+import CLMDB
 import Foundation
 
 /// Bounds of the group-commit writer behind ``Environment/write(_:)-async``.
@@ -19,21 +20,63 @@ public struct GroupCommitOptions: Sendable, Hashable {
     public init() {}
 }
 
-/// One queued closure of an async write.
-final class WriteJob: @unchecked Sendable {
-    // @unchecked Sendable: `state` is only touched under the writer's lock; `run` and `finish`
-    // are called by the writer thread only, once the job is taken out of the queue.
-    enum State { case queued, running, done }
-    var state = State.queued
-    let run: (Transaction) throws -> Void
-    let finish: (Error?) -> Void
-    var error: Error?
+/// One queued closure of an async write: the caller's closure, its result and its suspended
+/// caller. The writer thread runs it and then resumes the caller with ``complete()``.
+class WriteJob: @unchecked Sendable {
+    // @unchecked Sendable: `state` is only touched under the writer's lock. The caller stores
+    // the continuation before `enqueue` takes the lock, and only whoever moves `state` away from
+    // `.queued` under the lock (the writer or `cancel`) or `enqueue` itself reads it afterwards;
+    // `error`, `failedOptimistically` and the result are touched by the writer thread only,
+    // between taking the job and completing it.
+    enum State: UInt8 {
+        /// Created with a queue slot, not queued yet.
+        case new
+        case queued
+        case running
+        /// Finished or cancelled: nothing may resume the caller any more.
+        case done
+    }
+    final var state = State.new
+    final var error: Error?
     /// The closure threw in the optimistic pass of its batch (it is not run again).
-    var failedOptimistically = false
+    final var failedOptimistically = false
 
-    init(run: @escaping (Transaction) throws -> Void, finish: @escaping (Error?) -> Void) {
-        self.run = run
-        self.finish = finish
+    /// Runs the caller's closure in `txn` and keeps its result.
+    func run(_ txn: Transaction) throws {}
+    /// Resumes the caller with the result, or with `error` when set. Called exactly once.
+    func complete() {}
+    /// Resumes the caller with `error` (cancelled, or the writer stopped). Called exactly once.
+    func fail(_ error: Error) {}
+}
+
+/// A ``WriteJob`` whose closure returns `R`.
+final class TypedWriteJob<R: Sendable>: WriteJob, @unchecked Sendable {
+    let body: @Sendable (Transaction) throws -> R
+    var value: R?
+    var continuation: UnsafeContinuation<R, Error>?
+
+    init(_ body: @escaping @Sendable (Transaction) throws -> R) { self.body = body }
+
+    override func run(_ txn: Transaction) throws { value = try body(txn) }
+
+    override func complete() {
+        guard let continuation else { return }
+        self.continuation = nil
+        if let error {
+            continuation.resume(throwing: error)
+        } else if let value {
+            self.value = nil
+            continuation.resume(returning: value)
+        } else {
+            continuation.resume(throwing: LMDBError(code: MDB_BAD_TXN, operation: "async write",
+                                                    detail: "the closure produced no result"))
+        }
+    }
+
+    override func fail(_ error: Error) {
+        guard let continuation else { return }
+        self.continuation = nil
+        continuation.resume(throwing: error)
     }
 }
 
@@ -107,24 +150,33 @@ final class AsyncWriter: @unchecked Sendable {
         admit()
     }
 
-    /// Queues `job` in a slot claimed with ``acquireSlot()``; returns false when stopped.
-    func enqueue(_ job: WriteJob) -> Bool {
-        let queued: Bool = lock.withLock {
-            if stopped { slots -= 1; return false }
+    /// Queues `job` in a slot claimed with ``acquireSlot()``. When the job was cancelled before
+    /// it got here, or the writer stopped, gives the slot back and resumes its caller with the error.
+    func enqueue(_ job: WriteJob) {
+        lock.lock()
+        if job.state == .new && !stopped {
+            job.state = .queued
             queue.append(job)
             if queue.count - head >= wakeThreshold { lock.signal() }
-            return true
+            lock.unlock()
+            return
         }
-        return queued
+        let cancelled = job.state == .done
+        job.state = .done
+        slots -= 1
+        lock.unlock()
+        job.fail(cancelled ? CancellationError() : TransactionGate.closedError("async write"))
+        admit()
     }
 
-    /// Removes a job that has not started; returns whether it was removed.
-    func cancel(_ job: WriteJob) -> Bool {
-        lock.withLock {
-            guard job.state == .queued else { return false }
-            job.state = .done
-            return true
-        }
+    /// Cancels a job that has not started: a queued one is resumed with `CancellationError` now,
+    /// one not queued yet when it reaches ``enqueue(_:)``.
+    func cancel(_ job: WriteJob) {
+        lock.lock()
+        let state = job.state
+        if state == .new || state == .queued { job.state = .done }
+        lock.unlock()
+        if state == .queued { job.fail(CancellationError()) }
     }
 
     func stop() {
@@ -138,32 +190,46 @@ final class AsyncWriter: @unchecked Sendable {
         for w in waiters { w.resume() }
     }
 
-    /// Waits until work is queued, then (adaptive batching) until as many closures as in the
-    /// last batch are queued or `adaptiveWait`/`maxWait` passed. Returns false once stopped with
-    /// nothing left.
+    /// Waits until work is queued, then, from the first closure's arrival, up to `adaptiveWait`
+    /// for as many closures as in the last batch (the callers it just resumed, coming back) and
+    /// up to `maxWait` for a full batch. Returns false once stopped with nothing left.
     private func waitForWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
         wakeThreshold = 1
         while queue.count == head && !stopped { lock.wait() }
         if queue.count == head { wakeThreshold = .max; return false }
-        let target = min(max(lastBatchSize, options.maxWait > .zero ? options.maxBatchSize : 1), options.maxBatchSize)
-        let patience = max(options.maxWait, lastBatchSize > 1 ? options.adaptiveWait : .zero)
-        if (queue.count - head) < target && patience > .zero {
-            let (seconds, attoseconds) = patience.components
-            let deadline = monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-            wakeThreshold = target
-            while (queue.count - head) < target && !stopped && lock.wait(untilNanoseconds: deadline) {}
+        let start = monotonicNanoseconds()
+        let full = max(options.maxBatchSize, 1)
+        let returning = min(lastBatchSize, full)
+        let adaptiveDeadline = returning > 1 ? start + Self.nanoseconds(options.adaptiveWait) : 0
+        let fullDeadline = start + Self.nanoseconds(options.maxWait)
+        while !stopped {
+            let queued = queue.count - head
+            if queued >= full { break }
+            var threshold = full, deadline = fullDeadline
+            if queued < returning && adaptiveDeadline > deadline { threshold = returning; deadline = adaptiveDeadline }
+            if monotonicNanoseconds() >= deadline { break }
+            wakeThreshold = threshold
+            _ = lock.wait(untilNanoseconds: deadline) // woken by `enqueue` at the threshold, or timed out
         }
         wakeThreshold = .max
         return true
     }
 
-    /// Takes up to `maxBatchSize` queued jobs.
-    private func takeBatch() -> [WriteJob] {
+    /// `duration` in nanoseconds: 0 when not positive, at most about 31 years.
+    static func nanoseconds(_ duration: Duration) -> UInt64 {
+        guard duration > .zero else { return 0 }
+        let (seconds, attoseconds) = duration.components
+        if seconds >= 1_000_000_000 { return 1_000_000_000 * 1_000_000_000 }
+        return UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+    }
+
+    /// Moves up to `maxBatchSize` queued jobs into `batch` (emptied first).
+    private func takeBatch(into batch: inout [WriteJob]) {
+        batch.removeAll(keepingCapacity: true)
         lock.lock()
         defer { lock.unlock() }
-        var batch: [WriteJob] = []
         while head < queue.count && batch.count < options.maxBatchSize {
             let job = queue[head]
             head += 1
@@ -181,7 +247,6 @@ final class AsyncWriter: @unchecked Sendable {
             queue.removeFirst(head)
             head = 0
         }
-        return batch
     }
 
     private func admit() {
@@ -197,12 +262,14 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     private func loop() {
+        var batch: [WriteJob] = []
+        batch.reserveCapacity(min(options.maxBatchSize, 1024))
         while waitForWork() {
             // Claim the writer first: jobs stay cancellable while another writer holds it, and
             // everything that queues up meanwhile joins this batch.
             var claimError: Error?
             do { try environment.gate.acquireWriter() } catch { claimError = error }
-            let batch = takeBatch()
+            takeBatch(into: &batch)
             admit()
             var handlers: [() -> Void] = []
             if let claimError {
@@ -223,7 +290,9 @@ final class AsyncWriter: @unchecked Sendable {
                 batchesCommitted += 1
                 largestBatch = max(largestBatch, batch.count)
             }
-            for job in batch { job.finish(job.error) }
+            // Resume the callers; the jobs are `.done`, so a late cancellation cannot resume them too.
+            for job in batch { job.complete() }
+            batch.removeAll(keepingCapacity: true)
         }
     }
 
@@ -311,49 +380,14 @@ extension Environment {
             writer.releaseSlot()
             throw CancellationError()
         }
-        let completion = Completion<R>()
-        let job = WriteJob(run: { txn in completion.value = try body(txn) }, finish: { error in
-            completion.complete(error.map { .failure($0) } ?? .success(completion.value!))
-        })
+        let job = TypedWriteJob(body)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<R, Error>) in
-                completion.attach(continuation)
-                if !writer.enqueue(job) {
-                    completion.complete(.failure(TransactionGate.closedError("async write")))
-                }
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<R, Error>) in
+                job.continuation = continuation // before the job is queued: see `WriteJob`
+                writer.enqueue(job)
             }
         } onCancel: {
-            if writer.cancel(job) { completion.complete(.failure(CancellationError())) }
+            writer.cancel(job)
         }
-    }
-}
-
-/// Meets a continuation and a result, in either order, and resumes exactly once.
-final class Completion<R: Sendable>: @unchecked Sendable {
-    // @unchecked Sendable: `continuation` and `result` are guarded by `lock`; `value` is written
-    // by the writer thread before `complete` is called and read inside it.
-    private let lock = ConditionLock()
-    private var continuation: CheckedContinuation<R, Error>?
-    private var result: Result<R, Error>?
-    var value: R?
-
-    func attach(_ continuation: CheckedContinuation<R, Error>) {
-        let ready: Result<R, Error>? = lock.withLock {
-            if let result { return result }
-            self.continuation = continuation
-            return nil
-        }
-        if let ready { continuation.resume(with: ready) }
-    }
-
-    func complete(_ outcome: Result<R, Error>) {
-        let waiting: CheckedContinuation<R, Error>? = lock.withLock {
-            if result != nil { return nil }
-            result = outcome
-            let c = continuation
-            continuation = nil
-            return c
-        }
-        waiting?.resume(with: outcome)
     }
 }

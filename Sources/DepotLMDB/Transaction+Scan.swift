@@ -4,6 +4,7 @@ extension Transaction {
     /// Visits the entries of `db` in `range`, in key order (or reverse), with the raw bytes
     /// straight from the map (valid only during each call). Return false from `body` to stop.
     /// In a dupSort database every value of a key is visited.
+    @inlinable
     public func forEachRaw<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
                                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         if range.lower == nil && range.upper == nil && range.prefix == nil {

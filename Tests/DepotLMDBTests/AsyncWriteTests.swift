@@ -186,3 +186,113 @@ struct AsyncGuaranteeTests {
         #expect(keys == acknowledged.sorted())
     }
 }
+
+@Suite("Async write hand-off")
+struct AsyncHandOffTests {
+    private struct Abort: Error {}
+
+    @Test func aFailedGroupCommitFailsExactlyTheWritesOfItsBatch() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("f", key: StringCodec.self, value: StringCodec.self)
+        try await env.write { try $0.put("1", forKey: "before", in: db) }
+        // Hold the writer (in a write that aborts, so that it does not take the simulated fault)
+        // while eight writes queue up behind it: they become one batch.
+        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), finished = DispatchSemaphore(value: 0)
+        Thread {
+            try? env.write { _ in
+                started.signal()
+                release.wait()
+                throw Abort()
+            }
+            finished.signal()
+        }.start()
+        started.wait()
+        let writer = try env.asyncWriter()
+        let batch = Task {
+            await withTaskGroup(of: Result<Int, Error>.self) { group in
+                for i in 0..<8 {
+                    group.addTask {
+                        do { return .success(try await env.write { txn in try txn.put("v", forKey: "k\(i)", in: db); return i }) }
+                        catch { return .failure(error) }
+                    }
+                }
+                var results: [Result<Int, Error>] = []
+                for await r in group { results.append(r) }
+                return results
+            }
+        }
+        for _ in 0..<2_000 where writer.pending < 8 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(writer.pending == 8)
+        env.simulateMetaWriteFailureOnNextCommit()
+        release.signal()
+        finished.wait()
+        let results = await batch.value
+        #expect(results.count == 8)
+        for result in results {
+            #expect(throws: LMDBError.panic) { try result.get() }
+        }
+        // The next write recovers the environment; none of the failed batch's work is stored.
+        let after = try await env.write { txn -> String? in
+            try txn.put("2", forKey: "after", in: db)
+            return nil
+        }
+        #expect(after == nil, "an optional result of nil is returned as such")
+        try env.read { txn throws in
+            #expect(try txn.get("before", in: db) == "1")
+            #expect(try txn.get("after", in: db) == "2")
+            for i in 0..<8 { #expect(try txn.get("k\(i)", in: db) == nil) }
+        }
+        #expect(writer.statistics.largest == 8)
+    }
+
+    @Test func resultsReachTheirOwnCallers() async throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("r", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
+        // Many rounds of concurrent writers, each checking it got its own closure's result back.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for w in 0..<16 {
+                group.addTask {
+                    for i in 0..<50 {
+                        let key = Int64(w * 1_000 + i)
+                        let echoed = try await env.write { txn -> Int64 in
+                            try txn.put(key * 3, forKey: key, in: db)
+                            return key * 3
+                        }
+                        #expect(echoed == key * 3)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try env.read { try $0.count(db) } == 800)
+        #expect(try env.asyncWriter().pending == 0)
+    }
+}
+
+@Suite("Group commit waiting bounds")
+struct GroupCommitWaitTests {
+    @Test(.timeLimit(.minutes(1))) func aFullBatchCommitsWithoutWaitingForMaxWait() async throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.groupCommit.maxWait = .seconds(3_600) // would hang the test if a full batch waited for it
+        options.groupCommit.maxBatchSize = 4
+        let env = try Environment.open(path: folder.path, options: options)
+        let db = try env.openDatabase("w", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<8 as Range<Int64> { group.addTask { try await env.write { try $0.put(i, forKey: i, in: db) } } }
+            try await group.waitForAll()
+        }
+        #expect(try env.read { try $0.count(db) } == 8)
+        #expect(try env.asyncWriter().statistics.largest == 4)
+    }
+
+    @Test func waitsAreConvertedWithoutOverflow() {
+        #expect(AsyncWriter.nanoseconds(.microseconds(500)) == 500_000)
+        #expect(AsyncWriter.nanoseconds(.seconds(2) + .nanoseconds(3)) == 2_000_000_003)
+        #expect(AsyncWriter.nanoseconds(.zero) == 0)
+        #expect(AsyncWriter.nanoseconds(.seconds(-5)) == 0, "a negative wait is no wait")
+        #expect(AsyncWriter.nanoseconds(.seconds(Int64.max)) == 1_000_000_000 * 1_000_000_000, "capped, no overflow")
+    }
+}

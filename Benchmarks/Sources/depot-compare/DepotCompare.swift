@@ -46,11 +46,42 @@ struct DepotCompare: AsyncParsableCommand {
     @Option(help: "Run only these workloads (comma-separated names, e.g. scan,random_get; for profiling).")
     var only: String?
 
+    @Flag(help: "Run only the concurrent durable-writes (group commit) measurement.")
+    var groupCommitOnly = false
+
+    @Option(help: "Writer counts of the group-commit measurement (comma-separated; default 1,4,16,64).")
+    var writers: String?
+
+    @Flag(help: "With --group-commit-only: commit without fsync (measures the task/writer hand-off, not the disk).")
+    var noSync = false
+
+    @Option(help: "Writes per group-commit configuration (default 2000, or 400 with --quick).")
+    var groupCommitWrites: Int?
+
     mutating func run() async throws {
         // Keep freed heap memory in the process (no trimming back to the OS), so that no engine
         // pays page faults for memory another engine just returned: LMDB mallocs every dirty page.
         clmdb_bench_keep_heap()
-        let sizes = Sizes(quick: quick, rounds: rounds)
+        var sizes = Sizes(quick: quick, rounds: rounds)
+        if let writers {
+            let counts = writers.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 }) else { throw ValidationError("--writers: positive integers, e.g. 16 or 4,16") }
+            sizes.groupCommitWriters = counts
+        }
+        if let groupCommitWrites { sizes.groupCommitWrites = max(1, groupCommitWrites) }
+        if noSync && !groupCommitOnly { throw ValidationError("--no-sync is only for --group-commit-only") }
+        if groupCommitOnly {
+            guard !skipGroupCommit else { throw ValidationError("--group-commit-only and --skip-group-commit exclude each other") }
+            let scratch = try Scratch(base: dir)
+            defer { scratch.cleanup() }
+            let rounds = rounds ?? 1
+            for round in 0..<rounds {
+                let report = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch, noSync: noSync)
+                print("group commit, round \(round + 1)/\(rounds)")
+                print(report.table())
+            }
+            return
+        }
         let scratch = try Scratch(base: dir)
         defer { scratch.cleanup() }
         log("depot-compare: \(sizes.rounds) rounds\(quick ? " (quick)" : ""), scratch folder \(scratch.root)")

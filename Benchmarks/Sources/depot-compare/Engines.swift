@@ -43,8 +43,9 @@ struct LMDBEngine: KVEngine {
     let name = "lmdb"
     typealias KV = Database<BigEndian<UInt64>, BytesCodec>
 
-    static func open(_ folder: String, maxWait: Duration = .zero) throws -> (Environment, KV) {
+    static func open(_ folder: String, maxWait: Duration = .zero, noSync: Bool = false) throws -> (Environment, KV) {
         var options = EnvironmentOptions()
+        if noSync { options.unsafeDurability.insert(.noSync) }
         options.mapSize = 2 << 30   // as the C side: no growth during the run
         options.groupCommit.maxWait = maxWait
         let env = try Environment.open(path: folder, options: options)

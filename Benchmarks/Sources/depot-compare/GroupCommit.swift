@@ -36,8 +36,8 @@ func syncDurableWrite(_ env: Environment, _ db: LMDBEngine.KV, key: UInt64, valu
 
 enum GroupCommitBench {
     static func run(writers: Int, totalWrites: Int, grouped: Bool, maxWait: Duration = .zero,
-                    folder: String, value: [UInt8]) async throws -> GroupCommitSample {
-        let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait)
+                    folder: String, value: [UInt8], noSync: Bool = false) async throws -> GroupCommitSample {
+        let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait, noSync: noSync)
         defer { try? env.close() }
         let perTask = max(1, totalWrites / writers)
         let firstTransaction = try env.info().lastTransactionID
