@@ -118,41 +118,41 @@ public struct BinaryRecordReader {
     }
 
     /// Reads the current field as a `Bool`.
-    public mutating func decode(_: Bool.Type) throws -> Bool { try read { try $0.readBool(&$1, 0, nil) } }
+    public mutating func decode(_: Bool.Type) throws -> Bool { try read { try $0.readBool(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `String` (valid UTF-8 only).
-    public mutating func decode(_: String.Type) throws -> String { try read { try $0.readString(&$1, 0, nil) } }
+    public mutating func decode(_: String.Type) throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Double`.
-    public mutating func decode(_: Double.Type) throws -> Double { try read { try $0.readDouble(&$1, 0, nil) } }
+    public mutating func decode(_: Double.Type) throws -> Double { try read { try $0.readDouble(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Float`.
-    public mutating func decode(_: Float.Type) throws -> Float { try read { try $0.readFloat(&$1, 0, nil) } }
+    public mutating func decode(_: Float.Type) throws -> Float { try read { try $0.readFloat(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Date`.
-    public mutating func decode(_: Date.Type) throws -> Date { try read { try $0.readDate(&$1, 0, nil) } }
+    public mutating func decode(_: Date.Type) throws -> Date { try read { try $0.readDate(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `UUID`.
-    public mutating func decode(_: UUID.Type) throws -> UUID { try read { try $0.readUUID(&$1, 0, nil) } }
+    public mutating func decode(_: UUID.Type) throws -> UUID { try read { try $0.readUUID(&$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int`.
-    public mutating func decode(_: Int.Type) throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, nil) } }
+    public mutating func decode(_: Int.Type) throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int8`.
-    public mutating func decode(_: Int8.Type) throws -> Int8 { try read { try $0.readInteger(Int8.self, &$1, 0, nil) } }
+    public mutating func decode(_: Int8.Type) throws -> Int8 { try read { try $0.readInteger(Int8.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int16`.
-    public mutating func decode(_: Int16.Type) throws -> Int16 { try read { try $0.readInteger(Int16.self, &$1, 0, nil) } }
+    public mutating func decode(_: Int16.Type) throws -> Int16 { try read { try $0.readInteger(Int16.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int32`.
-    public mutating func decode(_: Int32.Type) throws -> Int32 { try read { try $0.readInteger(Int32.self, &$1, 0, nil) } }
+    public mutating func decode(_: Int32.Type) throws -> Int32 { try read { try $0.readInteger(Int32.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int64`.
-    public mutating func decode(_: Int64.Type) throws -> Int64 { try read { try $0.readInteger(Int64.self, &$1, 0, nil) } }
+    public mutating func decode(_: Int64.Type) throws -> Int64 { try read { try $0.readInteger(Int64.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as a `UInt`.
-    public mutating func decode(_: UInt.Type) throws -> UInt { try read { try $0.readInteger(UInt.self, &$1, 0, nil) } }
+    public mutating func decode(_: UInt.Type) throws -> UInt { try read { try $0.readInteger(UInt.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as a `UInt8`.
-    public mutating func decode(_: UInt8.Type) throws -> UInt8 { try read { try $0.readInteger(UInt8.self, &$1, 0, nil) } }
+    public mutating func decode(_: UInt8.Type) throws -> UInt8 { try read { try $0.readInteger(UInt8.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as a `UInt16`.
-    public mutating func decode(_: UInt16.Type) throws -> UInt16 { try read { try $0.readInteger(UInt16.self, &$1, 0, nil) } }
+    public mutating func decode(_: UInt16.Type) throws -> UInt16 { try read { try $0.readInteger(UInt16.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as a `UInt32`.
-    public mutating func decode(_: UInt32.Type) throws -> UInt32 { try read { try $0.readInteger(UInt32.self, &$1, 0, nil) } }
+    public mutating func decode(_: UInt32.Type) throws -> UInt32 { try read { try $0.readInteger(UInt32.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as a `UInt64`.
-    public mutating func decode(_: UInt64.Type) throws -> UInt64 { try read { try $0.readInteger(UInt64.self, &$1, 0, nil) } }
+    public mutating func decode(_: UInt64.Type) throws -> UInt64 { try read { try $0.readInteger(UInt64.self, &$1, 0, Self.noKey) } }
 
     /// Reads the current field as `[String]` (the generic path when it holds references).
     public mutating func decode(_: [String].Type) throws -> [String] {
-        if let strings = try read({ try $0.readStringArray(&$1, 0, nil) }) { return strings }
+        if let strings = try read({ try $0.readStringArray(&$1, 0, Self.noKey) }) { return strings }
         return try impl.decodeValue([String].self, &p, 0, key, advance: true)
     }
 
@@ -160,6 +160,10 @@ public struct BinaryRecordReader {
     public mutating func decodeIfPresent(_: [String].Type) throws -> [String]? {
         try takeNil() ? nil : decode([String].self)
     }
+
+    /// No coding key, as a constant: passing it borrows it (a `nil` literal would be destroyed
+    /// after every call, through the optional existential's value witness).
+    private static let noKey: (any CodingKey)? = nil
 
     /// Runs a scalar read at the current value with no coding key (no existential built per field)
     /// and puts the field's key in front of the coding path of a `DecodingError`.
