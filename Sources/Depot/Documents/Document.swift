@@ -42,15 +42,23 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
 }
 
 extension Document {
-    /// Throws: only types with a generated codec are read this way.
+    /// The generated codec found at run time (a ``BinaryCodableDocument`` conformance declared
+    /// apart from the `Document` one, in another module); throws for types without one.
     public static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self {
-        throw DecodingError.typeMismatch(Self.self, DecodingError.Context(
-            codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+        guard let codec = Self.self as? any BinaryCodableDocument.Type else {
+            throw DecodingError.typeMismatch(Self.self, DecodingError.Context(
+                codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+        }
+        return try codec.decodeRecord(Self.self, from: &reader)
     }
-    /// Throws: only types with a generated codec are written this way.
+    /// The generated codec found at run time (see ``_decodeGenerated(from:)``); throws for types
+    /// without one.
     public func _encodeGenerated(into writer: inout BinaryRecordWriter) throws {
-        throw EncodingError.invalidValue(Self.self, EncodingError.Context(
-            codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+        guard let codec = Self.self as? any BinaryCodableDocument.Type else {
+            throw EncodingError.invalidValue(Self.self, EncodingError.Context(
+                codingPath: [], debugDescription: "\(Self.self) has no generated codec (@BinaryCodable)."))
+        }
+        try codec.encodeRecord(self, into: &writer)
     }
 }
 
