@@ -29,7 +29,7 @@ def load(path):
     ratios = data.get("ratios", {})
     workloads = list(data.get("workloads", {}).keys())
     order = ["append_put", "random_put", "random_get", "scan", "durable_single_write",
-             "doc_insert", "doc_get", "codec"]
+             "doc_insert", "doc_get", "doc_field", "codec"]
     workloads.sort(key=lambda w: order.index(w) if w in order else len(order))
     return data, workloads, ratios
 

@@ -14,7 +14,7 @@
 # unlike wall clock on a shared machine. Run from the repository root. Output: a Markdown table.
 set -euo pipefail
 
-ALL_WORKLOADS="append_put,random_put,random_get,scan,doc_insert,doc_get,codec"
+ALL_WORKLOADS="append_put,random_put,random_get,scan,doc_insert,doc_get,doc_field,codec"
 WORKLOADS="${1:-$ALL_WORKLOADS}"
 ENGINES="${2:-c,lmdb,documents,grdb,json}"
 SMALL="${SMALL:-2000}"
@@ -42,6 +42,7 @@ engines_for() { # the engines a workload has (as depot-compare's Workload.engine
     case "$1" in
         codec) echo "documents json" ;;
         doc_insert|doc_get) echo "c lmdb documents grdb" ;;
+        doc_field) echo "c documents" ;;
         *) echo "c lmdb grdb" ;;
     esac
 }

@@ -24,7 +24,21 @@ struct ProjectionTests {
             #expect(try tx.field(\Employee.salary, of: "e1") == 120)
             #expect(try tx.field(\Employee.address, of: "e1") == ada.address)
             #expect(try tx.field(\Employee.name, of: "nobody") == nil)
+            // References in a projected field are resolved, as in a full read.
+            #expect(try tx.field(\Employee.department, of: "e1") == Department(id: "d1", name: "R&D"))
+            #expect(try tx.field(\Employee.mentors, of: "e1") == ada.mentors)
+            // Asked twice in one transaction (the field path is worked out once): the same value.
+            #expect(try tx.field(\Employee.salary, of: "e1") == 120)
         }
+        // A field of the wrong stored type names the field.
+        try store.write { tx in
+            var odd = DynamicObject(entity: "Employee", id: "odd")
+            odd.salary = "lots"
+            try tx.park(odd)
+        }
+        let mistyped = #expect(throws: DepotError.self) { _ = try store.read { try $0.field(\Employee.salary, of: "odd") } }
+        #expect(mistyped?.code == .decodingFailed)
+        #expect("\(mistyped.map { $0 } as Any)".contains("salary"))
         // Random documents: every top-level field read alone equals the full decode's.
         var rng = SystemRandomNumberGenerator()
         try store.write { tx in

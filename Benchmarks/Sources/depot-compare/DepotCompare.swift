@@ -167,6 +167,7 @@ enum Workload: String, CaseIterable {
     case durableSingleWrite = "durable_single_write"
     case docInsert = "doc_insert"
     case docGet = "doc_get"
+    case docField = "doc_field"
     case codec
     case indexedQuery = "indexed_query"
     case seed = "seed_fixture"
@@ -177,6 +178,7 @@ enum Workload: String, CaseIterable {
         case .indexedQuery: return ["documents", "scan"]
         case .seed: return ["documents"]
         case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
+        case .docField: return ["c", "documents"]
         default: return ["c", "lmdb", "grdb"]
         }
     }
@@ -186,7 +188,7 @@ enum Workload: String, CaseIterable {
         case .appendPut, .randomGet, .scan: return s.kv
         case .randomPut: return s.randomPut
         case .durableSingleWrite: return s.durableWrites
-        case .docInsert, .docGet: return s.documents
+        case .docInsert, .docGet, .docField: return s.documents
         case .codec: return s.codecIterations
         case .indexedQuery: return s.indexedQueries
         case .seed: return s.seedCompanies * (s.seedEmployees + 1)
@@ -202,6 +204,7 @@ enum Workload: String, CaseIterable {
         case .durableSingleWrite: return "one durable transaction (fsync) per single-record write, 1 writer"
         case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
+        case .docField: return "read one field (age) of documents by ID in random order, one read txn, without decoding the rest (c: doc_get's raw get)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
         case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"
         case .seed: return "seed the generated fixture (companies × employees in files of 250) in one txn; ns per document"

@@ -60,6 +60,26 @@ enum DocumentWorkloads {
         #endif
     }
 
+    /// One field (`age`) of each document by ID in random order, one read transaction, through
+    /// a projection: the record is checked and walked in place, only the field is decoded.
+    static func getField(ids: [String], folder: String, checksum: inout Int) throws -> UInt64? {
+        #if DEPOT_COMPARE_NO_DOCUMENTS
+        return nil
+        #else
+        let store = try Store(path: folder)
+        var sum = 0
+        try store.read { tx in for id in ids { sum &+= try tx.field(\Person.age, of: id) ?? 0 } } // fault the map in
+        sum = 0
+        let start = now()
+        try store.read { tx in
+            for id in ids { sum &+= try tx.field(\Person.age, of: id) ?? 0 }
+        }
+        let elapsed = now() - start
+        checksum &+= sum
+        return elapsed
+        #endif
+    }
+
     /// Codec: encode + decode through the generated binary codec (`@BinaryCodable`).
     static func codecRoundTrip(_ people: [Person], iterations: Int, checksum: inout Int) throws -> UInt64? {
         #if DEPOT_COMPARE_NO_DOCUMENTS

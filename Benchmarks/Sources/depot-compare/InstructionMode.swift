@@ -11,7 +11,7 @@ import Foundation
 /// sizes and divides the difference by the difference in operations, so fixed costs (transaction
 /// begin and commit, cursor open) cancel out.
 enum InstructionMode {
-    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .codec]
+    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .codec]
 
     static func run(_ arguments: [String]) -> Int32 {
         guard arguments.count >= 3, let workload = Workload(rawValue: arguments[0]), workloads.contains(workload),
@@ -60,7 +60,7 @@ enum InstructionMode {
                     guard count == UInt64(n) else { throw BenchError("scan saw \(count) of \(n) records") }
                 }
             }
-        case (.docInsert, _), (.docGet, _):
+        case (.docInsert, _), (.docGet, _), (.docField, _):
             let people = Person.generate(n, seed: 42)
             var rng = SplitMix64(seed: 3_000)
             let ids = people.map(\.id).shuffled(using: &rng)
@@ -126,7 +126,10 @@ enum InstructionMode {
             insert = {
                 guard try DocumentWorkloads.insert(people, folder: folder) != nil else { throw BenchError("built without documents") }
             }
-            get = {
+            get = workload == .docField ? {
+                var sum = 0
+                _ = try DocumentWorkloads.getField(ids: ids, folder: folder, checksum: &sum)
+            } : {
                 var sum = 0
                 _ = try DocumentWorkloads.get(ids: ids, folder: folder, checksum: &sum)
             }
@@ -139,7 +142,7 @@ enum InstructionMode {
         default:
             throw unknown(engine, workload)
         }
-        guard workload == .docGet else { return insert }
+        guard workload != .docInsert else { return insert }
         try insert()
         return get
     }

@@ -88,7 +88,7 @@ struct Runner {
             scratch.remove(folder)
         }
 
-        if runs(.docInsert, .docGet) { try runDocuments(round) }
+        if runs(.docInsert, .docGet, .docField) { try runDocuments(round) }
 
         if runs(.indexedQuery) {
             let folder = scratch.folder("query")
@@ -152,6 +152,7 @@ struct Runner {
                 }, "get blobs")
                 guard sum == expectedLengths else { throw BenchError("c doc get checksum \(sum) != \(expectedLengths)") }
                 record(.docGet, column, ns: get, ops: m)
+                record(.docField, column, ns: get, ops: m)  // the same raw get: the floor of a one-field read
             case "lmdb":
                 let lmdb = LMDBEngine()
                 record(.docInsert, column, ns: try lmdb.putBlobs(folder: folder, packed), ops: m)
@@ -167,6 +168,11 @@ struct Runner {
                 if let get = try DocumentWorkloads.get(ids: ids, folder: folder, checksum: &sum) {
                     guard sum == ageSum else { throw BenchError("documents get checksum \(sum) != \(ageSum)") }
                     record(.docGet, column, ns: get, ops: m)
+                }
+                sum = 0
+                if let field = try DocumentWorkloads.getField(ids: ids, folder: folder, checksum: &sum) {
+                    guard sum == ageSum else { throw BenchError("documents field checksum \(sum) != \(ageSum)") }
+                    record(.docField, column, ns: field, ops: m)
                 }
             default:
                 let grdb = GRDBEngine()

@@ -33,15 +33,6 @@ public struct KeyValueKey<Value: Codable & Sendable>: Sendable {
     }
 }
 
-/// Lets a typed setter tell a nil optional (delete the key) from a value.
-private protocol OptionalValue {
-    var isNone: Bool { get }
-}
-
-extension Optional: OptionalValue {
-    var isNone: Bool { self == nil }
-}
-
 extension KeyValueStore {
     /// The value under `key`: from the cache, else from disk, else `key.defaultValue` (also when
     /// the stored value does not decode as `Value`). Setting keeps the value in memory until

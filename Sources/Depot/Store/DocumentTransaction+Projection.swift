@@ -31,17 +31,88 @@ extension DocumentTransaction {
     }
 
     /// One field of a stored document, read through its key path's field path and decoded as
-    /// `V` — without decoding the rest of the document. Nil when the document is not stored or
-    /// lacks the field.
+    /// `V` — without decoding the rest of the document and without copying the record: the walk
+    /// and the decoding run on the bytes inside the transaction, and the field path of each key
+    /// path is worked out once per transaction. References in the field are resolved. Nil when
+    /// the document is not stored or lacks the field.
+    /// Inlinable, so that the value's type is known where it is called (no run-time generic
+    /// metadata per read).
+    @inlinable
     public func field<D: Document, V: Decodable>(_ keyPath: KeyPath<D, V>, of id: D.ID) throws -> V? {
-        let path = D.indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
-        guard let found = try fields(of: D.self, id: id, [path]), let value = found.first ?? nil else { return nil }
-        do {
-            return try BinaryDecoder().decode(V.self, from: value.binary())
-        } catch let error as DecodingError {
-            throw DepotError.decodingFailed(alias: alias, collection: D.collection, id: displayID(id.documentValue),
-                                            fieldPath: path, detail: decodingDetail(error))
+        guard let facts = try anyFacts(D.self, create: false) else { return nil }
+        let path = facts.knownFieldPath(of: keyPath) ?? storedFieldPath(D.self, keyPath, facts)
+        var result: V? = nil
+        try id.withKeyBytes { key in
+            try withStoredField(path, of: facts, key: key) { decoder, payload, offset in
+                result = try decoder.decodeValue(V.self, from: payload, at: offset)
+            }
         }
+        return result
+    }
+
+    /// The stored field path of `keyPath`, worked out (once per transaction) from `D`'s indexes.
+    @usableFromInline
+    func storedFieldPath<D: Document>(_: D.Type, _ keyPath: PartialKeyPath<D>, _ facts: AnyTypeFacts) -> StoredFieldPath {
+        unsafeDowncast(facts, to: TypeFacts<D>.self).fieldPath(of: keyPath)
+    }
+
+    /// Finds the record of `key`, checks it and walks to the field at `path` in place; calls
+    /// `decode` with the transaction's decoder, the payload and the field's offset (not called
+    /// when the record or the field is absent). Errors name the collection, ID and field.
+    @usableFromInline
+    func withStoredField(_ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer,
+                         _ decode: (BinaryDecoder, UnsafeRawBufferPointer, Int) throws -> Void) throws {
+        let target = facts.target
+        if key.isEmpty || key.count > context.txn.maxKeySize { return }
+        _ = try context.txn.readValue(forKey: key, in: target.keyspace) { bytes in
+            let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
+            do {
+                let reader = BinaryReader(payload)
+                let root = try BinaryReader.checkHeader(reader)
+                guard let offset = try reader.offset(ofPath: path.segments, from: root) else { return }
+                try decode(decoder, payload, offset)
+            } catch let error as DecodingError {
+                throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
+                                                fieldPath: path.name, detail: decodingDetail(error))
+            } catch let error as BinaryCodecError {
+                throw DepotError.corruptRecord(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind), detail: "\(error)")
+            }
+        }
+    }
+}
+
+/// A stored field path (`address.zip`), split into its segments' UTF-8 bytes.
+@usableFromInline
+struct StoredFieldPath {
+    let name: String
+    let segments: [[UInt8]]
+
+    init(_ name: String) {
+        self.name = name
+        segments = name.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+    }
+}
+
+extension AnyTypeFacts {
+    /// The stored field path of a key path worked out earlier in this transaction. Found by the
+    /// key path object's identity (key path literals are one object per call site); the entry
+    /// keeps the object alive, so its identity cannot be reused by another key path.
+    @usableFromInline
+    func knownFieldPath(of keyPath: AnyKeyPath) -> StoredFieldPath? {
+        guard let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath else { return nil }
+        return entry.path
+    }
+}
+
+extension TypeFacts {
+    /// The stored field path a key path reads: a declared index's `field:` when one uses the key
+    /// path, else the key path's property names. Worked out once per transaction.
+    func fieldPath(of keyPath: PartialKeyPath<D>) -> StoredFieldPath {
+        if let known = knownFieldPath(of: keyPath) { return known }
+        let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
+        let path = StoredFieldPath(name)
+        fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path)
+        return path
     }
 }
 
@@ -49,14 +120,18 @@ extension BinaryReader {
     /// The offset of the value at `segments` below the value at `root`, or nil when a segment
     /// is missing. Only the containers on the path are entered; everything else is skipped.
     func offset(ofPath segments: [Substring], from root: Int) throws -> Int? {
+        try offset(ofPath: segments.map { Array($0.utf8) }, from: root)
+    }
+
+    /// The offset of the value at `segments` (UTF-8 bytes of each segment) below the value at `root`.
+    func offset(ofPath segments: [[UInt8]], from root: Int) throws -> Int? {
         var p = root
-        for segment in segments {
+        for wanted in segments {
             let t = try tag(at: p)
             var q = p + 1
             if t == BinaryTag.object {
                 let (n, _) = try containerHeader(&q, minEntrySize: 2)
                 var found: Int?
-                let wanted = Array(segment.utf8)
                 for _ in 0..<n {
                     let matches: Bool
                     switch try key(&q) {
@@ -65,14 +140,14 @@ extension BinaryReader {
                             w.elementsEqual(UnsafeRawBufferPointer(start: base + start, count: count))
                         }
                     case .int(let value):
-                        matches = String(value) == segment
+                        matches = Array(String(value).utf8) == wanted
                     }
                     if matches { found = q; break }
                     q = try skipValue(at: q)
                 }
                 guard let found else { return nil }
                 p = found
-            } else if t == BinaryTag.array, let index = Int(segment), index >= 0 {
+            } else if t == BinaryTag.array, let index = Int(String(decoding: wanted, as: UTF8.self)), index >= 0 {
                 let (n, _) = try containerHeader(&q, minEntrySize: 1)
                 guard index < n else { return nil }
                 for _ in 0..<index { q = try skipValue(at: q) }

@@ -15,6 +15,8 @@ class AnyTypeFacts {
     /// The type as a type with a generated codec (`@BinaryCodable`), else nil: records are then
     /// encoded and decoded without keyed containers (same bytes).
     let generated: (any BinaryCodableDocument.Type)?
+    /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
+    var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
 
     init(target: RecordTarget, isSyncable: Bool, isEquatable: Bool, fieldsChecked: Bool,
          generated: (any BinaryCodableDocument.Type)?) {

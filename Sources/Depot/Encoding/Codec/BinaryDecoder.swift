@@ -56,6 +56,17 @@ public struct BinaryDecoder {
         try withRecordReader(bytes, D.self) { try D._decodeGenerated(from: &$0) }
     }
 
+    /// Decodes the value at `offset` of `bytes` (a field found by a projection); references are
+    /// resolved by ``referenceResolver``.
+    @usableFromInline
+    func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int) throws -> T {
+        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        impl.begin(reader: BinaryReader(bytes), resolver: referenceResolver, userInfo: userInfo, offset: offset)
+        defer { impl.end() }
+        var p = offset
+        return try impl.decodeValue(T.self, &p, 0, nil, advance: true)
+    }
+
     /// Runs `body` with a reader of the record's top-level object; checks that it ends the input.
     private func withRecordReader<T>(_ bytes: UnsafeRawBufferPointer, _: T.Type,
                                      _ body: (inout BinaryRecordReader) throws -> T) throws -> T {

@@ -219,7 +219,9 @@ final class BinaryDecoderImpl: Decoder {
 
     func decodeComposite<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
         let t = try reader.tag(at: p)
-        if t == BinaryTag.reference {
+        // An optional holding a reference decodes through `Optional.init(from:)`, which reads
+        // the wrapped type: the reference is resolved as that type.
+        if t == BinaryTag.reference && !(T.self is any OptionalValue.Type) {
             return try readSlow(T.self, &p, depth, key, t)
         }
         let next = advance ? try reader.skipValue(at: p) : p
