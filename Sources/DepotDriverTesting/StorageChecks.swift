@@ -74,6 +74,27 @@ extension DriverConformance {
                                  "a read after the commit must see the committed values")
                 }
             },
+            Check(name: "readValue and putIfAbsent report what is stored", needs: []) { driver, e in
+                try driver.write { tx in
+                    let s = try tx.requireKeyspace("conformance.ifabsent")
+                    let first = try b("1").withUnsafeBytes { v in try b("k").withUnsafeBytes { k in
+                        try tx.putIfAbsent(v, forKey: k, in: s) { _ in }
+                    } }
+                    try e.expect(first, "putIfAbsent on a missing key must store it and return true")
+                    var seen: [UInt8]?
+                    let second = try b("2").withUnsafeBytes { v in try b("k").withUnsafeBytes { k in
+                        try tx.putIfAbsent(v, forKey: k, in: s) { seen = [UInt8]($0) }
+                    } }
+                    try e.expect(!second, "putIfAbsent on a present key must return false")
+                    try e.expect(seen == b("1"), "putIfAbsent on a present key must show the stored value, got \(String(describing: seen))")
+                    try e.expect(try tx.bytesGet(b("k"), s) == b("1"), "putIfAbsent must not replace a stored value")
+                    var read: [UInt8]?
+                    let present = try b("k").withUnsafeBytes { k in try tx.readValue(forKey: k, in: s) { read = [UInt8]($0) } }
+                    try e.expect(present && read == b("1"), "readValue must return true and show a stored value")
+                    let absent = try b("none").withUnsafeBytes { k in try tx.readValue(forKey: k, in: s) { _ in read = nil } }
+                    try e.expect(!absent && read == b("1"), "readValue must return false for a missing key without calling its closure")
+                }
+            },
             Check(name: "scans are ordered by bytes, with bounds, prefix, reverse and early stop", needs: []) { driver, e in
                 try driver.write { tx in
                     let s = try tx.requireKeyspace("conformance.order")

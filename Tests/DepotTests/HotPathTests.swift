@@ -118,4 +118,18 @@ struct HotPathTests {
         #expect(try store.read { try $0.count(Gauge.self) } == 1)
     }
 
+    /// A conditional park checks the revision before it parks anything it references.
+    @Test func aFailedConditionalParkLeavesReferencedDocumentsAlone() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        try store.write { tx in try tx.park(sampleEmployee("e", department: Department(id: "d", name: "R&D"))) }
+        try store.write { tx throws in
+            let changed = sampleEmployee("e", department: Department(id: "d", name: "renamed"))
+            let error = #expect(throws: DepotError.self) { try tx.park(changed, ifRevision: 0) }
+            #expect(error?.code == .revisionConflict)
+        }
+        #expect(try store.read { try $0.retrieve(Department.self, id: "d")?.name } == "R&D")
+        #expect(try store.read { try $0.revision(of: Department.self, id: "d") } == 1)
+    }
+
 }

@@ -27,8 +27,17 @@ struct ProjectionTests {
             // References in a projected field are resolved, as in a full read.
             #expect(try tx.field(\Employee.department, of: "e1") == Department(id: "d1", name: "R&D"))
             #expect(try tx.field(\Employee.mentors, of: "e1") == ada.mentors)
-            // Asked twice in one transaction (the field path is worked out once): the same value.
-            #expect(try tx.field(\Employee.salary, of: "e1") == 120)
+            // Key paths asked in turn in one transaction (each field path is worked out once).
+            for _ in 0..<3 {
+                #expect(try tx.field(\Employee.salary, of: "e1") == 120)
+                #expect(try tx.field(\Employee.name, of: "e1") == ada.name)
+                #expect(try tx.field(\Employee.address.zip, of: "e1") == ada.address.zip)
+            }
+            // Key paths made at run time (a new object per call) are found by value.
+            for _ in 0..<100 {
+                let built = (\Employee.address).appending(path: \Address.zip)
+                #expect(try tx.field(built, of: "e1") == ada.address.zip)
+            }
         }
         // A field of the wrong stored type names the field.
         try store.write { tx in

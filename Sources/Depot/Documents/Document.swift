@@ -33,7 +33,9 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     static var dateStrategy: DateStrategy? { get }
 
     /// Reads a record through the type's generated codec (`@BinaryCodable`). The document layer
-    /// calls it only for types that conform to ``BinaryCodableDocument``; the default throws.
+    /// calls it only for types that conform to ``BinaryCodableDocument``; for them the default
+    /// calls the generated code (a conformance declared in another module is found at run time),
+    /// for other types it throws.
     /// An implementation detail, kept as a requirement so that the call is dispatched to code
     /// specialized for the type: do not implement it.
     static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self

@@ -70,6 +70,9 @@ extension DocumentTransaction {
                 let reader = BinaryReader(payload)
                 let root = try BinaryReader.checkHeader(reader)
                 guard let offset = try reader.offset(ofPath: path.segments, from: root) else { return }
+                // As in a full read: references resolved from here know their parent (cycles, errors).
+                context.resolving.append(.init(alias: alias, collection: target.collection, key: key))
+                defer { context.resolving.removeLast() }
                 try decode(decoder, payload, offset)
             } catch let error as DecodingError {
                 throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
@@ -99,8 +102,8 @@ extension AnyTypeFacts {
     /// keeps the object alive, so its identity cannot be reused by another key path.
     @usableFromInline
     func knownFieldPath(of keyPath: AnyKeyPath) -> StoredFieldPath? {
-        guard let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath else { return nil }
-        return entry.path
+        if let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath { return entry.path }
+        return nil
     }
 }
 
@@ -109,9 +112,17 @@ extension TypeFacts {
     /// path, else the key path's property names. Worked out once per transaction.
     func fieldPath(of keyPath: PartialKeyPath<D>) -> StoredFieldPath {
         if let known = knownFieldPath(of: keyPath) { return known }
-        let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
-        let path = StoredFieldPath(name)
-        fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path)
+        // Key paths built at run time (in generic code, by appending) are new objects on every
+        // call: found by value, and only a bounded number remembered by identity.
+        let path: StoredFieldPath
+        if let known = fieldPathsByValue[keyPath] {
+            path = known
+        } else {
+            let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
+            path = StoredFieldPath(name)
+            fieldPathsByValue[keyPath] = path
+        }
+        if fieldPaths.count < 64 { fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path) }
         return path
     }
 }

@@ -81,8 +81,9 @@ extension DocumentTransaction {
         let schema = target.schema
         let txn = context.txn
         // With no index to keep and no revision to match, the record is put as if new: an insert
-        // then costs one B-tree descent, and the same put attempt reads the record it finds.
-        let optimistic = schema.indexes.isEmpty && (expected ?? 0) == 0
+        // then costs one B-tree descent, and the same put attempt reads the record it finds. (A
+        // conditional park checks its revision first, before encoding parks any reference.)
+        let optimistic = schema.indexes.isEmpty && expected == nil
         // The old record, read once: its revision, status and indexed fields.
         var old: Record.Header?
         var oldFields: [[UInt8]]?
@@ -121,9 +122,10 @@ extension DocumentTransaction {
                     found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
                 }
             }
-            if !inserted, let found {
-                if let expected {
-                    throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: found.revision)
+            if !inserted {
+                // A driver that reports a stored record must show it: nothing was written otherwise.
+                guard let found else {
+                    throw DepotError.invalidState("the storage reported '\(displayID())' in \(target.collection) as present without its record; nothing was written")
                 }
                 // An update: the next revision, sealed again, put over the stored record.
                 old = found

@@ -31,6 +31,8 @@ class AnyTypeFacts {
 /// The facts of `D`, with its declared indexes.
 final class TypeFacts<D: Document>: AnyTypeFacts {
     let indexes: [DocumentIndex<D>]
+    /// Stored field paths of key paths, by value (see `fieldPath(of:)`).
+    var fieldPathsByValue: [AnyKeyPath: StoredFieldPath] = [:]
 
     init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
         self.indexes = indexes

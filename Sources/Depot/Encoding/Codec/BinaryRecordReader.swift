@@ -84,8 +84,8 @@ public struct BinaryRecordReader {
     /// Field names are short: compared in place, without a call to `memcmp`.
     @inline(__always)
     private static func equal(_ bytes: UnsafeRawPointer, _ n: Int, _ name: StaticString) -> Bool {
-        guard name.utf8CodeUnitCount == n else { return false }
         guard name.hasPointerRepresentation else { return name.withUTF8Buffer { u in u.elementsEqual(UnsafeRawBufferPointer(start: bytes, count: n)) } }
+        guard name.utf8CodeUnitCount == n else { return false }
         let other = UnsafeRawPointer(name.utf8Start)
         var i = 0
         while i + 8 <= n {
