@@ -74,8 +74,10 @@ struct HotPathTests {
         let read = try store.read { tx in try gauges.map { try tx.retrieve(Gauge.self, id: $0.id) } }
         #expect(read == gauges.map { Optional($0) })
         #expect(try store.read { try $0.retrieveAll(Gauge.self) }.count == gauges.count)
+        let queried = try store.read { try $0.execute(FetchRequest<Gauge>().matching(\.level, .equalTo(7))) }.documents
+        #expect(queried == [gauges[7]])
         let afterRead = generatedCalls.withLock { $0 }
-        #expect(afterRead.decoded - afterPark.decoded == 2 * gauges.count)
+        #expect(afterRead.decoded - afterPark.decoded == 3 * gauges.count)
         // Same bytes as Codable: the Codable twin reads what the generated code wrote, and back.
         let plain = try store.read { try $0.retrieve(PlainGauge.self, id: "g3") }
         #expect(plain == PlainGauge(id: "g3", label: "gauge 3", readings: ["a", "3"], level: 3))

@@ -57,7 +57,6 @@ extension DocumentTransaction {
             return FetchResult(documents: [], plan: QueryPlan(strategy: .scan, rowsExamined: 0, rowsReturned: 0))
         }
         let db = facts.target.keyspace
-        let syncable = facts.isSyncable
         let indexes = try queryableIndexes(collection: D.collection, declared: facts.indexes.map(\.definition))
         let choice = Self.chooseIndex(for: request.fieldConditions, among: indexes.map(\.definition))
         let sorting = !request.sortDescriptors.isEmpty
@@ -87,13 +86,13 @@ extension DocumentTransaction {
             let bounds = Self.indexBounds(for: condition)
             try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in
                 guard let document = try context.txn.withValue(forKey: documentKey, in: db, {
-                    try decodeRecord(D.self, $0, collection: D.collection, key: documentKey, kind: D.ID.idKind, syncable: syncable)
+                    try decodeDocument(D.self, $0, facts: facts, key: documentKey)
                 }) else { return true } // a stale entry: the document is gone
                 return try consider(document)
             }
         } else {
             try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
-                try consider(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind, syncable: syncable))
+                try consider(try decodeDocument(D.self, value, facts: facts, key: key))
             }
         }
 

@@ -46,14 +46,14 @@ extension DocumentTransaction {
             try context.txn.scan(ks, lower: nil, upper: nil, prefix: key, reverse: false) { indexKey, documentKey in
                 guard indexKey.count == key.count else { return true } // another collection sharing the prefix
                 if let d = try context.txn.withValue(forKey: documentKey, in: db, {
-                    try decodeRecord(D.self, $0, collection: D.collection, key: documentKey, kind: D.ID.idKind)
+                    try decodeDocument(D.self, $0, facts: facts, key: documentKey)
                 }) { result.append(d) }
                 return true
             }
         } else {
             try context.txn.scan(db, prefix: nil, reverse: false) { key, value in
                 if SyncStatus(recordFlags: value.count > 1 ? value[1] : 0) == status {
-                    result.append(try decodeRecord(D.self, value, collection: D.collection, key: key, kind: D.ID.idKind))
+                    result.append(try decodeDocument(D.self, value, facts: facts, key: key))
                 }
                 return true
             }

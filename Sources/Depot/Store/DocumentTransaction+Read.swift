@@ -42,18 +42,16 @@ extension DocumentTransaction {
         return found
     }
 
-    /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one).
+    /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one): the
+    /// one way every typed read — get, scans, queries, sync-status reads — decodes a document.
     @usableFromInline
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer) throws -> D {
         let target = facts.target
-        guard facts.generated != nil else {
-            return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
-                                    syncable: facts.isSyncable, generated: .some(nil))
-        }
+        let generated = facts.generated != nil
         return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
                                 syncable: facts.isSyncable) { [decoder] payload in
-            try decoder.decodeDocument(D.self, from: payload)
+            generated ? try decoder.decodeDocument(D.self, from: payload) : try decoder.decode(D.self, from: payload)
         }
     }
 
@@ -116,11 +114,11 @@ extension DocumentTransaction {
     }
 
     /// Decodes a stored record, verifying its checksum; errors name collection, ID and field path.
+    /// (Documents go through ``decodeDocument(_:_:facts:key:)``.)
     func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
-                                    key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil,
-                                    generated: (any BinaryCodableDocument.Type)?? = nil) throws -> D {
+                                    key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).
-        let codec = generated ?? (D.self as? any BinaryCodableDocument.Type)
+        let codec = D.self as? any BinaryCodableDocument.Type
         return try decodeRecord(D.self, bytes, collection: collection, key: key, kind: kind, syncable: syncable) { [decoder] payload in
             if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec) }
             return try decoder.decode(D.self, from: payload)

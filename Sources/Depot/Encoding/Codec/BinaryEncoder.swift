@@ -64,12 +64,6 @@ public struct BinaryEncoder {
         try withRecordWriter(&buffer) { try value.encodeBinary(into: &$0) }
     }
 
-    /// Appends the encoding of `value` (a `codec`, by construction) made by its generated code.
-    /// On error, `buffer` is restored to its original length.
-    func encode<T>(_ value: T, generatedBy codec: any BinaryCodableDocument.Type, into buffer: inout [UInt8]) throws {
-        try withRecordWriter(&buffer) { try codec.encodeRecord(value, into: &$0) }
-    }
-
     /// Appends the encoding of a document whose type has a generated codec, dispatched to the
     /// type's own (specialized) code. On error, `buffer` is restored to its original length.
     func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8]) throws {
