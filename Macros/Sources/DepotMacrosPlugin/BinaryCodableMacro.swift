@@ -47,14 +47,14 @@ public struct BinaryCodableMacro: ExtensionMacro {
         return [ext]
     }
 
-    /// The key table: a stored `static let`, or a computed one in generic types (which cannot
-    /// have static stored properties).
+    /// The key table: a stored `static let` prepared for fast matching (``BinaryFieldTable``), or
+    /// a computed array of names in generic types (which cannot have static stored properties).
     static func keysDeclaration(_ decl: StructDeclSyntax, _ fields: [StoredField]) -> String {
         let keys = "[" + fields.filter(\.isDecoded).map { literal($0.key) }.joined(separator: ", ") + "]"
         if decl.genericParameterClause != nil {
             return "private static var binaryFieldKeys: [StaticString] { \(keys) }"
         }
-        return "private static let binaryFieldKeys: [StaticString] = \(keys)"
+        return "private static let binaryFieldKeys = Depot.BinaryFieldTable(\(keys))"
     }
 
     static func accessModifier(_ decl: StructDeclSyntax) -> String {

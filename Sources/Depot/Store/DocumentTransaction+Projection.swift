@@ -43,8 +43,8 @@ extension DocumentTransaction {
         let path = facts.knownFieldPath(of: keyPath) ?? storedFieldPath(D.self, keyPath, facts)
         var result: V? = nil
         try id.withKeyBytes { key in
-            try withStoredField(path, of: facts, key: key) { decoder, payload, offset in
-                result = try decoder.decodeValue(V.self, from: payload, at: offset)
+            try withStoredField(path, of: facts, key: key) { decoder, resolver, payload, offset in
+                result = try decoder.decodeValue(V.self, from: payload, at: offset, resolver: resolver)
             }
         }
         return result
@@ -57,11 +57,11 @@ extension DocumentTransaction {
     }
 
     /// Finds the record of `key`, checks it and walks to the field at `path` in place; calls
-    /// `decode` with the transaction's decoder, the payload and the field's offset (not called
+    /// `decode` with the transaction's decoder and reference resolver, the payload and the field's offset (not called
     /// when the record or the field is absent). Errors name the collection, ID and field.
     @usableFromInline
     func withStoredField(_ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer,
-                         _ decode: (BinaryDecoder, UnsafeRawBufferPointer, Int) throws -> Void) throws {
+                         _ decode: (BinaryDecoder, any BinaryReferenceDecoding, UnsafeRawBufferPointer, Int) throws -> Void) throws {
         let target = facts.target
         if key.isEmpty || key.count > context.txn.maxKeySize { return }
         _ = try context.txn.readValue(forKey: key, in: target.keyspace) { bytes in
@@ -73,7 +73,7 @@ extension DocumentTransaction {
                 // As in a full read: references resolved from here know their parent (cycles, errors).
                 context.resolving.append(.init(alias: alias, collection: target.collection, key: key))
                 defer { context.resolving.removeLast() }
-                try decode(decoder, payload, offset)
+                try decode(decoder, referenceHook, payload, offset)
             } catch let error as DecodingError {
                 throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
                                                 fieldPath: path.name, detail: decodingDetail(error))

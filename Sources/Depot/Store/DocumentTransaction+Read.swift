@@ -50,8 +50,9 @@ extension DocumentTransaction {
         let target = facts.target
         let generated = facts.generated != nil
         return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
-                                syncable: facts.isSyncable) { [decoder] payload in
-            generated ? try decoder.decodeDocument(D.self, from: payload) : try decoder.decode(D.self, from: payload)
+                                syncable: facts.isSyncable) { payload in
+            generated ? try decoder.decodeDocument(D.self, from: payload, resolver: referenceHook)
+                : try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
     }
 
@@ -119,9 +120,9 @@ extension DocumentTransaction {
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).
         let codec = D.self as? any BinaryCodableDocument.Type
-        return try decodeRecord(D.self, bytes, collection: collection, key: key, kind: kind, syncable: syncable) { [decoder] payload in
-            if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec) }
-            return try decoder.decode(D.self, from: payload)
+        return try decodeRecord(D.self, bytes, collection: collection, key: key, kind: kind, syncable: syncable) { payload in
+            if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec, resolver: referenceHook) }
+            return try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
     }
 

@@ -28,18 +28,11 @@ public final class DocumentTransaction {
     @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
     @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
     lazy var referenceHook = ReferenceHook(self)
-    /// Reused for every park of this view (the codec keeps its working state between calls).
-    lazy var encoder: BinaryEncoder = {
-        var e = BinaryEncoder()
-        e.referenceHook = referenceHook
-        return e
-    }()
-    /// Reused for every read of this view.
-    lazy var decoder: BinaryDecoder = {
-        var d = BinaryDecoder()
-        d.referenceResolver = referenceHook
-        return d
-    }()
+    /// Reused for every park of this view (the codec keeps its working state between calls);
+    /// ``referenceHook`` is passed to each call. A `let`, so that calls borrow it (no copy).
+    let encoder = BinaryEncoder()
+    /// Reused for every read of this view, with ``referenceHook`` as resolver.
+    @usableFromInline let decoder = BinaryDecoder()
 
     init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false) {
         self.store = store
@@ -131,9 +124,9 @@ public final class DocumentTransaction {
             return try writeRecord(target, key: key, flags: status.recordFlags, expected: expected,
                                    displayID: { displayID(document.id.documentValue) }) { buffer in
                 if facts.generated != nil {
-                    try encoder.encodeDocument(document, into: &buffer)
+                    try encoder.encodeDocument(document, into: &buffer, hook: referenceHook)
                 } else {
-                    try encoder.encode(document, into: &buffer)
+                    try encoder.encode(document, into: &buffer, hook: referenceHook)
                 }
             }
         }

@@ -22,10 +22,17 @@ public struct BinaryDecoder {
 
     /// Decodes a value of type `T` from `bytes`. The whole input must be consumed.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        try decode(type, from: bytes, resolver: referenceResolver)
+    }
+
+    /// ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` with `resolver` resolving references (the
+    /// document layer's decoder keeps its resolver apart, so that the decoder is never copied).
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
+                              resolver: (any BinaryReferenceDecoding)?) throws -> T {
         let reader = BinaryReader(bytes)
         var p = try BinaryReader.checkHeader(reader)
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
-        impl.begin(reader: reader, resolver: referenceResolver, userInfo: userInfo, offset: p)
+        impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
         defer { impl.end() }
         let value = try impl.decodeValue(T.self, &p, 0, nil, advance: true)
         guard p == reader.count else {
@@ -37,7 +44,7 @@ public struct BinaryDecoder {
     /// Decodes a value of type `T` through its generated codec (``BinaryCodableDocument``): reads
     /// what ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` reads, without keyed containers.
     public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try withRecordReader(bytes, T.self) { try T(binaryRecord: &$0) }
+        try withRecordReader(bytes, T.self, resolver: referenceResolver) { try T(binaryRecord: &$0) }
     }
 
     /// Decodes a value of type `T` from a byte array through its generated codec.
@@ -46,34 +53,37 @@ public struct BinaryDecoder {
     }
 
     /// Decodes a `T` (a `codec`, by construction) with its generated code.
-    func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type) throws -> T {
-        try withRecordReader(bytes, T.self) { try codec.decodeRecord(T.self, from: &$0) }
+    func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type,
+                   resolver: (any BinaryReferenceDecoding)?) throws -> T {
+        try withRecordReader(bytes, T.self, resolver: resolver) { try codec.decodeRecord(T.self, from: &$0) }
     }
 
     /// Decodes a document whose type has a generated codec, dispatched to the type's own
     /// (specialized) code: no existential, no copy of the value.
-    func decodeDocument<D: Document>(_: D.Type, from bytes: UnsafeRawBufferPointer) throws -> D {
-        try withRecordReader(bytes, D.self) { try D._decodeGenerated(from: &$0) }
+    func decodeDocument<D: Document>(_: D.Type, from bytes: UnsafeRawBufferPointer,
+                                     resolver: (any BinaryReferenceDecoding)?) throws -> D {
+        try withRecordReader(bytes, D.self, resolver: resolver) { try D._decodeGenerated(from: &$0) }
     }
 
     /// Decodes the value at `offset` of `bytes` (a field found by a projection); references are
     /// resolved by ``referenceResolver``.
     @usableFromInline
-    func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int) throws -> T {
+    func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int,
+                                   resolver: (any BinaryReferenceDecoding)?) throws -> T {
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
-        impl.begin(reader: BinaryReader(bytes), resolver: referenceResolver, userInfo: userInfo, offset: offset)
+        impl.begin(reader: BinaryReader(bytes), resolver: resolver, userInfo: userInfo, offset: offset)
         defer { impl.end() }
         var p = offset
         return try impl.decodeValue(T.self, &p, 0, nil, advance: true)
     }
 
     /// Runs `body` with a reader of the record's top-level object; checks that it ends the input.
-    private func withRecordReader<T>(_ bytes: UnsafeRawBufferPointer, _: T.Type,
+    private func withRecordReader<T>(_ bytes: UnsafeRawBufferPointer, _: T.Type, resolver: (any BinaryReferenceDecoding)?,
                                      _ body: (inout BinaryRecordReader) throws -> T) throws -> T {
         let reader = BinaryReader(bytes)
         let p = try BinaryReader.checkHeader(reader)
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
-        impl.begin(reader: reader, resolver: referenceResolver, userInfo: userInfo, offset: p)
+        impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
         impl.nesting = 1 // the root object, as in the Codable path
         defer { impl.end() }
         var record = try BinaryRecordReader(impl: impl, at: p, decoding: T.self)

@@ -32,9 +32,15 @@ public struct BinaryEncoder {
     /// Appends the encoding of `value` (version byte + value) to `buffer`.
     /// On error, `buffer` is restored to its original length.
     public func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8]) throws {
+        try encode(value, into: &buffer, hook: referenceHook)
+    }
+
+    /// ``encode(_:into:)`` with `hook` as the reference hook (the document layer's encoder keeps
+    /// its hook apart, so that the encoder is never copied).
+    func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
-        impl.begin(hook: referenceHook, userInfo: userInfo)
+        impl.begin(hook: hook, userInfo: userInfo)
         swap(&impl.buffer, &buffer)
         defer {
             swap(&impl.buffer, &buffer)
@@ -61,20 +67,21 @@ public struct BinaryEncoder {
     /// Appends the encoding of `value` made by its generated code (version byte + value) to
     /// `buffer`; the same bytes as ``encode(_:into:)``. On error, `buffer` is restored.
     public func encodeGenerated<T: BinaryCodableDocument>(_ value: T, into buffer: inout [UInt8]) throws {
-        try withRecordWriter(&buffer) { try value.encodeBinary(into: &$0) }
+        try withRecordWriter(&buffer, hook: referenceHook) { try value.encodeBinary(into: &$0) }
     }
 
     /// Appends the encoding of a document whose type has a generated codec, dispatched to the
     /// type's own (specialized) code. On error, `buffer` is restored to its original length.
-    func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8]) throws {
-        try withRecordWriter(&buffer) { try document._encodeGenerated(into: &$0) }
+    func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
+        try withRecordWriter(&buffer, hook: hook) { try document._encodeGenerated(into: &$0) }
     }
 
     /// Runs `body` with a writer of a record's top-level object appended to `buffer`.
-    private func withRecordWriter(_ buffer: inout [UInt8], _ body: (inout BinaryRecordWriter) throws -> Void) throws {
+    private func withRecordWriter(_ buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?,
+                                  _ body: (inout BinaryRecordWriter) throws -> Void) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
-        impl.begin(hook: referenceHook, userInfo: userInfo)
+        impl.begin(hook: hook, userInfo: userInfo)
         impl.nesting = 1 // the root object, as in the Codable path
         swap(&impl.buffer, &buffer)
         defer {

@@ -31,8 +31,28 @@ final class BinaryEncoderImpl: Encoder {
     @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any] = [:]
     /// True while an encode is running (a `BinaryEncoder` reuses its impl when it is idle).
     @exclusivity(unchecked) var inUse = false
+    /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
+    /// fields are stored there with plain stores and moved to `buffer` in one copy.
+    @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) var scratchCapacity = 0
 
     init() {}
+
+    deinit { scratch?.deallocate() }
+
+    /// Replaces the scratch memory with a block of at least `minimum` bytes holding the first
+    /// `keeping` bytes of the old one.
+    func growScratch(minimum: Int, keeping: Int) -> (UnsafeMutableRawPointer, Int) {
+        let capacity = max(minimum, scratchCapacity * 2, 256)
+        let block = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
+        if let scratch {
+            if keeping > 0 { block.copyMemory(from: scratch, byteCount: keeping) }
+            scratch.deallocate()
+        }
+        scratch = block
+        scratchCapacity = capacity
+        return (block, capacity)
+    }
 
     /// Prepares for one top-level encode.
     func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {

@@ -58,38 +58,143 @@ struct StaticKey: CodingKey {
 /// `encodeIfPresent` writes nothing for `nil`, like synthesized `Codable`.
 public struct BinaryRecordWriter {
     let impl: BinaryEncoderImpl
+    /// Offset in the output (`impl.buffer`) of the object's tag.
     let start: Int
     var count = 0
+    /// Bytes written since the last flush live in the impl's scratch memory (`out`, `used` of
+    /// `capacity`), stored with plain stores after one capacity check per field; `flush()` moves
+    /// them to `impl.buffer` in one copy (before a generic field, and at the end).
+    var out: UnsafeMutableRawPointer
+    var used = 0
+    var capacity: Int
 
     init(impl: BinaryEncoderImpl) {
         self.impl = impl
-        start = BinaryWriter.beginContainer(BinaryTag.object, &impl.buffer)
+        start = impl.buffer.count
+        if let scratch = impl.scratch {
+            out = scratch
+            capacity = impl.scratchCapacity
+        } else {
+            (out, capacity) = impl.growScratch(minimum: 256, keeping: 0)
+        }
+        put(BinaryTag.object)
+        put(0)
+        put(0)
     }
 
-    /// Backpatches the object header.
-    func finish() {
+    /// Moves the bytes written so far to the output and backpatches the object header.
+    mutating func finish() {
+        if impl.buffer.count == start && count < 0x80 && used - 3 < 0x80 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: count), toByteOffset: 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: used - 3), toByteOffset: 2, as: UInt8.self)
+            flush()
+            return
+        }
+        flush()
         BinaryWriter.endContainer(start: start, count: count, &impl.buffer)
     }
 
+    /// Appends the scratch bytes to the output.
+    mutating func flush() {
+        guard used > 0 else { return }
+        impl.buffer.append(contentsOf: UnsafeRawBufferPointer(start: out, count: used))
+        used = 0
+    }
+
+    /// Makes room for `n` more bytes in the scratch memory.
     @inline(__always)
-    mutating func key(_ key: StaticString) {
-        count += 1
-        key.withUTF8Buffer { u in
-            BinaryWriter.varint(UInt64(u.count) << 1, &impl.buffer)
-            impl.buffer.append(contentsOf: u)
+    mutating func reserve(_ n: Int) {
+        if n > capacity - used { grow(n) }
+    }
+
+    @inline(never)
+    mutating func grow(_ n: Int) {
+        (out, capacity) = impl.growScratch(minimum: used + n, keeping: used)
+    }
+
+    /// Stores one byte (room reserved).
+    @inline(__always)
+    mutating func put(_ byte: UInt8) {
+        out.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
+        used += 1
+    }
+
+    /// Stores a varint (room reserved: up to 10 bytes).
+    @inline(__always)
+    mutating func putVarint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            put(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
         }
+        put(UInt8(truncatingIfNeeded: v))
+    }
+
+    /// Stores `n` bytes from `bytes` (room reserved).
+    @inline(__always)
+    mutating func putBytes(_ bytes: UnsafeRawPointer, _ n: Int) {
+        if n > 0 { (out + used).copyMemory(from: bytes, byteCount: n) }
+        used += n
+    }
+
+    /// Writes a key header and the key's UTF-8, with room for `valueRoom` bytes after it.
+    @inline(__always)
+    mutating func key(_ key: StaticString, valueRoom: Int) {
+        count += 1
+        let n = key.utf8CodeUnitCount
+        reserve(n + 10 + valueRoom)
+        putVarint(UInt64(n) << 1)
+        if key.hasPointerRepresentation {
+            putBytes(UnsafeRawPointer(key.utf8Start), n)
+        } else {
+            key.withUTF8Buffer { u in if let b = u.baseAddress { putBytes(UnsafeRawPointer(b), u.count) } }
+        }
+    }
+
+    /// Writes a tagged string (tag, varint length, UTF-8).
+    @inline(__always)
+    mutating func putString(_ value: String, tag: UInt8) {
+        let written: Void? = value.utf8.withContiguousStorageIfAvailable { u in
+            reserve(u.count + 11)
+            put(tag)
+            putVarint(UInt64(u.count))
+            if let b = u.baseAddress { putBytes(UnsafeRawPointer(b), u.count) }
+        }
+        if written == nil { putString(Array(value.utf8), tag: tag) }
+    }
+
+    private mutating func putString(_ utf8: [UInt8], tag: UInt8) {
+        reserve(utf8.count + 11)
+        put(tag)
+        putVarint(UInt64(utf8.count))
+        utf8.withUnsafeBytes { u in if let b = u.baseAddress { putBytes(b, u.count) } }
+    }
+
+    /// Writes a tagged varint (`int` zig-zagged, `uint` plain).
+    @inline(__always)
+    mutating func putInteger(_ tag: UInt8, _ bits: UInt64) {
+        put(tag)
+        putVarint(bits)
+    }
+
+    /// Writes a tag and 8 little-endian bytes.
+    @inline(__always)
+    mutating func putFixed64(_ tag: UInt8, _ bits: UInt64) {
+        put(tag)
+        out.storeBytes(of: bits.littleEndian, toByteOffset: used, as: UInt64.self)
+        used += 8
     }
 
     /// Writes a `Bool` field.
     public mutating func encode(_ value: Bool, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.bool(value, &impl.buffer)
+        self.key(key, valueRoom: 1)
+        put(value ? BinaryTag.trueValue : BinaryTag.falseValue)
     }
 
     /// Writes a `String` field (UTF-8).
     public mutating func encode(_ value: String, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
+        self.key(key, valueRoom: 0)
+        putString(value, tag: BinaryTag.string)
     }
 
     /// Writes an `Int` field.
@@ -114,45 +219,59 @@ public struct BinaryRecordWriter {
     public mutating func encode(_ value: UInt64, forKey key: StaticString) throws { try unsigned(value, key) }
 
     private mutating func signed(_ value: Int64, _ key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.signed(value, &impl.buffer)
+        self.key(key, valueRoom: 11)
+        putInteger(BinaryTag.int, BinaryWriter.zigzag(value))
     }
 
     private mutating func unsigned(_ value: UInt64, _ key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.unsigned(value, &impl.buffer)
+        self.key(key, valueRoom: 11)
+        putInteger(BinaryTag.uint, value)
     }
 
     /// Writes a `Double` field.
     public mutating func encode(_ value: Double, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.double(value, &impl.buffer)
+        self.key(key, valueRoom: 9)
+        putFixed64(BinaryTag.double, value.bitPattern)
     }
 
     /// Writes a `Float` field.
     public mutating func encode(_ value: Float, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.float(value, &impl.buffer)
+        self.key(key, valueRoom: 5)
+        put(BinaryTag.float)
+        out.storeBytes(of: value.bitPattern.littleEndian, toByteOffset: used, as: UInt32.self)
+        used += 4
     }
 
     /// Writes a `Date` field.
     public mutating func encode(_ value: Date, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.date(value, &impl.buffer)
+        self.key(key, valueRoom: 9)
+        putFixed64(BinaryTag.date, value.timeIntervalSinceReferenceDate.bitPattern)
     }
 
     /// Writes a `UUID` field.
     public mutating func encode(_ value: UUID, forKey key: StaticString) throws {
-        self.key(key)
-        BinaryWriter.uuid(value, &impl.buffer)
+        self.key(key, valueRoom: 17)
+        put(BinaryTag.uuid)
+        withUnsafeBytes(of: value.uuid) { u in if let b = u.baseAddress { putBytes(b, 16) } }
     }
 
     /// Writes a `[String]` field (the bytes the `Codable` path writes for it).
     public mutating func encode(_ value: [String], forKey key: StaticString) throws {
-        self.key(key)
-        let start = BinaryWriter.beginContainer(BinaryTag.array, &impl.buffer)
-        for element in value { BinaryWriter.string(element, tag: BinaryTag.string, &impl.buffer) }
-        BinaryWriter.endContainer(start: start, count: value.count, &impl.buffer)
+        self.key(key, valueRoom: 3)
+        let header = used
+        put(BinaryTag.array)
+        put(0)
+        put(0)
+        for element in value { putString(element, tag: BinaryTag.string) }
+        let len = used - header - 3
+        if value.count < 0x80 && len < 0x80 {
+            out.storeBytes(of: UInt8(truncatingIfNeeded: value.count), toByteOffset: header + 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: len), toByteOffset: header + 2, as: UInt8.self)
+        } else { // a longer header: written where the bytes can move
+            let headerInOutput = impl.buffer.count + header
+            flush()
+            BinaryWriter.endContainer(start: headerInOutput, count: value.count, &impl.buffer)
+        }
     }
 
     /// Writes a `[String]` field unless `value` is nil.
@@ -163,7 +282,8 @@ public struct BinaryRecordWriter {
     /// Writes any other field through the generic `Codable` path (reference hook included).
     /// - Throws: `EncodingError`, or what the reference hook throws.
     public mutating func encode<T: Encodable>(_ value: T, forKey key: StaticString) throws {
-        self.key(key)
+        self.key(key, valueRoom: 0)
+        flush()
         try impl.encodeValue(value, key: StaticKey(key), parentDepth: 0)
         if let error = impl.deferredError { throw error }
     }

@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+@testable import Depot
+
+/// A nested value written through the generic `Codable` path of the record writer.
+private struct Inner: Codable, Equatable {
+    var x: Int
+    var words: [String]
+}
+
+/// A field that fails to encode (to check that a failed generated encode leaves no bytes).
+private struct Refusing: Codable, Equatable {
+    var refuse: Bool
+    func encode(to encoder: any Encoder) throws {
+        if refuse { throw EncodingError.invalidValue(refuse, .init(codingPath: encoder.codingPath, debugDescription: "refused")) }
+        var c = encoder.singleValueContainer()
+        try c.encode(refuse)
+    }
+    init(refuse: Bool) { self.refuse = refuse }
+    init(from decoder: any Decoder) throws { refuse = try decoder.singleValueContainer().decode(Bool.self) }
+}
+
+/// Every field kind of the record writer and reader, with a hand-written generated codec over a
+/// ``BinaryFieldTable`` (what `@BinaryCodable` emits): short keys, keys longer than a word,
+/// a generic field between scalar ones.
+private struct WideRecord: Codable, BinaryCodableDocument, Equatable {
+    var id: String
+    var a_rather_long_key_name: String
+    var n: Int
+    var tags: [String]
+    var inner: Inner
+    var flag: Bool
+    var when: Date
+    var uuid: UUID
+    var ratio: Double
+    var small: Float
+    var count: UInt64
+    var note: String?
+    var guardField: Refusing
+
+    static let table = BinaryFieldTable(["id", "a_rather_long_key_name", "n", "tags", "inner", "flag", "when",
+                                         "uuid", "ratio", "small", "count", "note", "guardField"])
+
+    func encodeBinary(into writer: inout BinaryRecordWriter) throws {
+        try writer.encode(id, forKey: "id")
+        try writer.encode(a_rather_long_key_name, forKey: "a_rather_long_key_name")
+        try writer.encode(n, forKey: "n")
+        try writer.encode(tags, forKey: "tags")
+        try writer.encode(inner, forKey: "inner")
+        try writer.encode(flag, forKey: "flag")
+        try writer.encode(when, forKey: "when")
+        try writer.encode(uuid, forKey: "uuid")
+        try writer.encode(ratio, forKey: "ratio")
+        try writer.encode(small, forKey: "small")
+        try writer.encode(count, forKey: "count")
+        try writer.encodeIfPresent(note, forKey: "note")
+        try writer.encode(guardField, forKey: "guardField")
+    }
+
+    init(binaryRecord reader: inout BinaryRecordReader) throws {
+        var id: String?, long: String?, n: Int?, tags: [String]?, inner: Inner?, flag: Bool?, when: Date?
+        var uuid: UUID?, ratio: Double?, small: Float?, count: UInt64?, note: String?, guardField: Refusing?
+        while let field = try reader.nextField(in: Self.table) {
+            switch field {
+            case 0: id = try reader.decode(String.self)
+            case 1: long = try reader.decode(String.self)
+            case 2: n = try reader.decode(Int.self)
+            case 3: tags = try reader.decode([String].self)
+            case 4: inner = try reader.decode(Inner.self)
+            case 5: flag = try reader.decode(Bool.self)
+            case 6: when = try reader.decode(Date.self)
+            case 7: uuid = try reader.decode(UUID.self)
+            case 8: ratio = try reader.decode(Double.self)
+            case 9: small = try reader.decode(Float.self)
+            case 10: count = try reader.decode(UInt64.self)
+            case 11: note = try reader.decodeIfPresent(String.self)
+            case 12: guardField = try reader.decode(Refusing.self)
+            default: break
+            }
+        }
+        guard let id, let long, let n, let tags, let inner, let flag, let when, let uuid, let ratio, let small,
+              let count, let guardField else { throw reader.missingField("id") }
+        self.init(id: id, a_rather_long_key_name: long, n: n, tags: tags, inner: inner, flag: flag, when: when,
+                  uuid: uuid, ratio: ratio, small: small, count: count, note: note, guardField: guardField)
+    }
+
+    init(id: String, a_rather_long_key_name: String, n: Int, tags: [String], inner: Inner, flag: Bool, when: Date,
+         uuid: UUID, ratio: Double, small: Float, count: UInt64, note: String?, guardField: Refusing) {
+        self.id = id
+        self.a_rather_long_key_name = a_rather_long_key_name
+        self.n = n
+        self.tags = tags
+        self.inner = inner
+        self.flag = flag
+        self.when = when
+        self.uuid = uuid
+        self.ratio = ratio
+        self.small = small
+        self.count = count
+        self.note = note
+        self.guardField = guardField
+    }
+
+    static func sample(_ i: Int, size: Int) -> WideRecord {
+        let long = String(repeating: "é", count: size)
+        let tags: [String] = (0..<size / 8).map { "tag\($0)" }
+        let words: [String] = (0..<size / 16).map { "w\($0)" }
+        let when = Date(timeIntervalSinceReferenceDate: Double(i) * 3.5)
+        let note: String? = i % 3 == 0 ? nil : "note \(i)"
+        return WideRecord(id: "w\(i)", a_rather_long_key_name: long, n: i * 1_000_003 - 500, tags: tags,
+                          inner: Inner(x: -i, words: words), flag: i % 2 == 0, when: when, uuid: UUID(),
+                          ratio: Double(i) / 7, small: Float(i) / 3, count: UInt64.max - UInt64(i),
+                          note: note, guardField: Refusing(refuse: false))
+    }
+}
+
+/// The same keys in another declaration order, with an extra field: synthesized `Codable` only.
+private struct ReorderedWideRecord: Codable {
+    var guardField: Refusing
+    var extra: [Int]
+    var count: UInt64
+    var small: Float
+    var ratio: Double
+    var uuid: UUID
+    var when: Date
+    var flag: Bool
+    var inner: Inner
+    var tags: [String]
+    var n: Int
+    var a_rather_long_key_name: String
+    var id: String
+    var note: String?
+}
+
+@Suite("Generated record codec")
+struct RecordCodecTests {
+    /// Small and large records (long strings, arrays past 127 elements and 127 bytes, growth of the
+    /// writer's scratch memory mid-record), several in a row on one encoder: the generated bytes
+    /// are the `Codable` bytes, and read back equal.
+    @Test(arguments: [0, 40, 300, 5_000])
+    func generatedBytesMatchCodable(size: Int) throws {
+        let encoder = BinaryEncoder()
+        let decoder = BinaryDecoder()
+        var buffer: [UInt8] = [7, 7] // an existing prefix is kept
+        for i in 0..<4 {
+            let value = WideRecord.sample(i, size: size + i)
+            let codable = try BinaryEncoder().encode(value)
+            buffer.removeSubrange(2...)
+            try encoder.encodeGenerated(value, into: &buffer)
+            #expect(Array(buffer[..<2]) == [7, 7])
+            #expect(Array(buffer[2...]) == codable)
+            #expect(try decoder.decodeGenerated(WideRecord.self, from: codable) == value)
+            #expect(try decoder.decode(WideRecord.self, from: Array(buffer[2...])) == value)
+        }
+    }
+
+    /// A record stored in another field order, with a field the type does not know: found by the
+    /// table's general path, the unknown field skipped.
+    @Test func readsFieldsInAnyOrder() throws {
+        let value = WideRecord.sample(3, size: 20)
+        let reordered = ReorderedWideRecord(guardField: value.guardField, extra: [1, 2, 3], count: value.count, small: value.small,
+                                      ratio: value.ratio, uuid: value.uuid, when: value.when, flag: value.flag,
+                                      inner: value.inner, tags: value.tags, n: value.n,
+                                      a_rather_long_key_name: value.a_rather_long_key_name, id: value.id, note: value.note)
+        let bytes = try BinaryEncoder().encode(reordered)
+        #expect(try BinaryDecoder().decodeGenerated(WideRecord.self, from: bytes) == value)
+    }
+
+    /// A failed generated encode restores the buffer, and the encoder's next record is whole.
+    @Test func failedEncodeLeavesNoBytes() throws {
+        let encoder = BinaryEncoder()
+        var buffer: [UInt8] = [1, 2, 3]
+        var failing = WideRecord.sample(1, size: 400)
+        failing.guardField = Refusing(refuse: true)
+        #expect(throws: EncodingError.self) { try encoder.encodeGenerated(failing, into: &buffer) }
+        #expect(buffer == [1, 2, 3])
+        let good = WideRecord.sample(2, size: 10)
+        try encoder.encodeGenerated(good, into: &buffer)
+        #expect(Array(buffer[3...]) == (try BinaryEncoder().encode(good)))
+    }
+
+    /// Every truncation and every one-byte change of a record either decodes or throws: the
+    /// table's fast path reads nothing outside the record.
+    @Test func hostileBytesThrowOrDecode() throws {
+        let bytes = try BinaryEncoder().encode(WideRecord.sample(5, size: 12))
+        let decoder = BinaryDecoder()
+        for n in 0..<bytes.count {
+            #expect(throws: (any Error).self) { try decoder.decodeGenerated(WideRecord.self, from: Array(bytes[..<n])) }
+        }
+        var decodedOrThrew = 0
+        for i in bytes.indices {
+            for delta: UInt8 in [1, 0x40, 0x80] {
+                var changed = bytes
+                changed[i] &+= delta
+                _ = try? decoder.decodeGenerated(WideRecord.self, from: changed)
+                decodedOrThrew += 1
+            }
+        }
+        #expect(decodedOrThrew == bytes.count * 3)
+    }
+}
