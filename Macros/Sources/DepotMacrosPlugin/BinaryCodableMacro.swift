@@ -110,7 +110,8 @@ public struct BinaryCodableMacro: ExtensionMacro {
             let type = field.isOptional ? field.wrapped : field.type
             lines.append("        var \(local(field)): \(type.trimmedDescription)? = nil")
         }
-        lines.append("        while let field = try reader.nextField(in: Self.binaryFieldKeys) {")
+        lines.append("        let generatedFieldKeys = Self.binaryFieldKeys")
+        lines.append("        while let field = try reader.nextField(in: generatedFieldKeys) {")
         lines.append("            switch field {")
         for (index, field) in decoded.enumerated() {
             let method = field.isOptional ? "decodeIfPresent" : "decode"
@@ -120,13 +121,13 @@ public struct BinaryCodableMacro: ExtensionMacro {
         lines.append("            default: break")
         lines.append("            }")
         lines.append("        }")
+        // Every check before the first assignment: a throw then leaves no partly initialized
+        // `self` behind, so the compiler builds the value in place (no copy and destroy of it).
+        for field in decoded where !field.isOptional {
+            lines.append("        guard let \(local(field)) else { throw reader.missingField(\(literal(field.key))) }")
+        }
         for field in decoded {
-            if field.isOptional {
-                lines.append("        self.\(field.name) = \(local(field))")
-            } else {
-                lines.append("        guard let \(local(field)) else { throw reader.missingField(\(literal(field.key))) }")
-                lines.append("        self.\(field.name) = \(local(field))")
-            }
+            lines.append("        self.\(field.name) = \(local(field))")
         }
         return lines.joined(separator: "\n")
     }

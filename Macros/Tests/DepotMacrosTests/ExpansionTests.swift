@@ -57,7 +57,8 @@ struct ExpansionTests {
                     var field_age: Int? = nil
                     var field_email: String? = nil
                     var field_tags: [String]? = nil
-                    while let field = try reader.nextField(in: Self.binaryFieldKeys) {
+                    let generatedFieldKeys = Self.binaryFieldKeys
+                    while let field = try reader.nextField(in: generatedFieldKeys) {
                         switch field {
                         case 0:
                             field_id = try reader.decode(String.self)
@@ -74,15 +75,15 @@ struct ExpansionTests {
                     guard let field_id else {
                         throw reader.missingField("id")
                     }
-                    self.id = field_id
                     guard let field_age else {
                         throw reader.missingField("age")
                     }
-                    self.age = field_age
-                    self.email = field_email
                     guard let field_tags else {
                         throw reader.missingField("tags")
                     }
+                    self.id = field_id
+                    self.age = field_age
+                    self.email = field_email
                     self.tags = field_tags
                 }
             }
@@ -126,7 +127,8 @@ struct ExpansionTests {
                 init(binaryRecord reader: inout Depot.BinaryRecordReader) throws {
                     var field_fullName: String? = nil
                     var field_nick: Int? = nil
-                    while let field = try reader.nextField(in: Self.binaryFieldKeys) {
+                    let generatedFieldKeys = Self.binaryFieldKeys
+                    while let field = try reader.nextField(in: generatedFieldKeys) {
                         switch field {
                         case 0:
                             field_fullName = try reader.decode(String.self)

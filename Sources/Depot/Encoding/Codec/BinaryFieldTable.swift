@@ -4,7 +4,10 @@
 /// Besides the names, it keeps each short name's stored key — header byte and UTF-8, up to 8
 /// bytes — as one word, so that the field stored where it is expected (records are written in
 /// declaration order) is recognized with one load and one compare.
-public struct BinaryFieldTable: Sendable {
+///
+/// A class, so that passing it per field costs no more than passing one reference; `Sendable`
+/// because it is immutable after `init`.
+public final class BinaryFieldTable: Sendable {
     /// The names, in declaration order.
     public let names: [StaticString]
     /// Per name: its stored key as a word (native byte order), the mask of the key's bytes, and

@@ -110,17 +110,23 @@ struct BinaryReader {
         return s
     }
 
+    /// Whether the `n` bytes at `p` (in bounds) are all ASCII: word loads, the last one
+    /// overlapping the one before instead of a loop over the tail bytes.
     @inline(__always)
     func isASCII(_ p: Int, _ n: Int) -> Bool {
-        var i = 0
         var acc: UInt64 = 0
-        while i + 8 <= n {
-            acc |= base.loadUnaligned(fromByteOffset: p + i, as: UInt64.self)
-            i += 8
-        }
-        while i < n {
-            acc |= UInt64(byte(p + i))
-            i += 1
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                acc |= base.loadUnaligned(fromByteOffset: p + i, as: UInt64.self)
+                i += 8
+            }
+            acc |= base.loadUnaligned(fromByteOffset: p + n - 8, as: UInt64.self)
+        } else if n >= 4 {
+            acc = UInt64(base.loadUnaligned(fromByteOffset: p, as: UInt32.self)
+                | base.loadUnaligned(fromByteOffset: p + n - 4, as: UInt32.self))
+        } else {
+            for i in 0..<n { acc |= UInt64(byte(p + i)) }
         }
         return acc & 0x8080_8080_8080_8080 == 0
     }
