@@ -23,15 +23,14 @@ enum Record {
     /// Writes a header placeholder; call ``seal(_:)`` after appending the payload.
     static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
         buffer.removeAll(keepingCapacity: true)
-        // No temporary array: this runs once per stored record.
-        buffer.append(version)
-        buffer.append(flags)
-        var r = revision
-        for _ in 0..<8 {
-            buffer.append(UInt8(truncatingIfNeeded: r))
-            r >>= 8
+        // One append of the 14 bytes (no temporary array: this runs once per stored record).
+        var header: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &header) { h in
+            h[0] = version
+            h[1] = flags
+            h.storeBytes(of: revision.littleEndian, toByteOffset: 2, as: UInt64.self)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: h[..<headerSize]))
         }
-        for _ in 0..<4 { buffer.append(0) }
     }
 
     /// Sets the flags and revision of a record begun with ``begin(_:flags:revision:)``.

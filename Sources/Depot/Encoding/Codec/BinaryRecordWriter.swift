@@ -130,10 +130,20 @@ public struct BinaryRecordWriter {
         put(UInt8(truncatingIfNeeded: v))
     }
 
-    /// Stores `n` bytes from `bytes` (room reserved).
+    /// Stores `n` bytes from `bytes` (room reserved). Keys and most strings are short: up to 16
+    /// bytes are copied with two overlapping loads and stores, without a call to `memcpy`.
     @inline(__always)
     mutating func putBytes(_ bytes: UnsafeRawPointer, _ n: Int) {
-        if n > 0 { (out + used).copyMemory(from: bytes, byteCount: n) }
+        let to = out + used
+        if n >= 8 && n <= 16 {
+            to.storeBytes(of: bytes.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            to.storeBytes(of: bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self), toByteOffset: n - 8, as: UInt64.self)
+        } else if n >= 4 && n < 8 {
+            to.storeBytes(of: bytes.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            to.storeBytes(of: bytes.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self), toByteOffset: n - 4, as: UInt32.self)
+        } else if n > 0 {
+            to.copyMemory(from: bytes, byteCount: n)
+        }
         used += n
     }
 
