@@ -21,11 +21,12 @@ public struct BinaryRecordReader {
     var current: StaticString = ""
 
     init<T>(impl: BinaryDecoderImpl, at offset: Int, decoding: T.Type) throws {
-        self.impl = impl
+        // Every check before the first assignment: no partly initialized `self` to copy and destroy.
         let t = try impl.reader.tag(at: offset)
         guard t == BinaryTag.object else { throw impl.mismatch(T.self, t, 0, nil) }
         var q = offset + 1
         let (n, end) = try impl.reader.containerHeader(&q, minEntrySize: 2)
+        self.impl = impl
         p = q
         self.end = end
         remaining = n
