@@ -102,7 +102,11 @@ extension AnyTypeFacts {
     /// keeps the object alive, so its identity cannot be reused by another key path.
     @usableFromInline
     func knownFieldPath(of keyPath: AnyKeyPath) -> StoredFieldPath? {
-        if let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath { return entry.path }
+        if let last = lastFieldPath, last.keyPath === keyPath { return last.path }
+        if let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath {
+            lastFieldPath = entry
+            return entry.path
+        }
         return nil
     }
 }

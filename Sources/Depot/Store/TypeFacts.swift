@@ -10,13 +10,17 @@ class AnyTypeFacts {
     let isSyncable: Bool
     /// Whether the type is `Equatable` (references parked earlier are then compared by value).
     let isEquatable: Bool
+    // The vars below are fields of an object confined to one transaction's thread and never
+    // accessed overlapping: no run-time exclusivity checks.
     /// Whether the declared indexes' field paths were checked against a stored document.
-    var fieldsChecked: Bool
+    @exclusivity(unchecked) var fieldsChecked: Bool
     /// The type as a type with a generated codec (`@BinaryCodable`), else nil: records are then
     /// encoded and decoded without keyed containers (same bytes).
     let generated: (any BinaryCodableDocument.Type)?
     /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
-    var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
+    @exclusivity(unchecked) var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
+    /// The entry of `fieldPaths` used last (projections in a loop read one key path): found without hashing.
+    @exclusivity(unchecked) var lastFieldPath: (keyPath: AnyKeyPath, path: StoredFieldPath)?
 
     init(target: RecordTarget, isSyncable: Bool, isEquatable: Bool, fieldsChecked: Bool,
          generated: (any BinaryCodableDocument.Type)?) {
@@ -32,7 +36,7 @@ class AnyTypeFacts {
 final class TypeFacts<D: Document>: AnyTypeFacts {
     let indexes: [DocumentIndex<D>]
     /// Stored field paths of key paths, by value (see `fieldPath(of:)`).
-    var fieldPathsByValue: [AnyKeyPath: StoredFieldPath] = [:]
+    @exclusivity(unchecked) var fieldPathsByValue: [AnyKeyPath: StoredFieldPath] = [:]
 
     init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
         self.indexes = indexes
