@@ -66,7 +66,7 @@ public struct BinaryDecoder {
     }
 
     /// Decodes the value at `offset` of `bytes` (a field found by a projection); references are
-    /// resolved by ``referenceResolver``.
+    /// resolved by `resolver`.
     @usableFromInline
     func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int,
                                    resolver: (any BinaryReferenceDecoding)?) throws -> T {

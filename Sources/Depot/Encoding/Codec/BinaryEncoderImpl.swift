@@ -74,8 +74,16 @@ final class BinaryEncoderImpl: Encoder {
         deferredError = nil
         if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
+        if scratchCapacity > Self.scratchKept, let scratch { // one large record does not pin its size
+            scratch.deallocate()
+            self.scratch = nil
+            scratchCapacity = 0
+        }
         inUse = false
     }
+
+    /// Scratch memory larger than this is freed at the end of an encode.
+    static var scratchKept: Int { 64 * 1024 }
 
     var codingPath: [any CodingKey] { path(depth) }
 

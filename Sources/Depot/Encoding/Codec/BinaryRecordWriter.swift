@@ -56,7 +56,10 @@ struct StaticKey: CodingKey {
 /// the value directly; the generic overload encodes anything else exactly as the `Codable` path
 /// does, through the encoder's reference hook (identified documents become references).
 /// `encodeIfPresent` writes nothing for `nil`, like synthesized `Codable`.
-public struct BinaryRecordWriter {
+///
+/// Not copyable: a writer addresses memory that its encoder may replace as the record grows, so
+/// exactly one writer may exist per record (it is lent to `encodeBinary(into:)`, never given away).
+public struct BinaryRecordWriter: ~Copyable {
     let impl: BinaryEncoderImpl
     /// Offset in the output (`impl.buffer`) of the object's tag.
     let start: Int
@@ -151,13 +154,17 @@ public struct BinaryRecordWriter {
     @inline(__always)
     mutating func key(_ key: StaticString, valueRoom: Int) {
         count += 1
-        let n = key.utf8CodeUnitCount
-        reserve(n + 10 + valueRoom)
-        putVarint(UInt64(n) << 1)
         if key.hasPointerRepresentation {
+            let n = key.utf8CodeUnitCount
+            reserve(n + 10 + valueRoom)
+            putVarint(UInt64(n) << 1)
             putBytes(UnsafeRawPointer(key.utf8Start), n)
-        } else {
-            key.withUTF8Buffer { u in if let b = u.baseAddress { putBytes(UnsafeRawPointer(b), u.count) } }
+        } else { // one Unicode scalar (`utf8CodeUnitCount` would stop the program)
+            key.withUTF8Buffer { u in
+                reserve(u.count + 10 + valueRoom)
+                putVarint(UInt64(u.count) << 1)
+                if let b = u.baseAddress { putBytes(UnsafeRawPointer(b), u.count) }
+            }
         }
     }
 
@@ -165,6 +172,7 @@ public struct BinaryRecordWriter {
     @inline(__always)
     mutating func putString(_ value: String, tag: UInt8) {
         let written: Void? = value.utf8.withContiguousStorageIfAvailable { u in
+            if u.count > Self.directBytes { return putLong(u, tag: tag) }
             reserve(u.count + 11)
             put(tag)
             putVarint(UInt64(u.count))
@@ -174,10 +182,25 @@ public struct BinaryRecordWriter {
     }
 
     private mutating func putString(_ utf8: [UInt8], tag: UInt8) {
-        reserve(utf8.count + 11)
-        put(tag)
-        putVarint(UInt64(utf8.count))
-        utf8.withUnsafeBytes { u in if let b = u.baseAddress { putBytes(b, u.count) } }
+        utf8.withUnsafeBufferPointer { u in
+            if u.count > Self.directBytes { return putLong(u, tag: tag) }
+            reserve(u.count + 11)
+            put(tag)
+            putVarint(UInt64(u.count))
+            if let b = u.baseAddress { putBytes(UnsafeRawPointer(b), u.count) }
+        }
+    }
+
+    /// Strings longer than this go straight to the output (after a flush), not through the
+    /// scratch memory: a large value is copied once and does not grow the scratch memory.
+    static var directBytes: Int { 4096 }
+
+    @inline(never)
+    private mutating func putLong(_ u: UnsafeBufferPointer<UInt8>, tag: UInt8) {
+        flush()
+        impl.buffer.append(tag)
+        BinaryWriter.varint(UInt64(u.count), &impl.buffer)
+        impl.buffer.append(contentsOf: u)
     }
 
     /// Writes a tagged varint (`int` zig-zagged, `uint` plain).
@@ -268,19 +291,20 @@ public struct BinaryRecordWriter {
     /// Writes a `[String]` field (the bytes the `Codable` path writes for it).
     public mutating func encode(_ value: [String], forKey key: StaticString) throws {
         self.key(key, valueRoom: 3)
-        let header = used
+        // Offsets in the whole output (flushed bytes, then scratch bytes): a long element may flush.
+        let header = impl.buffer.count + used
         put(BinaryTag.array)
         put(0)
         put(0)
         for element in value { putString(element, tag: BinaryTag.string) }
-        let len = used - header - 3
-        if value.count < 0x80 && len < 0x80 {
-            out.storeBytes(of: UInt8(truncatingIfNeeded: value.count), toByteOffset: header + 1, as: UInt8.self)
-            out.storeBytes(of: UInt8(truncatingIfNeeded: len), toByteOffset: header + 2, as: UInt8.self)
-        } else { // a longer header: written where the bytes can move
-            let headerInOutput = impl.buffer.count + header
+        let flushed = impl.buffer.count
+        let len = flushed + used - header - 3
+        if header >= flushed && value.count < 0x80 && len < 0x80 { // the header is still in scratch
+            out.storeBytes(of: UInt8(truncatingIfNeeded: value.count), toByteOffset: header - flushed + 1, as: UInt8.self)
+            out.storeBytes(of: UInt8(truncatingIfNeeded: len), toByteOffset: header - flushed + 2, as: UInt8.self)
+        } else { // a longer header, or one already moved: written where the bytes can move
             flush()
-            BinaryWriter.endContainer(start: headerInOutput, count: value.count, &impl.buffer)
+            BinaryWriter.endContainer(start: header, count: value.count, &impl.buffer)
         }
     }
 
