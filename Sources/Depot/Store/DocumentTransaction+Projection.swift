@@ -71,8 +71,8 @@ extension DocumentTransaction {
                 let root = try BinaryReader.checkHeader(reader)
                 guard let offset = try reader.offset(ofPath: path.segments, from: root) else { return }
                 // As in a full read: references resolved from here know their parent (cycles, errors).
-                context.resolving.append(.init(alias: alias, collection: target.collection, key: key))
-                defer { context.resolving.removeLast() }
+                let outer = context.resolving.enter(target, key: key)
+                defer { context.resolving.leave(outer) }
                 try decode(decoder, referenceHook, payload, offset)
             } catch let error as DecodingError {
                 throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),

@@ -49,7 +49,7 @@ extension DocumentTransaction {
                                      key: UnsafeRawBufferPointer) throws -> D {
         let target = facts.target
         let generated = facts.generated != nil
-        return try decodeRecord(D.self, bytes, collection: target.collection, key: key, kind: target.kind,
+        return try decodeRecord(D.self, bytes, collection: target.collection, target: target, key: key, kind: target.kind,
                                 syncable: facts.isSyncable) { payload in
             generated ? try decoder.decodeDocument(D.self, from: payload, resolver: referenceHook)
                 : try decoder.decode(D.self, from: payload, resolver: referenceHook)
@@ -120,20 +120,22 @@ extension DocumentTransaction {
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).
         let codec = D.self as? any BinaryCodableDocument.Type
-        return try decodeRecord(D.self, bytes, collection: collection, key: key, kind: kind, syncable: syncable) { payload in
+        return try decodeRecord(D.self, bytes, collection: collection, target: nil, key: key, kind: kind, syncable: syncable) { payload in
             if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec, resolver: referenceHook) }
             return try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
     }
 
     /// Decodes a stored record with `decodePayload`: checksum verified, missing defaulted fields
-    /// filled in, sync status set; errors name collection, ID and field path.
+    /// filled in, sync status set; errors name collection, ID and field path. `target`, when
+    /// given, is the collection's (the record is then entered in the resolving stack unretained).
     private func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
-                                            key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool?,
+                                            target: RecordTarget?, key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool?,
                                             decodePayload: (UnsafeRawBufferPointer) throws -> D) throws -> D {
         let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
-        context.resolving.append(.init(alias: alias, collection: collection, key: key))
-        defer { context.resolving.removeLast() }
+        let outer = if let target { context.resolving.enter(target, key: key) }
+            else { context.resolving.enter(.init(alias: alias, collection: collection, key: key)) }
+        defer { context.resolving.leave(outer) }
         do {
             var document: D
             do {

@@ -61,9 +61,9 @@ final class TransactionContext {
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
     @exclusivity(unchecked) var parking: [InProgress] = []
-    /// Documents being resolved right now, outermost first (for dangling-reference messages and
+    /// Documents being decoded right now, outermost first (for dangling-reference messages and
     /// cycles). Keys are borrowed for the duration of the decode.
-    @exclusivity(unchecked) var resolving: [InProgress] = []
+    @exclusivity(unchecked) var resolving = ResolvingStack()
 
     struct TypeFactsKey: Hashable {
         var type: ObjectIdentifier
