@@ -167,6 +167,41 @@ private struct Strings: Codable, BinaryCodableDocument, Equatable {
     }
 }
 
+/// A string, an array of strings and an integer stored last (the reader's inlined fast paths,
+/// and their bounds at the end of the record).
+private struct Mixed: Codable, BinaryCodableDocument, Equatable {
+    var text: String
+    var tags: [String]
+    var n: Int
+    static let table = BinaryFieldTable(["text", "tags", "n"])
+
+    func encodeBinary(into writer: inout BinaryRecordWriter) throws {
+        try writer.encode(text, forKey: "text")
+        try writer.encode(tags, forKey: "tags")
+        try writer.encode(n, forKey: "n")
+    }
+
+    init(text: String, tags: [String], n: Int) {
+        self.text = text
+        self.tags = tags
+        self.n = n
+    }
+
+    init(binaryRecord reader: inout BinaryRecordReader) throws {
+        var text: String?, tags: [String]?, n: Int?
+        while let field = try reader.nextField(in: Self.table) {
+            switch field {
+            case 0: text = try reader.decode(String.self)
+            case 1: tags = try reader.decode([String].self)
+            case 2: n = try reader.decode(Int.self)
+            default: break
+            }
+        }
+        guard let text, let tags, let n else { throw reader.missingField("text") }
+        self.init(text: text, tags: tags, n: n)
+    }
+}
+
 /// A `[String]` after a generic field (so after a flush), and a key made as a Unicode scalar literal.
 private struct AfterGeneric: Codable, BinaryCodableDocument, Equatable {
     var inner: Inner
@@ -317,6 +352,44 @@ struct RecordCodecTests {
             bytes[at + length - 1] = 0xFF
             #expect(throws: BinaryCodecError.self) { try BinaryDecoder().decodeGenerated(Strings.self, from: bytes) }
             #expect(throws: BinaryCodecError.self) { try BinaryDecoder().decode(Strings.self, from: bytes) }
+        }
+    }
+    /// The reader's fast paths (short ASCII strings, arrays of them, one- and two-byte integers)
+    /// and the general path they fall back to agree with `Codable` at every boundary: string
+    /// lengths around 8 and 128 bytes, non-ASCII text, arrays around 128 elements and bytes,
+    /// integers around one, two and three varint bytes; every truncation throws, and a changed
+    /// byte that both decoders accept decodes to the same value.
+    @Test func inlinedFastPathsAgreeWithCodable() throws {
+        let lengths = [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 126, 127, 128, 300]
+        let numbers = [0, 1, -1, 63, -64, 64, -65, 8_191, -8_192, 8_192, -8_193, Int.max, Int.min]
+        let arrays: [[String]] = [[], ["a"], ["", "bb"], ["é", "x"], (0..<40).map { "t\($0)" }, (0..<130).map { _ in "x" },
+                                  [String(repeating: "y", count: 130)], ["ascii", "naïve"]]
+        var values: [Mixed] = []
+        for (i, length) in lengths.enumerated() {
+            values.append(Mixed(text: String(repeating: "a", count: length), tags: arrays[i % arrays.count], n: numbers[i % numbers.count]))
+            values.append(Mixed(text: String(repeating: "ü", count: length / 2), tags: arrays[(i + 3) % arrays.count],
+                                n: numbers[(i + 5) % numbers.count]))
+        }
+        for (i, n) in numbers.enumerated() { values.append(Mixed(text: "n", tags: arrays[i % arrays.count], n: n)) }
+        let decoder = BinaryDecoder()
+        for value in values {
+            let bytes = try BinaryEncoder().encode(value)
+            #expect(try decoder.decodeGenerated(Mixed.self, from: bytes) == value)
+            #expect(try BinaryEncoder().encodeGenerated(value) == bytes)
+        }
+        let bytes = try BinaryEncoder().encode(Mixed(text: "hello", tags: ["ab", "cde"], n: 200))
+        for n in 0..<bytes.count {
+            #expect(throws: (any Error).self) { try decoder.decodeGenerated(Mixed.self, from: Array(bytes[..<n])) }
+        }
+        for i in bytes.indices {
+            for delta: UInt8 in [1, 0x40, 0x80] {
+                var changed = bytes
+                changed[i] &+= delta
+                if let generated = try? decoder.decodeGenerated(Mixed.self, from: changed),
+                   let codable = try? decoder.decode(Mixed.self, from: changed) {
+                    #expect(generated == codable)
+                }
+            }
         }
     }
 }

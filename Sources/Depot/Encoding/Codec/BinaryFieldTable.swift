@@ -12,12 +12,13 @@ public final class BinaryFieldTable: Sendable {
     public let names: [StaticString]
     /// Per name: its stored key as a word (native byte order), the mask of the key's bytes, and
     /// the key's stored length (0 when longer than 8 bytes: matched the general way).
-    let entries: ContiguousArray<Entry>
+    @usableFromInline let entries: ContiguousArray<Entry>
 
+    @usableFromInline
     struct Entry: Sendable {
-        var word: UInt64 = 0
-        var mask: UInt64 = 0
-        var length = 0
+        @usableFromInline var word: UInt64 = 0
+        @usableFromInline var mask: UInt64 = 0
+        @usableFromInline var length = 0
     }
 
     /// Prepares `names` (the stored keys, in declaration order).

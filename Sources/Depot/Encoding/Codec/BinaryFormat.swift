@@ -1,12 +1,13 @@
 import Foundation
 
 /// Type tags of the Depot binary format, version 1. Every encoded value starts with one tag byte.
+@usableFromInline
 enum BinaryTag {
     static let null: UInt8 = 0x00
     static let falseValue: UInt8 = 0x01
     static let trueValue: UInt8 = 0x02
     /// Zig-zag varint.
-    static let int: UInt8 = 0x03
+    @usableFromInline static let int: UInt8 = 0x03
     /// Varint.
     static let uint: UInt8 = 0x04
     /// 4 bytes little-endian IEEE 754.
@@ -14,11 +15,11 @@ enum BinaryTag {
     /// 8 bytes little-endian IEEE 754.
     static let double: UInt8 = 0x06
     /// Varint length + UTF-8.
-    static let string: UInt8 = 0x07
+    @usableFromInline static let string: UInt8 = 0x07
     /// Varint length + raw bytes.
     static let bytes: UInt8 = 0x08
     /// Varint count, varint byte length, elements.
-    static let array: UInt8 = 0x09
+    @usableFromInline static let array: UInt8 = 0x09
     /// Varint count, varint byte length, entries (key + value).
     static let object: UInt8 = 0x0A
     /// 8 bytes: Double seconds since the reference date.

@@ -8,6 +8,7 @@ enum StoredKey {
 
 /// Bounds-checked reads over an `UnsafeRawBufferPointer`. Every read validates against `count`
 /// before touching memory, so any byte sequence yields values or thrown `BinaryCodecError`s.
+@usableFromInline
 struct BinaryReader {
     let base: UnsafeRawPointer
     let count: Int
@@ -92,8 +93,7 @@ struct BinaryReader {
 
     func uuidPayload(_ p: inout Int) throws -> UUID {
         try need(p, 16)
-        var u = UUID().uuid
-        withUnsafeMutableBytes(of: &u) { $0.copyMemory(from: UnsafeRawBufferPointer(start: base + p, count: 16)) }
+        let u = base.loadUnaligned(fromByteOffset: p, as: uuid_t.self)
         p += 16
         return UUID(uuid: u)
     }
@@ -101,8 +101,8 @@ struct BinaryReader {
     /// Makes a validated String from `n` bytes at `p` (bounds already checked).
     @inline(__always)
     func makeString(_ p: Int, _ n: Int) throws -> String {
+        if Self.isASCII(base + p, n) { return Self.asciiString(base + p, n) }
         let buf = UnsafeBufferPointer(start: (base + p).assumingMemoryBound(to: UInt8.self), count: n)
-        if isASCII(p, n) { return String(decoding: buf, as: UTF8.self) }
         var s = String(decoding: buf, as: UTF8.self)
         // String(decoding:) repairs invalid UTF-8; a repaired string differs from the input bytes.
         let valid = s.withUTF8 { u in u.count == n && (n == 0 || memcmp(u.baseAddress!, buf.baseAddress!, n) == 0) }
@@ -110,23 +110,33 @@ struct BinaryReader {
         return s
     }
 
-    /// Whether the `n` bytes at `p` (in bounds) are all ASCII: word loads, the last one
+    /// A string of `n` bytes at `bytes` known to be ASCII, copied straight into the string's
+    /// storage: a short string is built in place without the standard library's validation
+    /// and byte loop.
+    @inlinable @inline(__always)
+    static func asciiString(_ bytes: UnsafeRawPointer, _ n: Int) -> String {
+        String(unsafeUninitializedCapacity: n) { target in
+            if let start = target.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: bytes, byteCount: n) }
+            return n
+        }
+    }
+
+    /// Whether the `n` bytes at `bytes` (readable) are all ASCII: word loads, the last one
     /// overlapping the one before instead of a loop over the tail bytes.
-    @inline(__always)
-    func isASCII(_ p: Int, _ n: Int) -> Bool {
+    @inlinable @inline(__always)
+    static func isASCII(_ bytes: UnsafeRawPointer, _ n: Int) -> Bool {
         var acc: UInt64 = 0
         if n >= 8 {
             var i = 0
             while i + 8 <= n {
-                acc |= base.loadUnaligned(fromByteOffset: p + i, as: UInt64.self)
+                acc |= bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
                 i += 8
             }
-            acc |= base.loadUnaligned(fromByteOffset: p + n - 8, as: UInt64.self)
+            acc |= bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
         } else if n >= 4 {
-            acc = UInt64(base.loadUnaligned(fromByteOffset: p, as: UInt32.self)
-                | base.loadUnaligned(fromByteOffset: p + n - 4, as: UInt32.self))
+            acc = UInt64(bytes.loadUnaligned(as: UInt32.self) | bytes.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self))
         } else {
-            for i in 0..<n { acc |= UInt64(byte(p + i)) }
+            for i in 0..<n { acc |= UInt64(bytes.load(fromByteOffset: i, as: UInt8.self)) }
         }
         return acc & 0x8080_8080_8080_8080 == 0
     }

@@ -9,16 +9,19 @@ import Foundation
 /// ``BinaryCodecError`` or `DecodingError`, never trap. Strings must be valid UTF-8 (never repaired).
 public struct BinaryRecordReader {
     let impl: BinaryDecoderImpl
+    /// The record's bytes (the same as `impl.reader`'s), for the inlined fast path of ``nextField(in:)-(BinaryFieldTable)``.
+    @usableFromInline let base: UnsafeRawPointer
+    @usableFromInline let count: Int
     /// Current offset: the next entry, or (after `nextField`) the current value.
-    var p: Int
+    @usableFromInline var p: Int
     /// Offset of the current value while it is unread, else -1.
-    var valueStart = -1
+    @usableFromInline var valueStart = -1
     /// End offset of the object's entries.
-    let end: Int
-    var remaining: Int
+    @usableFromInline let end: Int
+    @usableFromInline var remaining: Int
     /// The table index expected next (fields are usually stored in declaration order).
-    var expected = 0
-    var current: StaticString = ""
+    @usableFromInline var expected = 0
+    @usableFromInline var current: StaticString = ""
 
     init<T>(impl: BinaryDecoderImpl, at offset: Int, decoding: T.Type) throws {
         // Every check before the first assignment: no partly initialized `self` to copy and destroy.
@@ -27,6 +30,8 @@ public struct BinaryRecordReader {
         var q = offset + 1
         let (n, end) = try impl.reader.containerHeader(&q, minEntrySize: 2)
         self.impl = impl
+        base = impl.reader.base
+        count = impl.reader.count
         p = q
         self.end = end
         remaining = n
@@ -38,15 +43,16 @@ public struct BinaryRecordReader {
     /// Moves to the next stored entry whose key is in `table`; returns its index, or nil after the
     /// last entry. The same as ``nextField(in:)-([StaticString])`` with the table's names, with
     /// a fast path for the field stored where it is expected.
+    /// Inlinable, so that the fast path runs inside the generated initializer (no call per field).
     /// - Throws: ``BinaryCodecError`` when the object's entries are malformed.
+    @inlinable
     public mutating func nextField(in table: BinaryFieldTable) throws -> Int? {
         let e = expected
         if e < table.entries.count && remaining > 0 && p != valueStart {
             let entry = table.entries[e]
-            let r = impl.reader
             // Eight readable bytes at p, and the key followed by at least one value byte in the object.
-            if entry.length > 0 && p <= r.count - 8 && p < end - entry.length
-                && r.base.loadUnaligned(fromByteOffset: p, as: UInt64.self) & entry.mask == entry.word {
+            if entry.length > 0 && p <= count - 8 && p < end - entry.length
+                && base.loadUnaligned(fromByteOffset: p, as: UInt64.self) & entry.mask == entry.word {
                 remaining -= 1
                 p += entry.length
                 valueStart = p
@@ -145,7 +151,24 @@ public struct BinaryRecordReader {
     /// Reads the current field as a `Bool`.
     public mutating func decode(_: Bool.Type) throws -> Bool { try read { try $0.readBool(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `String` (valid UTF-8 only).
-    public mutating func decode(_: String.Type) throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
+    ///
+    /// Inlinable: a short ASCII string (tag, one length byte, bytes inside the record) is read
+    /// without a call into the decoder; anything else takes the general path.
+    @inlinable
+    public mutating func decode(_: String.Type) throws -> String {
+        if p >= 0 && p < count - 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.string {
+            let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
+            let start = p + 2
+            if n < 0x80 && n <= count - start && BinaryReader.isASCII(base + start, n) {
+                p = start + n
+                return BinaryReader.asciiString(base + start, n)
+            }
+        }
+        return try decodeString()
+    }
+
+    @usableFromInline
+    mutating func decodeString() throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Double`.
     public mutating func decode(_: Double.Type) throws -> Double { try read { try $0.readDouble(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Float`.
@@ -155,7 +178,29 @@ public struct BinaryRecordReader {
     /// Reads the current field as a `UUID`.
     public mutating func decode(_: UUID.Type) throws -> UUID { try read { try $0.readUUID(&$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int`.
-    public mutating func decode(_: Int.Type) throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, Self.noKey) } }
+    ///
+    /// Inlinable: a signed integer stored in one or two varint bytes is read without a call into
+    /// the decoder; anything else takes the general path.
+    @inlinable
+    public mutating func decode(_: Int.Type) throws -> Int {
+        if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
+            let b0 = UInt64(base.load(fromByteOffset: p + 1, as: UInt8.self))
+            if b0 < 0x80 {
+                p += 2
+                return Int(Int64(bitPattern: (b0 >> 1) ^ (0 &- (b0 & 1))))  // zig-zag
+            }
+            let b1 = UInt64(base.load(fromByteOffset: p + 2, as: UInt8.self))
+            if b1 < 0x80 {
+                p += 3
+                let v = (b0 & 0x7F) | b1 << 7
+                return Int(Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))))
+            }
+        }
+        return try decodeInt()
+    }
+
+    @usableFromInline
+    mutating func decodeInt() throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int8`.
     public mutating func decode(_: Int8.Type) throws -> Int8 { try read { try $0.readInteger(Int8.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int16`.
@@ -176,7 +221,36 @@ public struct BinaryRecordReader {
     public mutating func decode(_: UInt64.Type) throws -> UInt64 { try read { try $0.readInteger(UInt64.self, &$1, 0, Self.noKey) } }
 
     /// Reads the current field as `[String]` (the generic path when it holds references).
+    ///
+    /// Inlinable: a short array of short ASCII strings (one-byte counts and lengths) is read
+    /// without a call into the decoder; anything else takes the general path.
+    @inlinable
     public mutating func decode(_: [String].Type) throws -> [String] {
+        if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.array {
+            let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
+            let length = Int(base.load(fromByteOffset: p + 2, as: UInt8.self))
+            var q = p + 3
+            if n < 0x80 && length < 0x80 && n <= length && length <= count - q {
+                let end = q + length
+                var strings: [String] = []
+                strings.reserveCapacity(n)
+                while strings.count < n && q < end - 1 && base.load(fromByteOffset: q, as: UInt8.self) == BinaryTag.string {
+                    let m = Int(base.load(fromByteOffset: q + 1, as: UInt8.self))
+                    guard m < 0x80 && m <= end - (q + 2) && BinaryReader.isASCII(base + q + 2, m) else { break }
+                    strings.append(BinaryReader.asciiString(base + q + 2, m))
+                    q += 2 + m
+                }
+                if strings.count == n && q == end {
+                    p = q
+                    return strings
+                }
+            }
+        }
+        return try decodeStringArray()
+    }
+
+    @usableFromInline
+    mutating func decodeStringArray() throws -> [String] {
         if let strings = try read({ try $0.readStringArray(&$1, 0, Self.noKey) }) { return strings }
         return try impl.decodeValue([String].self, &p, 0, key, advance: true)
     }
