@@ -64,6 +64,7 @@ enum BinaryFormat {
 }
 
 /// Low-level append helpers. All functions take the output buffer `inout` so that one call is one access.
+@usableFromInline
 enum BinaryWriter {
     @inline(__always)
     static func varint(_ value: UInt64, _ b: inout [UInt8]) {
@@ -83,7 +84,7 @@ enum BinaryWriter {
         return n
     }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v >> 63)) }
 
     @inline(__always)

@@ -45,7 +45,7 @@ public struct BinaryRecordReader {
     /// a fast path for the field stored where it is expected.
     /// Inlinable, so that the fast path runs inside the generated initializer (no call per field).
     /// - Throws: ``BinaryCodecError`` when the object's entries are malformed.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func nextField(in table: BinaryFieldTable) throws -> Int? {
         let e = expected
         if e < table.entries.count && remaining > 0 && p != valueStart {
@@ -154,7 +154,7 @@ public struct BinaryRecordReader {
     ///
     /// Inlinable: a short ASCII string (tag, one length byte, bytes inside the record) is read
     /// without a call into the decoder; anything else takes the general path.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_: String.Type) throws -> String {
         if p >= 0 && p < count - 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.string {
             let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
@@ -181,7 +181,7 @@ public struct BinaryRecordReader {
     ///
     /// Inlinable: a signed integer stored in one or two varint bytes is read without a call into
     /// the decoder; anything else takes the general path.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_: Int.Type) throws -> Int {
         if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
             let b0 = UInt64(base.load(fromByteOffset: p + 1, as: UInt8.self))
@@ -224,7 +224,7 @@ public struct BinaryRecordReader {
     ///
     /// Inlinable: a short array of short ASCII strings (one-byte counts and lengths) is read
     /// without a call into the decoder; anything else takes the general path.
-    @inlinable
+    @inlinable @inline(__always)
     public mutating func decode(_: [String].Type) throws -> [String] {
         if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.array {
             let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))

@@ -63,13 +63,13 @@ public struct BinaryRecordWriter: ~Copyable {
     let impl: BinaryEncoderImpl
     /// Offset in the output (`impl.buffer`) of the object's tag.
     let start: Int
-    var count = 0
+    @usableFromInline var count = 0
     /// Bytes written since the last flush live in the impl's scratch memory (`out`, `used` of
     /// `capacity`), stored with plain stores after one capacity check per field; `flush()` moves
     /// them to `impl.buffer` in one copy (before a generic field, and at the end).
-    var out: UnsafeMutableRawPointer
-    var used = 0
-    var capacity: Int
+    @usableFromInline var out: UnsafeMutableRawPointer
+    @usableFromInline var used = 0
+    @usableFromInline var capacity: Int
 
     init(impl: BinaryEncoderImpl) {
         self.impl = impl
@@ -105,25 +105,25 @@ public struct BinaryRecordWriter: ~Copyable {
     }
 
     /// Makes room for `n` more bytes in the scratch memory.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func reserve(_ n: Int) {
         if n > capacity - used { grow(n) }
     }
 
-    @inline(never)
+    @usableFromInline @inline(never)
     mutating func grow(_ n: Int) {
         (out, capacity) = impl.growScratch(minimum: used + n, keeping: used)
     }
 
     /// Stores one byte (room reserved).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func put(_ byte: UInt8) {
         out.storeBytes(of: byte, toByteOffset: used, as: UInt8.self)
         used += 1
     }
 
     /// Stores a varint (room reserved: up to 10 bytes).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func putVarint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
@@ -135,7 +135,7 @@ public struct BinaryRecordWriter: ~Copyable {
 
     /// Stores `n` bytes from `bytes` (room reserved). Keys and most strings are short: up to 16
     /// bytes are copied with two overlapping loads and stores, without a call to `memcpy`.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func putBytes(_ bytes: UnsafeRawPointer, _ n: Int) {
         let to = out + used
         if n >= 8 && n <= 16 {
@@ -151,7 +151,7 @@ public struct BinaryRecordWriter: ~Copyable {
     }
 
     /// Writes a key header and the key's UTF-8, with room for `valueRoom` bytes after it.
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func key(_ key: StaticString, valueRoom: Int) {
         count += 1
         if key.hasPointerRepresentation {
@@ -169,7 +169,7 @@ public struct BinaryRecordWriter: ~Copyable {
     }
 
     /// Writes a tagged string (tag, varint length, UTF-8).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func putString(_ value: String, tag: UInt8) {
         let written: Void? = value.utf8.withContiguousStorageIfAvailable { u in
             if u.count > Self.directBytes { return putLong(u, tag: tag) }
@@ -181,7 +181,8 @@ public struct BinaryRecordWriter: ~Copyable {
         if written == nil { putString(Array(value.utf8), tag: tag) }
     }
 
-    private mutating func putString(_ utf8: [UInt8], tag: UInt8) {
+    @usableFromInline
+    mutating func putString(_ utf8: [UInt8], tag: UInt8) {
         utf8.withUnsafeBufferPointer { u in
             if u.count > Self.directBytes { return putLong(u, tag: tag) }
             reserve(u.count + 11)
@@ -193,10 +194,10 @@ public struct BinaryRecordWriter: ~Copyable {
 
     /// Strings longer than this go straight to the output (after a flush), not through the
     /// scratch memory: a large value is copied once and does not grow the scratch memory.
-    static var directBytes: Int { 4096 }
+    @inlinable static var directBytes: Int { 4096 }
 
-    @inline(never)
-    private mutating func putLong(_ u: UnsafeBufferPointer<UInt8>, tag: UInt8) {
+    @usableFromInline @inline(never)
+    mutating func putLong(_ u: UnsafeBufferPointer<UInt8>, tag: UInt8) {
         flush()
         impl.buffer.append(tag)
         BinaryWriter.varint(UInt64(u.count), &impl.buffer)
@@ -204,7 +205,7 @@ public struct BinaryRecordWriter: ~Copyable {
     }
 
     /// Writes a tagged varint (`int` zig-zagged, `uint` plain).
-    @inline(__always)
+    @inlinable @inline(__always)
     mutating func putInteger(_ tag: UInt8, _ bits: UInt64) {
         put(tag)
         putVarint(bits)
@@ -224,14 +225,20 @@ public struct BinaryRecordWriter: ~Copyable {
         put(value ? BinaryTag.trueValue : BinaryTag.falseValue)
     }
 
-    /// Writes a `String` field (UTF-8).
+    /// Writes a `String` field (UTF-8). Inlinable, as the other common fields: generated code
+    /// writes them without a call.
+    @inlinable @inline(__always)
     public mutating func encode(_ value: String, forKey key: StaticString) throws {
         self.key(key, valueRoom: 0)
         putString(value, tag: BinaryTag.string)
     }
 
     /// Writes an `Int` field.
-    public mutating func encode(_ value: Int, forKey key: StaticString) throws { try signed(Int64(value), key) }
+    @inlinable @inline(__always)
+    public mutating func encode(_ value: Int, forKey key: StaticString) throws {
+        self.key(key, valueRoom: 11)
+        putInteger(BinaryTag.int, BinaryWriter.zigzag(Int64(value)))
+    }
     /// Writes an `Int8` field.
     public mutating func encode(_ value: Int8, forKey key: StaticString) throws { try signed(Int64(value), key) }
     /// Writes an `Int16` field.
