@@ -60,6 +60,9 @@ public struct BinaryRecordReader {
                 expected = e + 1
                 return e
             }
+        } else if remaining == 0 && p == end && p != valueStart { // every entry read: the usual end
+            valueStart = -1
+            return nil
         }
         return try nextField(in: table.names)
     }
