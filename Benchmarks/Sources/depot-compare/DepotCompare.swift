@@ -55,6 +55,9 @@ struct DepotCompare: AsyncParsableCommand {
     @Flag(help: "With --group-commit-only: commit without fsync (measures the task/writer hand-off, not the disk).")
     var noSync = false
 
+    @Flag(help: "With --group-commit-only: the writers' keys interleave (concurrent writes are neighbours, as with time-ordered IDs) instead of each writer appending in a range of its own.")
+    var interleavedKeys = false
+
     @Option(help: "Writes per group-commit configuration (default 2000, or 400 with --quick).")
     var groupCommitWrites: Int?
 
@@ -70,13 +73,15 @@ struct DepotCompare: AsyncParsableCommand {
         }
         if let groupCommitWrites { sizes.groupCommitWrites = max(1, groupCommitWrites) }
         if noSync && !groupCommitOnly { throw ValidationError("--no-sync is only for --group-commit-only") }
+        if interleavedKeys && !groupCommitOnly { throw ValidationError("--interleaved-keys is only for --group-commit-only") }
         if groupCommitOnly {
             guard !skipGroupCommit else { throw ValidationError("--group-commit-only and --skip-group-commit exclude each other") }
             let scratch = try Scratch(base: dir)
             defer { scratch.cleanup() }
             let rounds = rounds ?? 1
             for round in 0..<rounds {
-                let report = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch, noSync: noSync)
+                let report = try await GroupCommitReport.measure(sizes: sizes, scratch: scratch, noSync: noSync,
+                                                                    interleaved: interleavedKeys)
                 print("group commit, round \(round + 1)/\(rounds)")
                 print(report.table())
             }

@@ -35,8 +35,11 @@ func syncDurableWrite(_ env: Environment, _ db: LMDBEngine.KV, key: UInt64, valu
 }
 
 enum GroupCommitBench {
+    /// Writer `w`'s `i`-th key is `w * perTask + i` (each writer appends in a range of its own, so
+    /// the writes of one batch land on as many leaf pages as there are writers), or with
+    /// `interleaved` `i * writers + w` (concurrent writes are neighbours, as with time-ordered IDs).
     static func run(writers: Int, totalWrites: Int, grouped: Bool, maxWait: Duration = .zero,
-                    folder: String, value: [UInt8], noSync: Bool = false) async throws -> GroupCommitSample {
+                    folder: String, value: [UInt8], noSync: Bool = false, interleaved: Bool = false) async throws -> GroupCommitSample {
         let (env, db) = try LMDBEngine.open(folder, maxWait: maxWait, noSync: noSync)
         defer { try? env.close() }
         let perTask = max(1, totalWrites / writers)
@@ -48,7 +51,7 @@ enum GroupCommitBench {
                     var latencies: [UInt64] = []
                     latencies.reserveCapacity(perTask)
                     for i in 0..<perTask {
-                        let key = UInt64(w * perTask + i)
+                        let key = UInt64(interleaved ? i * writers + w : w * perTask + i)
                         if grouped {
                             let start = now()
                             try await env.write { txn in try txn.put(value, forKey: key, in: db) }

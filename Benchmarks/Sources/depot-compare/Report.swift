@@ -120,7 +120,8 @@ struct GroupCommitReport {
 
     /// `noSync` (diagnostics only): no fsync at all, so that the writes/s show the cost of the
     /// hand-off between the tasks and the writer thread rather than the disk's.
-    static func measure(sizes: Sizes, scratch: Scratch, noSync: Bool = false) async throws -> GroupCommitReport {
+    /// `interleaved`: the writers' keys interleave (see ``GroupCommitBench/run``) instead of lying in separate ranges.
+    static func measure(sizes: Sizes, scratch: Scratch, noSync: Bool = false, interleaved: Bool = false) async throws -> GroupCommitReport {
         var report = GroupCommitReport()
         let value = benchValue(sizes.valueSize)
         let cFolder = scratch.folder("gc-c")
@@ -128,14 +129,15 @@ struct GroupCommitReport {
         scratch.remove(cFolder)
         for writers in sizes.groupCommitWriters {
             let a = scratch.folder("gc-sync-\(writers)")
-            let sync = try await GroupCommitBench.run(writers: writers, totalWrites: sizes.groupCommitWrites, grouped: false, folder: a, value: value, noSync: noSync)
+            let sync = try await GroupCommitBench.run(writers: writers, totalWrites: sizes.groupCommitWrites, grouped: false, folder: a, value: value, noSync: noSync, interleaved: interleaved)
             scratch.remove(a)
             let b = scratch.folder("gc-async-\(writers)")
-            let grouped = try await GroupCommitBench.run(writers: writers, totalWrites: sizes.groupCommitWrites, grouped: true, folder: b, value: value, noSync: noSync)
+            let grouped = try await GroupCommitBench.run(writers: writers, totalWrites: sizes.groupCommitWrites, grouped: true, folder: b, value: value, noSync: noSync, interleaved: interleaved)
             scratch.remove(b)
             let c = scratch.folder("gc-wait-\(writers)")
             let waited = try await GroupCommitBench.run(writers: writers, totalWrites: sizes.groupCommitWrites, grouped: true,
-                                                        maxWait: tunedMaxWait, folder: c, value: value, noSync: noSync)
+                                                        maxWait: tunedMaxWait, folder: c, value: value, noSync: noSync,
+                                                        interleaved: interleaved)
             scratch.remove(c)
             log(String(format: "group commit, %d writers: sync %.0f, async %.0f, async+maxWait %.0f writes/s",
                        writers, sync.writesPerSecond, grouped.writesPerSecond, waited.writesPerSecond))
