@@ -354,11 +354,14 @@ struct RecordCodecTests {
             #expect(throws: BinaryCodecError.self) { try BinaryDecoder().decode(Strings.self, from: bytes) }
         }
     }
+
     /// The reader's fast paths (short ASCII strings, arrays of them, one- and two-byte integers)
     /// and the general path they fall back to agree with `Codable` at every boundary: string
     /// lengths around 8 and 128 bytes, non-ASCII text, arrays around 128 elements and bytes,
-    /// integers around one, two and three varint bytes; every truncation throws, and a changed
-    /// byte that both decoders accept decodes to the same value.
+    /// integers around one, two and three varint bytes; every truncation throws, and what the
+    /// generated reader accepts of a changed byte, `Codable` accepts with the same value (the
+    /// generated reader is the stricter: it refuses an object whose entry count or length
+    /// disagrees with its entries, which the keyed containers let pass).
     @Test func inlinedFastPathsAgreeWithCodable() throws {
         let lengths = [0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 126, 127, 128, 300]
         let numbers = [0, 1, -1, 63, -64, 64, -65, 8_191, -8_192, 8_192, -8_193, Int.max, Int.min]
@@ -385,10 +388,9 @@ struct RecordCodecTests {
             for delta: UInt8 in [1, 0x40, 0x80] {
                 var changed = bytes
                 changed[i] &+= delta
-                if let generated = try? decoder.decodeGenerated(Mixed.self, from: changed),
-                   let codable = try? decoder.decode(Mixed.self, from: changed) {
-                    #expect(generated == codable)
-                }
+                let generated = try? decoder.decodeGenerated(Mixed.self, from: changed)
+                let codable = try? decoder.decode(Mixed.self, from: changed)
+                if generated != nil { #expect(generated == codable, "byte \(i) + \(delta)") }
             }
         }
     }

@@ -7,7 +7,7 @@ enum BinaryTag {
     static let falseValue: UInt8 = 0x01
     static let trueValue: UInt8 = 0x02
     /// Zig-zag varint.
-    @usableFromInline static let int: UInt8 = 0x03
+    @inlinable static var int: UInt8 { 0x03 }
     /// Varint.
     static let uint: UInt8 = 0x04
     /// 4 bytes little-endian IEEE 754.
@@ -15,11 +15,11 @@ enum BinaryTag {
     /// 8 bytes little-endian IEEE 754.
     static let double: UInt8 = 0x06
     /// Varint length + UTF-8.
-    @usableFromInline static let string: UInt8 = 0x07
+    @inlinable static var string: UInt8 { 0x07 }
     /// Varint length + raw bytes.
     static let bytes: UInt8 = 0x08
     /// Varint count, varint byte length, elements.
-    @usableFromInline static let array: UInt8 = 0x09
+    @inlinable static var array: UInt8 { 0x09 }
     /// Varint count, varint byte length, entries (key + value).
     static let object: UInt8 = 0x0A
     /// 8 bytes: Double seconds since the reference date.

@@ -9,7 +9,8 @@ import Foundation
 /// ``BinaryCodecError`` or `DecodingError`, never trap. Strings must be valid UTF-8 (never repaired).
 public struct BinaryRecordReader {
     let impl: BinaryDecoderImpl
-    /// The record's bytes (the same as `impl.reader`'s), for the inlined fast path of ``nextField(in:)-(BinaryFieldTable)``.
+    /// The record's bytes (the same as `impl.reader`'s), for the inlined fast paths of
+    /// ``nextField(in:)-(BinaryFieldTable)`` and the common `decode` overloads.
     @usableFromInline let base: UnsafeRawPointer
     @usableFromInline let count: Int
     /// Current offset: the next entry, or (after `nextField`) the current value.
@@ -186,13 +187,13 @@ public struct BinaryRecordReader {
     /// the decoder; anything else takes the general path.
     @inlinable @inline(__always)
     public mutating func decode(_: Int.Type) throws -> Int {
-        if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
+        if p >= 0 && p < count - 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
             let b0 = UInt64(base.load(fromByteOffset: p + 1, as: UInt8.self))
             if b0 < 0x80 {
                 p += 2
                 return Int(Int64(bitPattern: (b0 >> 1) ^ (0 &- (b0 & 1))))  // zig-zag
             }
-            let b1 = UInt64(base.load(fromByteOffset: p + 2, as: UInt8.self))
+            let b1 = p < count - 2 ? UInt64(base.load(fromByteOffset: p + 2, as: UInt8.self)) : 0x80
             if b1 < 0x80 {
                 p += 3
                 let v = (b0 & 0x7F) | b1 << 7
