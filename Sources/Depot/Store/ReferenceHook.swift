@@ -86,7 +86,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         let context = transaction.context
         let alias = transaction.alias
         let cycle = typedID.withKeyBytes { key in
-            context.resolving.chain.contains { $0.matches(alias: alias, collection: collection, key: key) }
+            context.resolving.contains { $0.matches(alias: alias, collection: collection, key: key) }
         }
         if cycle {
             let chain = context.resolving.chain.map { "\($0.collection)/\(displayKey($0))" } + ["\(collection)/\(displayID(id))"]

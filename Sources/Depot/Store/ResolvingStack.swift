@@ -29,6 +29,12 @@ struct ResolvingStack {
         return outer + [current.entry]
     }
 
+    /// Whether a record being decoded matches `predicate` (without building ``chain``).
+    func contains(where predicate: (TransactionContext.InProgress) -> Bool) -> Bool {
+        if outer.contains(where: predicate) { return true }
+        return current.map { predicate($0.entry) } ?? false
+    }
+
     /// The innermost record being decoded, if any.
     var last: TransactionContext.InProgress? { current?.entry ?? outer.last }
 

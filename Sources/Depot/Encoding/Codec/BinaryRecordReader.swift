@@ -235,16 +235,16 @@ public struct BinaryRecordReader {
             let length = Int(base.load(fromByteOffset: p + 2, as: UInt8.self))
             var q = p + 3
             if n < 0x80 && length < 0x80 && n <= length && length <= count - q {
-                let end = q + length
+                let arrayEnd = q + length
                 var strings: [String] = []
                 strings.reserveCapacity(n)
-                while strings.count < n && q < end - 1 && base.load(fromByteOffset: q, as: UInt8.self) == BinaryTag.string {
+                while strings.count < n && q < arrayEnd - 1 && base.load(fromByteOffset: q, as: UInt8.self) == BinaryTag.string {
                     let m = Int(base.load(fromByteOffset: q + 1, as: UInt8.self))
-                    guard m < 0x80 && m <= end - (q + 2) && BinaryReader.isASCII(base + q + 2, m) else { break }
+                    guard m < 0x80 && m <= arrayEnd - (q + 2) && BinaryReader.isASCII(base + q + 2, m) else { break }
                     strings.append(BinaryReader.asciiString(base + q + 2, m))
                     q += 2 + m
                 }
-                if strings.count == n && q == end {
+                if strings.count == n && q == arrayEnd {
                     p = q
                     return strings
                 }
