@@ -1,3 +1,4 @@
+import DepotLMDB
 import DepotTestSupport
 import Foundation
 import Synchronization
@@ -16,6 +17,8 @@ private struct Gauge: Document, BinaryCodableDocument, Equatable {
     var level: Int
 
     static let keys: [StaticString] = ["id", "label", "readings", "level"]
+    /// Records written before `level` existed read as level 0.
+    static var fieldDefaults: [String: DocumentValue] { ["level": .int(0)] }
 
     func encodeBinary(into writer: inout BinaryRecordWriter) throws {
         generatedCalls.withLock { $0.encoded += 1 }
@@ -98,6 +101,36 @@ struct HotPathTests {
         } throws: { error in
             guard let error = error as? DepotError, error.code == .decodingFailed else { return false }
             return "\(error)".contains("label")
+        }
+    }
+
+    /// Reads decode a generated type directly; what that path cannot read — a damaged record, an
+    /// older record without a defaulted field — goes through the general path and reads (or is
+    /// reported) exactly as for a `Codable` type.
+    @Test func directDecodingLeavesDamagedAndOlderRecordsToTheGeneralPath() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        var old = DynamicObject(entity: "Gauge", id: "old")
+        old.label = "written before level"
+        old.readings = .array([.string("r")])
+        try store.write { tx in
+            try tx.park(old)
+            try tx.park(Gauge(id: "new", label: "current", readings: [], level: 9))
+            try tx.park(Gauge(id: "damaged", label: "to be damaged", readings: [], level: 1))
+        }
+        #expect(try store.read { try $0.retrieve(Gauge.self, id: "old") } == Gauge(id: "old", label: "written before level", readings: ["r"], level: 0))
+        #expect(try store.read { try $0.retrieve(Gauge.self, id: "new")?.level } == 9)
+        try store.environment.write { txn in
+            let db = try txn.openDatabase("depot.doc/default/Gauge", key: StringCodec.self, value: BytesCodec.self, create: false)
+            var bytes = try #require(try txn.get("damaged", in: db))
+            bytes[bytes.count - 2] ^= 0x01
+            try txn.put(bytes, forKey: "damaged", in: db)
+        }
+        #expect(throws: DepotError.checksumMismatch(alias: "default", collection: "Gauge", id: "damaged")) {
+            _ = try store.read { try $0.retrieve(Gauge.self, id: "damaged") }
+        }
+        #expect(throws: DepotError.checksumMismatch(alias: "default", collection: "Gauge", id: "damaged")) {
+            _ = try store.read { try $0.retrieveAll(Gauge.self) }
         }
     }
 

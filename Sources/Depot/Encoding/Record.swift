@@ -9,6 +9,7 @@
 /// ```
 ///
 /// The checksum is verified on every read; a mismatch is ``DepotError/checksumMismatch(alias:collection:id:)``.
+@usableFromInline
 enum Record {
     static let version: UInt8 = 1
     static let headerSize = 14
@@ -64,6 +65,14 @@ enum Record {
         guard CRC32C.checksum(payload, continuing: head) == stored else { throw .checksum }
         let revision = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
         return (Header(flags: bytes[1], revision: revision), payload)
+    }
+
+    /// The payload of a sound record (known version, checksum matching), else nil (``open(_:)``
+    /// then says what is wrong).
+    @usableFromInline
+    static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        guard let (_, payload) = try? open(bytes) else { return nil }
+        return payload
     }
 
     /// The header without verifying the checksum (for revisions of records about to be replaced).

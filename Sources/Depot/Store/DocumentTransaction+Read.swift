@@ -44,9 +44,29 @@ extension DocumentTransaction {
 
     /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one): the
     /// one way every typed read — get, scans, queries, sync-status reads — decodes a document.
-    @usableFromInline
+    ///
+    /// Inlinable, with a direct path for the common case — a type with a generated codec and no
+    /// sync status, a sound record — specialized for `D` where it is inlined: the record is
+    /// checked and entered by non-generic code and decoded by `D`'s generated initializer. Any
+    /// error on that path is left to the general path (``decodeDocumentInGeneral(_:_:facts:key:)``),
+    /// which decodes again and reports it (or fills in defaulted fields an older record lacks).
+    @inlinable
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer) throws -> D {
+        if facts.decodesDirectly, let payload = Record.soundPayload(bytes) {
+            let saved = context.resolving.enter(facts.target, key: key)
+            defer { context.resolving.leave(saved) }
+            if let document = try? decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver) {
+                return document
+            }
+        }
+        return try decodeDocumentInGeneral(D.self, bytes, facts: facts, key: key)
+    }
+
+    /// ``decodeDocument(_:_:facts:key:)`` for every record: errors name collection, ID and field path.
+    @usableFromInline
+    func decodeDocumentInGeneral<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
+                                              key: UnsafeRawBufferPointer) throws -> D {
         let target = facts.target
         let generated = facts.generated != nil
         return try decodeRecord(D.self, bytes, collection: target.collection, target: target, key: key, kind: target.kind,

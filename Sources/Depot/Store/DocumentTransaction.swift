@@ -28,6 +28,8 @@ public final class DocumentTransaction {
     @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
     @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
     lazy var referenceHook = ReferenceHook(self)
+    /// ``referenceHook`` as the resolver the decoder takes (for inlined reads).
+    @usableFromInline var referenceResolver: any BinaryReferenceDecoding { referenceHook }
     /// Reused for every park of this view (the codec keeps its working state between calls);
     /// ``referenceHook`` is passed to each call. A `let`, so that calls borrow it (no copy).
     let encoder = BinaryEncoder()

@@ -6,8 +6,10 @@
 /// the caller's frame for the length of the decode) and only turned into an
 /// ``TransactionContext/InProgress`` (with its alias and collection names) when a nested
 /// record is decoded inside it — that is, when a reference is resolved.
+@usableFromInline
 struct ResolvingStack {
     /// The record decoded now: its collection's target and its key, unretained.
+    @usableFromInline
     struct Current {
         let target: Unmanaged<RecordTarget>
         let key: UnsafeRawBufferPointer
@@ -41,7 +43,7 @@ struct ResolvingStack {
     /// Enters the record of `key` in `target` as the innermost one (before decoding it); pass
     /// the result to ``leave(_:)`` after. `target` and `key` must outlive the decode (the
     /// caller holds both). Two stores when no record is being decoded.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     mutating func enter(_ target: RecordTarget, key: UnsafeRawBufferPointer) -> Current? {
         let saved = current
         if let saved { outer.append(saved.entry) }
@@ -59,7 +61,7 @@ struct ResolvingStack {
     }
 
     /// Leaves the innermost record, entered by `enter` with the result `saved`.
-    @inline(__always)
+    @usableFromInline @inline(__always)
     mutating func leave(_ saved: Current?) {
         if current == nil { outer.removeLast() }  // entered as an entry
         current = saved

@@ -63,7 +63,7 @@ final class TransactionContext {
     @exclusivity(unchecked) var parking: [InProgress] = []
     /// Documents being decoded right now, outermost first (for dangling-reference messages and
     /// cycles). Keys are borrowed for the duration of the decode.
-    @exclusivity(unchecked) var resolving = ResolvingStack()
+    @usableFromInline @exclusivity(unchecked) var resolving = ResolvingStack()
 
     struct TypeFactsKey: Hashable {
         var type: ObjectIdentifier

@@ -17,6 +17,9 @@ class AnyTypeFacts {
     /// The type as a type with a generated codec (`@BinaryCodable`), else nil: records are then
     /// encoded and decoded without keyed containers (same bytes).
     let generated: (any BinaryCodableDocument.Type)?
+    /// Whether typed reads decode records straight through the generated codec: the type has
+    /// one and no sync status to set from the record's flags.
+    @usableFromInline let decodesDirectly: Bool
     /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
     @exclusivity(unchecked) var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
     /// The entry of `fieldPaths` used last (projections in a loop read one key path): found without hashing.
@@ -29,6 +32,7 @@ class AnyTypeFacts {
         self.isEquatable = isEquatable
         self.fieldsChecked = fieldsChecked
         self.generated = generated
+        decodesDirectly = generated != nil && !isSyncable
     }
 }
 

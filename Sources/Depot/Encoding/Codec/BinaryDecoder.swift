@@ -43,11 +43,19 @@ public struct BinaryDecoder {
 
     /// Decodes a value of type `T` through its generated codec (``BinaryCodableDocument``): reads
     /// what ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` reads, without keyed containers.
+    ///
+    /// Inlinable, so that `T`'s generated initializer is called directly where this is specialized.
+    @inlinable
     public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        try withRecordReader(bytes, T.self, resolver: referenceResolver) { try T(binaryRecord: &$0) }
+        var record = try openRecord(bytes, T.self, resolver: referenceResolver)
+        defer { record.close() }
+        let value = try T(binaryRecord: &record)
+        try record.finishRoot()
+        return value
     }
 
     /// Decodes a value of type `T` from a byte array through its generated codec.
+    @inlinable
     public func decodeGenerated<T: BinaryCodableDocument>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         try bytes.withUnsafeBytes { try decodeGenerated(T.self, from: $0) }
     }
@@ -60,9 +68,36 @@ public struct BinaryDecoder {
 
     /// Decodes a document whose type has a generated codec, dispatched to the type's own
     /// (specialized) code: no existential, no copy of the value.
+    ///
+    /// Inlinable, so that it is specialized for `D` where the document layer calls it: the
+    /// record is opened and closed by non-generic code and `D`'s generated initializer is called
+    /// directly (no closure, no generic metadata between the read and the fields).
+    @inlinable
     func decodeDocument<D: Document>(_: D.Type, from bytes: UnsafeRawBufferPointer,
                                      resolver: (any BinaryReferenceDecoding)?) throws -> D {
-        try withRecordReader(bytes, D.self, resolver: resolver) { try D._decodeGenerated(from: &$0) }
+        var record = try openRecord(bytes, D.self, resolver: resolver)
+        defer { record.close() }
+        let value = try D._decodeGenerated(from: &record)
+        try record.finishRoot()
+        return value
+    }
+
+    /// A reader of the record's top-level object, its decoder state begun (end it with
+    /// ``BinaryRecordReader/close()``; check the end with ``BinaryRecordReader/finishRoot()``).
+    @usableFromInline
+    func openRecord(_ bytes: UnsafeRawBufferPointer, _ type: Any.Type, resolver: (any BinaryReferenceDecoding)?) throws
+        -> BinaryRecordReader {
+        let reader = BinaryReader(bytes)
+        let p = try BinaryReader.checkHeader(reader)
+        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
+        impl.nesting = 1 // the root object, as in the Codable path
+        do {
+            return try BinaryRecordReader(impl: impl, at: p, decoding: type)
+        } catch {
+            impl.end()
+            throw error
+        }
     }
 
     /// Decodes the value at `offset` of `bytes` (a field found by a projection); references are
@@ -88,10 +123,7 @@ public struct BinaryDecoder {
         defer { impl.end() }
         var record = try BinaryRecordReader(impl: impl, at: p, decoding: T.self)
         let value = try body(&record)
-        try record.finish()
-        guard record.end == reader.count else {
-            throw BinaryCodecError.malformed(offset: record.end, reason: "trailing bytes after the root value")
-        }
+        try record.finishRoot()
         return value
     }
 

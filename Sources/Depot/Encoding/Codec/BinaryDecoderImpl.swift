@@ -270,16 +270,20 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     func mismatch<T>(_: T.Type, _ tag: UInt8, _ depth: Int, _ key: (any CodingKey)?) -> any Error {
-        mismatch(T.self, tag, path: path(depth, key))
+        mismatch(type: T.self, tag, path: path(depth, key))
     }
 
     func mismatch<T>(_: T.Type, _ tag: UInt8, path ctxPath: [any CodingKey]) -> any Error {
+        mismatch(type: T.self, tag, path: ctxPath)
+    }
+
+    func mismatch(type: Any.Type, _ tag: UInt8, path ctxPath: [any CodingKey]) -> any Error {
         if tag == BinaryTag.null {
-            return DecodingError.valueNotFound(T.self, DecodingError.Context(
-                codingPath: ctxPath, debugDescription: "Expected \(T.self) value but found null instead."))
+            return DecodingError.valueNotFound(type, DecodingError.Context(
+                codingPath: ctxPath, debugDescription: "Expected \(type) value but found null instead."))
         }
-        return DecodingError.typeMismatch(T.self, DecodingError.Context(
-            codingPath: ctxPath, debugDescription: "Expected to decode \(T.self) but found \(BinaryTag.name(tag)) instead."))
+        return DecodingError.typeMismatch(type, DecodingError.Context(
+            codingPath: ctxPath, debugDescription: "Expected to decode \(type) but found \(BinaryTag.name(tag)) instead."))
     }
 
     func corrupted(_ message: String, _ depth: Int, _ key: (any CodingKey)?) -> any Error {

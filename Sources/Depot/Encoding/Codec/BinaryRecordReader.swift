@@ -24,10 +24,10 @@ public struct BinaryRecordReader {
     @usableFromInline var expected = 0
     @usableFromInline var current: StaticString = ""
 
-    init<T>(impl: BinaryDecoderImpl, at offset: Int, decoding: T.Type) throws {
+    init(impl: BinaryDecoderImpl, at offset: Int, decoding type: Any.Type) throws {
         // Every check before the first assignment: no partly initialized `self` to copy and destroy.
         let t = try impl.reader.tag(at: offset)
-        guard t == BinaryTag.object else { throw impl.mismatch(T.self, t, 0, nil) }
+        guard t == BinaryTag.object else { throw impl.mismatch(type: type, t, path: []) }
         var q = offset + 1
         let (n, end) = try impl.reader.containerHeader(&q, minEntrySize: 2)
         self.impl = impl
@@ -137,6 +137,19 @@ public struct BinaryRecordReader {
     mutating func finish() throws {
         if remaining == 0 && p == end && p != valueStart { return } // the usual case: all read
         while try nextField(in: []) != nil {}
+    }
+
+    /// Ends the decode the reader belongs to (its decoder's state is dropped).
+    @usableFromInline
+    func close() { impl.end() }
+
+    /// ``finish()`` for the record's root object, which must also end the input.
+    @usableFromInline
+    mutating func finishRoot() throws {
+        try finish()
+        guard end == count else {
+            throw BinaryCodecError.malformed(offset: end, reason: "trailing bytes after the root value")
+        }
     }
 
     /// The error for a required field absent from the record (`DecodingError.keyNotFound`).
