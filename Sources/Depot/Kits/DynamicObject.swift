@@ -103,7 +103,7 @@ extension DocumentTransaction {
     public func retrieve(dynamic entity: String, id: DocumentValue) throws -> DynamicObject? {
         guard let target = try context.existingTarget(alias: alias, collection: entity), let key = target.kind.key(for: id) else { return nil }
         return try key.withUnsafeBytes { k in
-            if k.isEmpty || k.count > context.txn.maxKeySize { return nil }
+            if k.isEmpty || k.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: k, in: target.keyspace) { try dynamicObject(entity, $0, key: k, kind: target.kind) }
         }
     }

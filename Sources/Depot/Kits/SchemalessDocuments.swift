@@ -41,7 +41,7 @@ extension DocumentTransaction {
         guard let target = try context.existingTarget(alias: alias, collection: collection),
               let key = target.kind.key(for: id) else { return nil }
         return try key.withUnsafeBytes { k in
-            if k.isEmpty || k.count > context.txn.maxKeySize { return nil }
+            if k.isEmpty || k.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: k, in: target.keyspace) { record in
                 let payload = try openRecord(record, collection: collection, key: k, kind: target.kind).payload
                 return try DocumentValue(binary: payload)

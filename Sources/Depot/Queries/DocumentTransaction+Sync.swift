@@ -6,7 +6,7 @@ extension DocumentTransaction {
     public func syncStatus<D: Document>(of type: D.Type, id: D.ID) throws -> SyncStatus? {
         guard let facts = try facts(D.self, create: false) else { return nil }
         return try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            if key.isEmpty || key.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { Record.peekHeader($0).map { SyncStatus(recordFlags: $0.flags) } } ?? nil
         }
     }

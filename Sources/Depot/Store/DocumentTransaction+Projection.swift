@@ -13,7 +13,7 @@ extension DocumentTransaction {
         let target = facts.target
         let split = paths.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
         return try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            if key.isEmpty || key.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
                 let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
                 do {
@@ -63,7 +63,7 @@ extension DocumentTransaction {
     func withStoredField(_ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer,
                          _ decode: (BinaryDecoder, any BinaryReferenceDecoding, UnsafeRawBufferPointer, Int) throws -> Void) throws {
         let target = facts.target
-        if key.isEmpty || key.count > context.txn.maxKeySize { return }
+        if key.isEmpty || key.count > context.maxKeySize { return }
         _ = try context.txn.readValue(forKey: key, in: target.keyspace) { bytes in
             let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
             do {

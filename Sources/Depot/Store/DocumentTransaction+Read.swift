@@ -34,7 +34,7 @@ extension DocumentTransaction {
         guard let facts = try anyFacts(D.self, create: false) else { return nil }
         var found: D? = nil
         try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return }
+            if key.isEmpty || key.count > context.maxKeySize { return }
             _ = try context.txn.readValue(forKey: key, in: facts.target.keyspace) { bytes in
                 found = try decodeDocument(D.self, bytes, facts: facts, key: key)
             }
@@ -120,7 +120,7 @@ extension DocumentTransaction {
     func storedExists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool {
         guard let facts = try facts(D.self, create: false) else { return false }
         return try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+            if key.isEmpty || key.count > context.maxKeySize { return false }
             return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { _ in true } ?? false
         }
     }
@@ -129,7 +129,7 @@ extension DocumentTransaction {
     public func revision<D: Document>(of type: D.Type, id: D.ID) throws -> UInt64? {
         guard let facts = try facts(D.self, create: false) else { return nil }
         return try id.withKeyBytes { key in
-            if key.isEmpty || key.count > context.txn.maxKeySize { return nil }
+            if key.isEmpty || key.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: key, in: facts.target.keyspace) { Record.peekHeader($0)?.revision } ?? nil
         }
     }

@@ -23,10 +23,10 @@ public final class DocumentTransaction {
     /// Hot fields of a thread-confined object, never accessed overlapping: no run-time
     /// exclusivity checks.
     @exclusivity(unchecked) var viewFacts: [ObjectIdentifier: AnyTypeFacts] = [:]
-    @exclusivity(unchecked) var viewFactsGeneration = -1
+    @usableFromInline @exclusivity(unchecked) var viewFactsGeneration = -1
     /// The facts used last (most calls in a row are for one type): found without hashing.
-    @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
-    @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
+    @usableFromInline @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
+    @usableFromInline @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
     lazy var referenceHook = ReferenceHook(self)
     /// ``referenceHook`` as the resolver the decoder takes (for inlined reads).
     @usableFromInline var referenceResolver: any BinaryReferenceDecoding { referenceHook }

@@ -65,7 +65,7 @@ extension DocumentTransaction {
     /// Checks a key against the storage's limit; errors name the collection.
     func checkKey(_ key: UnsafeRawBufferPointer, collection: String) throws {
         if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(collection) document is empty") }
-        let limit = context.txn.maxKeySize
+        let limit = context.maxKeySize
         if key.count > limit {
             throw DepotError.invalidKey(detail: "the ID of a \(collection) document is \(key.count) bytes; the limit is \(limit)")
         }
@@ -153,7 +153,7 @@ extension DocumentTransaction {
     @discardableResult
     func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try prepareForWriting(target)
-        if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        if key.isEmpty || key.count > context.maxKeySize { return false }
         if target.deleteRules?.isEmpty != true { try applyDeleteRules(target, key: key) }
         try captureUndo(target, key: key)
         let schema = target.schema
@@ -178,7 +178,7 @@ extension DocumentTransaction {
     /// Returns false when it is not stored; a damaged record is never re-sealed.
     func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
         try prepareForWriting(target)
-        if key.isEmpty || key.count > context.txn.maxKeySize { return false }
+        if key.isEmpty || key.count > context.maxKeySize { return false }
         guard var record = try context.txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
         do {
             _ = try record.withUnsafeBytes { try Record.open($0) }

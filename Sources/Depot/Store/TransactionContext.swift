@@ -7,6 +7,8 @@ import DepotLMDB
 @usableFromInline
 final class TransactionContext {
     @usableFromInline let txn: any StorageTransaction
+    /// `txn.maxKeySize`, read once (checked before every look-up).
+    @usableFromInline let maxKeySize: Int
     let core: StoreCore
     let recorder: ChangeRecorder?
     /// Whether this write logs its changes for watchers in other processes.
@@ -27,7 +29,7 @@ final class TransactionContext {
     var typeFacts: [TypeFactsKey: AnyTypeFacts] = [:] {
         didSet { if typeFacts.isEmpty { factsGeneration &+= 1 } }
     }
-    @exclusivity(unchecked) private(set) var factsGeneration = 0
+    @usableFromInline @exclusivity(unchecked) private(set) var factsGeneration = 0
     private var pendingDescriptors: [(name: String, kind: IDKind, depth: Int)] = []
     /// Collection databases dropped in this transaction (the store forgets them after commit).
     private var droppedDatabases: Set<String> = []
@@ -87,6 +89,7 @@ final class TransactionContext {
 
     private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
         self.txn = txn
+        maxKeySize = txn.maxKeySize
         self.core = core
         self.recorder = recordChanges || logChanges ? ChangeRecorder() : nil
         self.logsChanges = logChanges

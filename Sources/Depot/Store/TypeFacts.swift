@@ -59,8 +59,18 @@ extension DocumentTransaction {
     }
 
     /// The facts of `D` without its indexes: found without generic metadata when cached.
-    @usableFromInline
+    /// Inlinable: the facts used last are found without a call.
+    @inlinable
     func anyFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
+        if viewFactsGeneration == context.factsGeneration, lastFactsType == ObjectIdentifier(D.self), let lastFacts {
+            return lastFacts
+        }
+        return try lookUpFacts(D.self, create: create)
+    }
+
+    /// ``anyFacts(_:create:)`` past the facts used last.
+    @usableFromInline
+    func lookUpFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
         if let cached = cachedFacts(ObjectIdentifier(D.self)) { return cached }
         return try makeFacts(D.self, create: create)
     }

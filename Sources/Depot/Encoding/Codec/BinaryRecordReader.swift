@@ -24,6 +24,7 @@ public struct BinaryRecordReader {
     @usableFromInline var expected = 0
     @usableFromInline var current: StaticString = ""
 
+    @inline(__always)
     init(impl: BinaryDecoderImpl, at offset: Int, decoding type: Any.Type) throws {
         // Every check before the first assignment: no partly initialized `self` to copy and destroy.
         let t = try impl.reader.tag(at: offset)
