@@ -68,11 +68,14 @@ enum Record {
     }
 
     /// The payload of a sound record (known version, checksum matching), else nil (``open(_:)``
-    /// then says what is wrong).
+    /// then says what is wrong). The same checks as ``open(_:)``, without its header and errors.
     @usableFromInline
     static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard let (_, payload) = try? open(bytes) else { return nil }
-        return payload
+        guard bytes.count >= headerSize, let base = bytes.baseAddress, base.load(as: UInt8.self) == version else { return nil }
+        let stored = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 10, as: UInt32.self))
+        let head = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 10))
+        let payload = UnsafeRawBufferPointer(start: base + headerSize, count: bytes.count - headerSize)
+        return CRC32C.checksum(payload, continuing: head) == stored ? payload : nil
     }
 
     /// The header without verifying the checksum (for revisions of records about to be replaced).

@@ -14,6 +14,12 @@ struct ResolvingStack {
         let target: Unmanaged<RecordTarget>
         let key: UnsafeRawBufferPointer
 
+        @usableFromInline
+        init(target: Unmanaged<RecordTarget>, key: UnsafeRawBufferPointer) {
+            self.target = target
+            self.key = key
+        }
+
         var entry: TransactionContext.InProgress {
             let target = target.takeUnretainedValue()
             return .init(alias: target.alias, collection: target.collection, key: key)
@@ -23,7 +29,7 @@ struct ResolvingStack {
     /// The outer records, materialized.
     private var outer: [TransactionContext.InProgress] = []
     /// The innermost record, when it was entered with its target.
-    private var current: Current?
+    @usableFromInline var current: Current?
 
     /// Every record being decoded, outermost first.
     var chain: [TransactionContext.InProgress] {
@@ -43,12 +49,18 @@ struct ResolvingStack {
     /// Enters the record of `key` in `target` as the innermost one (before decoding it); pass
     /// the result to ``leave(_:)`` after. `target` and `key` must outlive the decode (the
     /// caller holds both). Two stores when no record is being decoded.
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     mutating func enter(_ target: RecordTarget, key: UnsafeRawBufferPointer) -> Current? {
         let saved = current
-        if let saved { outer.append(saved.entry) }
+        if let saved { materialize(saved) }
         current = Current(target: Unmanaged.passUnretained(target), key: key)
         return saved
+    }
+
+    /// Keeps an entered record as an outer one (a record is decoded inside it).
+    @usableFromInline
+    mutating func materialize(_ entered: Current) {
+        outer.append(entered.entry)
     }
 
     /// Enters a record without a target (unidentified values) as the innermost one.
@@ -61,8 +73,18 @@ struct ResolvingStack {
     }
 
     /// Leaves the innermost record, entered by `enter` with the result `saved`.
-    @usableFromInline @inline(__always)
+    @inlinable @inline(__always)
     mutating func leave(_ saved: Current?) {
+        if current != nil && saved == nil {
+            current = nil // the usual case: the one record being decoded was entered with its target
+        } else {
+            leaveNested(saved)
+        }
+    }
+
+    /// ``leave(_:)`` of a nested record or of one entered without a target.
+    @usableFromInline
+    mutating func leaveNested(_ saved: Current?) {
         if current == nil { outer.removeLast() }  // entered as an entry
         current = saved
         if saved != nil { outer.removeLast() }
