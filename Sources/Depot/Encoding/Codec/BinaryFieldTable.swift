@@ -19,6 +19,8 @@ public final class BinaryFieldTable: Sendable {
         @usableFromInline var word: UInt64 = 0
         @usableFromInline var mask: UInt64 = 0
         @usableFromInline var length = 0
+        /// The name itself (the reader's current key when this entry matches).
+        @usableFromInline var name: StaticString
     }
 
     /// Prepares `names` (the stored keys, in declaration order).
@@ -28,7 +30,7 @@ public final class BinaryFieldTable: Sendable {
     }
 
     private static func entry(_ name: StaticString) -> Entry {
-        var entry = Entry()
+        var entry = Entry(name: name)
         name.withUTF8Buffer { utf8 in
             let header = utf8.count << 1
             guard header < 0x80, utf8.count + 1 <= 8 else { return }

@@ -49,17 +49,19 @@ public struct BinaryRecordReader {
     /// - Throws: ``BinaryCodecError`` when the object's entries are malformed.
     @inlinable @inline(__always)
     public mutating func nextField(in table: BinaryFieldTable) throws -> Int? {
+        // Offsets are within the record (0...count) and key lengths at most 8: the arithmetic
+        // below cannot overflow, so it wraps instead of checking.
         let e = expected
         if e < table.entries.count && remaining > 0 && p != valueStart {
             let entry = table.entries[e]
             // Eight readable bytes at p, and the key followed by at least one value byte in the object.
-            if entry.length > 0 && p <= count - 8 && p < end - entry.length
+            if entry.length > 0 && p <= count &- 8 && p < end &- entry.length
                 && base.loadUnaligned(fromByteOffset: p, as: UInt64.self) & entry.mask == entry.word {
-                remaining -= 1
-                p += entry.length
+                remaining &-= 1
+                p &+= entry.length
                 valueStart = p
-                current = table.names[e]
-                expected = e + 1
+                current = entry.name
+                expected = e &+ 1
                 return e
             }
         } else if remaining == 0 && p == end && p != valueStart { // every entry read: the usual end
@@ -174,11 +176,12 @@ public struct BinaryRecordReader {
     /// without a call into the decoder; anything else takes the general path.
     @inlinable @inline(__always)
     public mutating func decode(_: String.Type) throws -> String {
-        if p >= 0 && p < count - 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.string {
-            let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
-            let start = p + 2
-            if n < 0x80 && n <= count - start && BinaryReader.isASCII(base + start, n) {
-                p = start + n
+        // Offsets within the record and one-byte lengths: wrapping arithmetic cannot overflow.
+        if p >= 0 && p < count &- 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.string {
+            let n = Int(base.load(fromByteOffset: p &+ 1, as: UInt8.self))
+            let start = p &+ 2
+            if n < 0x80 && n <= count &- start && BinaryReader.isASCII(base + start, n) {
+                p = start &+ n
                 return BinaryReader.asciiString(base + start, n)
             }
         }
@@ -201,15 +204,15 @@ public struct BinaryRecordReader {
     /// the decoder; anything else takes the general path.
     @inlinable @inline(__always)
     public mutating func decode(_: Int.Type) throws -> Int {
-        if p >= 0 && p < count - 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
-            let b0 = UInt64(base.load(fromByteOffset: p + 1, as: UInt8.self))
+        if p >= 0 && p < count &- 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.int {
+            let b0 = UInt64(base.load(fromByteOffset: p &+ 1, as: UInt8.self))
             if b0 < 0x80 {
-                p += 2
+                p &+= 2
                 return Int(Int64(bitPattern: (b0 >> 1) ^ (0 &- (b0 & 1))))  // zig-zag
             }
-            let b1 = p < count - 2 ? UInt64(base.load(fromByteOffset: p + 2, as: UInt8.self)) : 0x80
+            let b1 = p < count &- 2 ? UInt64(base.load(fromByteOffset: p &+ 2, as: UInt8.self)) : 0x80
             if b1 < 0x80 {
-                p += 3
+                p &+= 3
                 let v = (b0 & 0x7F) | b1 << 7
                 return Int(Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))))
             }
@@ -244,19 +247,19 @@ public struct BinaryRecordReader {
     /// without a call into the decoder; anything else takes the general path.
     @inlinable @inline(__always)
     public mutating func decode(_: [String].Type) throws -> [String] {
-        if p >= 0 && p < count - 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.array {
-            let n = Int(base.load(fromByteOffset: p + 1, as: UInt8.self))
-            let length = Int(base.load(fromByteOffset: p + 2, as: UInt8.self))
-            var q = p + 3
-            if n < 0x80 && length < 0x80 && n <= length && length <= count - q {
-                let arrayEnd = q + length
+        if p >= 0 && p < count &- 2 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.array {
+            let n = Int(base.load(fromByteOffset: p &+ 1, as: UInt8.self))
+            let length = Int(base.load(fromByteOffset: p &+ 2, as: UInt8.self))
+            var q = p &+ 3
+            if n < 0x80 && length < 0x80 && n <= length && length <= count &- q {
+                let arrayEnd = q &+ length
                 var strings: [String] = []
                 strings.reserveCapacity(n)
-                while strings.count < n && q < arrayEnd - 1 && base.load(fromByteOffset: q, as: UInt8.self) == BinaryTag.string {
-                    let m = Int(base.load(fromByteOffset: q + 1, as: UInt8.self))
-                    guard m < 0x80 && m <= arrayEnd - (q + 2) && BinaryReader.isASCII(base + q + 2, m) else { break }
-                    strings.append(BinaryReader.asciiString(base + q + 2, m))
-                    q += 2 + m
+                while strings.count < n && q < arrayEnd &- 1 && base.load(fromByteOffset: q, as: UInt8.self) == BinaryTag.string {
+                    let m = Int(base.load(fromByteOffset: q &+ 1, as: UInt8.self))
+                    guard m < 0x80 && m <= arrayEnd &- (q &+ 2) && BinaryReader.isASCII(base + (q &+ 2), m) else { break }
+                    strings.append(BinaryReader.asciiString(base + (q &+ 2), m))
+                    q &+= 2 &+ m
                 }
                 if strings.count == n && q == arrayEnd {
                     p = q
