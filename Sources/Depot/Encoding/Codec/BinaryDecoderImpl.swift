@@ -28,7 +28,9 @@ final class BinaryDecoderImpl: Decoder {
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
         self.reader = reader
-        self.resolver = resolver
+        // Kept between decodes (see `end()`): a decoder decoding with the same resolver again
+        // stores nothing.
+        if resolver !== self.resolver { self.resolver = resolver }
         self.userInfo = userInfo
         self.offset = offset
         self.keyStack = keyStack
@@ -46,7 +48,9 @@ final class BinaryDecoderImpl: Decoder {
     func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any], offset: Int) {
         inUse = true
         self.reader = reader
-        self.resolver = resolver
+        // Kept between decodes (see `end()`): a decoder decoding with the same resolver again
+        // stores nothing.
+        if resolver !== self.resolver { self.resolver = resolver }
         // Most decoders have no user info: skip the dictionary copy and release then.
         if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
         self.offset = offset
@@ -55,10 +59,11 @@ final class BinaryDecoderImpl: Decoder {
         hint0 = KeyHint(owner: -1, offset: 0, index: 0)
     }
 
-    /// Drops per-decode state, keeping allocated capacity.
+    /// Drops per-decode state, keeping allocated capacity. The resolver stays: it is the owning
+    /// decoder's (or its caller's, for the decoder's lifetime), and resolvers are objects that
+    /// do not own their decoder.
     func end() {
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
-        resolver = nil
         if !userInfo.isEmpty { userInfo = [:] }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
