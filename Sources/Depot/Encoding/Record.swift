@@ -23,7 +23,7 @@ enum Record {
 
     /// Writes a header placeholder; call ``seal(_:)`` after appending the payload.
     static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
-        buffer.removeAll(keepingCapacity: true)
+        if !buffer.isEmpty { buffer.removeAll(keepingCapacity: true) }
         // One append of the 14 bytes (no temporary array: this runs once per stored record).
         var header: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &header) { h in

@@ -38,6 +38,12 @@ final class TransactionContext {
     private var schemaVersionValue: UInt64?
     /// Whether this transaction changed a schema (the store's cache is reset after commit).
     private(set) var changedSchema = false
+    /// The buffer records are encoded into, lent to one write at a time; a write nested in
+    /// another's encoding (a referenced document parked) takes a spare. Buffers are given back
+    /// in the reverse order they were taken (each in a `defer`).
+    @exclusivity(unchecked) private var recordBuffer: [UInt8] = []
+    @exclusivity(unchecked) private var recordBufferLent = false
+    @exclusivity(unchecked) private var sparesLent = 0
     @exclusivity(unchecked) private var spareBuffers: [[UInt8]] = []
     /// Records being deleted right now (delete rules that cascade back to one are ignored).
     var deleting: Set<ChangeRecorder.Key> = []
@@ -186,14 +192,31 @@ final class TransactionContext {
 
     // MARK: Buffers
 
+    /// An empty buffer with capacity; give it back with ``giveBack(_:)``.
     func takeBuffer() -> [UInt8] {
-        if var b = spareBuffers.popLast() { b.removeAll(keepingCapacity: true); return b }
-        var b = [UInt8]()
-        b.reserveCapacity(256)
+        var b: [UInt8] = []
+        if !recordBufferLent {
+            recordBufferLent = true
+            swap(&b, &recordBuffer)
+        } else {
+            sparesLent += 1
+            if let spare = spareBuffers.popLast() { b = spare }
+        }
+        if !b.isEmpty { b.removeAll(keepingCapacity: true) }
+        if b.capacity < 256 { b.reserveCapacity(256) }
         return b
     }
 
-    func giveBack(_ buffer: [UInt8]) { spareBuffers.append(buffer) }
+    /// Takes back the buffer taken last.
+    func giveBack(_ buffer: [UInt8]) {
+        if sparesLent > 0 {
+            sparesLent -= 1
+            spareBuffers.append(buffer)
+        } else {
+            recordBuffer = buffer
+            recordBufferLent = false
+        }
+    }
 
     // MARK: Collections
 

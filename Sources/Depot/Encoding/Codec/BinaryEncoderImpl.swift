@@ -57,7 +57,8 @@ final class BinaryEncoderImpl: Encoder {
     /// Prepares for one top-level encode.
     func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
         inUse = true
-        self.hook = hook
+        // Kept between encodes (see `end()`): encoding with the same hook again stores nothing.
+        if hook !== self.hook { self.hook = hook }
         // Most encoders have no user info: skip the dictionary copy and release then.
         if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
         depth = 0
@@ -68,8 +69,9 @@ final class BinaryEncoderImpl: Encoder {
     }
 
     /// Releases per-encode state but keeps allocated capacity for reuse.
+    /// The hook stays: it is the owning encoder's (or its caller's, for the encoder's
+    /// lifetime), and hooks are objects that do not own their encoder.
     func end() {
-        hook = nil
         if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
         if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
