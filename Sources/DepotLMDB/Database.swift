@@ -85,8 +85,14 @@ public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Ha
 
     @usableFromInline
     func keySizeError(_ count: Int, operation: StaticString) -> LMDBError {
-        LMDBError(code: LMDBError.badValueSize.code, operation: "\(operation)", database: name,
-                  detail: count == 0 ? "the key is empty" : "the key is \(count) bytes; the limit is \(maxKeySize)")
+        Self.keySizeError(count, limit: maxKeySize, operation: operation, database: name)
+    }
+
+    /// The error for a key of `count` bytes where 1...`limit` are allowed.
+    @usableFromInline
+    static func keySizeError(_ count: Int, limit: Int, operation: StaticString, database: String?) -> LMDBError {
+        LMDBError(code: LMDBError.badValueSize.code, operation: "\(operation)", database: database,
+                  detail: count == 0 ? "the key is empty" : "the key is \(count) bytes; the limit is \(limit)")
     }
 
     /// The database name as shown in errors.

@@ -21,6 +21,29 @@ extension Transaction {
         }
     }
 
+    /// Calls `body` with the bytes stored under the raw `key` in the database with handle `dbi`,
+    /// straight from the memory map, and returns true; returns false when the key is absent.
+    /// The bytes are valid only during the call. For layers that keep their own database
+    /// handles over raw keys (Depot's storage driver); `database` names the database in errors.
+    /// (The same look-up as ``withValue(forKey:in:_:)`` over a raw key and handle, without a
+    /// typed `Database` value to build per call.)
+    @inlinable
+    public func withRawValue(forKey key: UnsafeRawBufferPointer, dbi: UInt32, database: String?,
+                             _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        let txn = try liveHandle("mdb_get")
+        let limit = environment.maxKeySize
+        if _slowPath(key.count == 0 || key.count > limit) {
+            throw Database<RawBytesCodec, RawBytesCodec>.keySizeError(key.count, limit: limit, operation: "mdb_get", database: database)
+        }
+        var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var v = MDB_val()
+        let rc = mdb_get(txn, MDB_dbi(dbi), &k, &v)
+        if rc == MDB_NOTFOUND { return false }
+        if _slowPath(rc != 0) { throw failure(rc, "mdb_get", database) }
+        try body(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
+        return true
+    }
+
     /// The value stored under `key`, decoded by the database's value codec, or nil.
     @inlinable
     public func get<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> V.Value? {

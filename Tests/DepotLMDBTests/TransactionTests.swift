@@ -26,6 +26,28 @@ struct TransactionTests {
         #expect(try env.read { try $0.get("b", in: db) } == "2")
     }
 
+    /// The raw read reads what the typed one does and checks keys the same way.
+    @Test func rawReadsMatchTypedReads() throws {
+        try env.write { txn in try txn.put("value", forKey: "key", in: db) }
+        try env.read { txn in
+            var seen: [UInt8] = []
+            let found = try Array("key".utf8).withUnsafeBytes { key in
+                try txn.withRawValue(forKey: key, dbi: db.dbi, database: "t") { seen = Array($0) }
+            }
+            #expect(found && seen == Array("value".utf8))
+            let absent = try Array("nope".utf8).withUnsafeBytes { key in
+                try txn.withRawValue(forKey: key, dbi: db.dbi, database: "t") { _ in Issue.record("called for an absent key") }
+            }
+            #expect(!absent)
+            for bad in [[UInt8](), [UInt8](repeating: 0x61, count: env.maxKeySize + 1)] {
+                let error = #expect(throws: LMDBError.self) {
+                    try bad.withUnsafeBytes { key in try txn.withRawValue(forKey: key, dbi: db.dbi, database: "t") { _ in } }
+                }
+                #expect(error?.code == LMDBError.badValueSize.code && error?.database == "t")
+            }
+        }
+    }
+
     @Test func throwInsideWriteLeavesNothing() throws {
         #expect(throws: Boom.self) {
             try env.write { txn throws in

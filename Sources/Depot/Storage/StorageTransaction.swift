@@ -138,7 +138,7 @@ extension Transaction: StorageTransaction {
 
     public func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
                           _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        try withValue(forKey: key, in: database(keyspace), body) != nil
+        try withRawValue(forKey: key, dbi: keyspace.handle, database: keyspace.name, body)
     }
 
     public func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
