@@ -111,15 +111,28 @@ public struct BinaryCodableMacro: ExtensionMacro {
             lines.append("        var \(local(field)): \(type.trimmedDescription)? = nil")
         }
         lines.append("        let generatedFieldKeys = Self.binaryFieldKeys")
-        lines.append("        while let field = try reader.nextField(in: generatedFieldKeys) {")
-        lines.append("            switch field {")
-        for (index, field) in decoded.enumerated() {
+        lines.append("        var generatedNext = try reader.nextField(in: generatedFieldKeys)")
+        // Records are written in declaration order: each field is first looked for in its place,
+        // straight-line; whatever comes out of order (or again) is read by the loop below.
+        func read(_ field: StoredField) -> String {
             let method = field.isOptional ? "decodeIfPresent" : "decode"
             let type = field.isOptional ? field.wrapped : field.type
-            lines.append("            case \(index): \(local(field)) = try reader.\(method)(\(metatype(type)))")
+            return "\(local(field)) = try reader.\(method)(\(metatype(type)))"
+        }
+        for (index, field) in decoded.enumerated() {
+            lines.append("        if generatedNext == \(index) {")
+            lines.append("            \(read(field))")
+            lines.append("            generatedNext = try reader.nextField(in: generatedFieldKeys)")
+            lines.append("        }")
+        }
+        lines.append("        while let field = generatedNext {")
+        lines.append("            switch field {")
+        for (index, field) in decoded.enumerated() {
+            lines.append("            case \(index): \(read(field))")
         }
         lines.append("            default: break")
         lines.append("            }")
+        lines.append("            generatedNext = try reader.nextField(in: generatedFieldKeys)")
         lines.append("        }")
         // Every check before the first assignment: a throw then leaves no partly initialized
         // `self` behind, so the compiler builds the value in place (no copy and destroy of it).

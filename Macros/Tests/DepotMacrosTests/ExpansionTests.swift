@@ -58,7 +58,24 @@ struct ExpansionTests {
                     var field_email: String? = nil
                     var field_tags: [String]? = nil
                     let generatedFieldKeys = Self.binaryFieldKeys
-                    while let field = try reader.nextField(in: generatedFieldKeys) {
+                    var generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    if generatedNext == 0 {
+                        field_id = try reader.decode(String.self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    if generatedNext == 1 {
+                        field_age = try reader.decode(Int.self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    if generatedNext == 2 {
+                        field_email = try reader.decodeIfPresent(String.self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    if generatedNext == 3 {
+                        field_tags = try reader.decode([String].self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    while let field = generatedNext {
                         switch field {
                         case 0:
                             field_id = try reader.decode(String.self)
@@ -71,6 +88,7 @@ struct ExpansionTests {
                         default:
                             break
                         }
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
                     }
                     guard let field_id else {
                         throw reader.missingField("id")
@@ -128,7 +146,16 @@ struct ExpansionTests {
                     var field_fullName: String? = nil
                     var field_nick: Int? = nil
                     let generatedFieldKeys = Self.binaryFieldKeys
-                    while let field = try reader.nextField(in: generatedFieldKeys) {
+                    var generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    if generatedNext == 0 {
+                        field_fullName = try reader.decode(String.self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    if generatedNext == 1 {
+                        field_nick = try reader.decodeIfPresent(Int.self)
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
+                    }
+                    while let field = generatedNext {
                         switch field {
                         case 0:
                             field_fullName = try reader.decode(String.self)
@@ -137,6 +164,7 @@ struct ExpansionTests {
                         default:
                             break
                         }
+                        generatedNext = try reader.nextField(in: generatedFieldKeys)
                     }
                     guard let field_fullName else {
                         throw reader.missingField("full_name")

@@ -78,6 +78,22 @@ struct RoundTripTests {
         #expect(try decoder.decode(Person.self, from: shuffled.binary()) == person)
     }
 
+    /// Fields partly in declaration order: the in-place reads take what is in place and the
+    /// loop the rest, whichever field leaves the order.
+    @Test func partlyOrderedFields() throws {
+        let fields: [(String, DocumentValue)] = [("id", .string("i")), ("name", .string("N")), ("age", .int(7)),
+                                                 ("email", .string("e@x")), ("tags", .array([.string("t")]))]
+        let expected = Person(id: "i", name: "N", age: 7, email: "e@x", tags: ["t"])
+        for moved in fields.indices {
+            for place in fields.indices where place != moved {
+                var order = fields
+                order.insert(order.remove(at: moved), at: place)
+                let bytes = DocumentValue.object(order.map { .init($0.0, $0.1) }).binary()
+                #expect(try decoder.decodeGenerated(Person.self, from: bytes) == expected, "field \(moved) moved to \(place)")
+            }
+        }
+    }
+
     @Test func missingAndMistypedFieldsThrowLikeCodable() throws {
         let missing = DocumentValue.object([.init("id", .string("i")), .init("age", .int(1))])
         #expect {
