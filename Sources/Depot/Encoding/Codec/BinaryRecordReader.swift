@@ -147,8 +147,15 @@ public struct BinaryRecordReader {
     func close() { impl.end() }
 
     /// ``finish()`` for the record's root object, which must also end the input.
-    @usableFromInline
+    /// Inlinable: the usual end — every entry read, the object ending the input — is one check.
+    @inlinable @inline(__always)
     mutating func finishRoot() throws {
+        if remaining == 0 && p == end && p != valueStart && end == count { return }
+        try finishRootInGeneral()
+    }
+
+    @usableFromInline
+    mutating func finishRootInGeneral() throws {
         try finish()
         guard end == count else {
             throw BinaryCodecError.malformed(offset: end, reason: "trailing bytes after the root value")
