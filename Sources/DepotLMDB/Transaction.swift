@@ -22,6 +22,8 @@ public final class Transaction {
     @exclusivity(unchecked) @usableFromInline var handle: OpaquePointer?
     /// Whether this is a read-only transaction.
     public let isReadOnly: Bool
+    /// The process that opened the environment (checked on every operation: never after `fork()`).
+    @usableFromInline let ownerPID: Int32
     /// Set when an operation hit `MDB_MAP_FULL`: the scoped write then grows the map and re-runs.
     @usableFromInline var hitMapFull = false
     /// Scoped transactions are ended by their closure's return, not by `commit()`/`abort()`.
@@ -53,6 +55,7 @@ public final class Transaction {
         self.handle = handle
         self.isReadOnly = readOnly
         self.isScoped = scoped
+        ownerPID = environment.gate.ownerPID
     }
 
     deinit {
@@ -67,7 +70,8 @@ public final class Transaction {
     @inlinable @inline(__always)
     func liveHandle(_ operation: StaticString) throws(LMDBError) -> OpaquePointer {
         guard let handle else { throw endedError(operation) }
-        try environment.gate.checkProcess(operation)
+        // The gate's check, with the owner's ID kept here: no reference to the gate per operation.
+        if _slowPath(ProcessIdentity.current != ownerPID) { throw environment.gate.forkedError("\(operation)") }
         return handle
     }
 

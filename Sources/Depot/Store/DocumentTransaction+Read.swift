@@ -56,8 +56,10 @@ extension DocumentTransaction {
         if facts.decodesDirectly, let payload = Record.soundPayload(bytes) {
             let saved = context.resolving.enter(facts.target, key: key)
             defer { context.resolving.leave(saved) }
-            if let document = try? decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver) {
-                return document
+            do {
+                return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver)
+            } catch {
+                // Reported (or recovered from) by the general path below.
             }
         }
         return try decodeDocumentInGeneral(D.self, bytes, facts: facts, key: key)

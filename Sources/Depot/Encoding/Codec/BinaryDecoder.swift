@@ -90,7 +90,8 @@ public struct BinaryDecoder {
         let reader = BinaryReader(bytes)
         let p = try BinaryReader.checkHeader(reader)
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
-        impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
+        impl.begin(reader: reader, resolver: resolver, offset: p)
+        if !userInfo.isEmpty || !impl.userInfo.isEmpty { impl.userInfo = userInfo }
         impl.nesting = 1 // the root object, as in the Codable path
         do {
             return try BinaryRecordReader(impl: impl, at: p, decoding: type)

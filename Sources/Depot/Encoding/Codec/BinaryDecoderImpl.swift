@@ -46,13 +46,19 @@ final class BinaryDecoderImpl: Decoder {
 
     /// Prepares for one top-level decode.
     func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any], offset: Int) {
+        begin(reader: reader, resolver: resolver, offset: offset)
+        // Most decoders have no user info: skip the dictionary copy and release then.
+        if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
+    }
+
+    /// ``begin(reader:resolver:userInfo:offset:)`` leaving the user info to the caller.
+    @inline(__always)
+    func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, offset: Int) {
         inUse = true
         self.reader = reader
         // Kept between decodes (see `end()`): a decoder decoding with the same resolver again
         // stores nothing.
         if resolver !== self.resolver { self.resolver = resolver }
-        // Most decoders have no user info: skip the dictionary copy and release then.
-        if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
         self.offset = offset
         depth = 0
         nesting = 0

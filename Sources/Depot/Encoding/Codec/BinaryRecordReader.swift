@@ -27,10 +27,21 @@ public struct BinaryRecordReader {
     @inline(__always)
     init(impl: BinaryDecoderImpl, at offset: Int, decoding type: Any.Type) throws {
         // Every check before the first assignment: no partly initialized `self` to copy and destroy.
-        let t = try impl.reader.tag(at: offset)
-        guard t == BinaryTag.object else { throw impl.mismatch(type: type, t, path: []) }
-        var q = offset + 1
-        let (n, end) = try impl.reader.containerHeader(&q, minEntrySize: 2)
+        let r = impl.reader
+        var q = offset + 3
+        let n: Int, end: Int
+        if offset >= 0 && offset < r.count - 3 && r.byte(offset) == BinaryTag.object
+            && r.byte(offset + 1) < 0x80 && r.byte(offset + 2) < 0x80
+            && Int(r.byte(offset + 1)) <= Int(r.byte(offset + 2)) / 2 && Int(r.byte(offset + 2)) <= r.count - q {
+            // The usual small object: one-byte entry count and length (what containerHeader reads).
+            n = Int(r.byte(offset + 1))
+            end = q + Int(r.byte(offset + 2))
+        } else {
+            let t = try r.tag(at: offset)
+            guard t == BinaryTag.object else { throw impl.mismatch(type: type, t, path: []) }
+            q = offset + 1
+            (n, end) = try r.containerHeader(&q, minEntrySize: 2)
+        }
         self.impl = impl
         base = impl.reader.base
         count = impl.reader.count
