@@ -27,7 +27,8 @@ public final class DocumentTransaction {
     /// The facts used last (most calls in a row are for one type): found without hashing.
     @usableFromInline @exclusivity(unchecked) var lastFacts: AnyTypeFacts?
     @usableFromInline @exclusivity(unchecked) var lastFactsType: ObjectIdentifier?
-    lazy var referenceHook = ReferenceHook(self)
+    /// Parks identified sub-documents and resolves references for this view (its owner is set in `init`).
+    let referenceHook = ReferenceHook()
     /// ``referenceHook`` as the resolver the decoder takes (for inlined reads).
     @usableFromInline var referenceResolver: any BinaryReferenceDecoding { referenceHook }
     /// Reused for every park of this view (the codec keeps its working state between calls);
@@ -41,6 +42,7 @@ public final class DocumentTransaction {
         self.alias = alias
         self.context = context
         self.isExplicit = explicit
+        referenceHook.owner = self
     }
 
     /// The underlying LMDB transaction, for mixing raw key/value work into the same commit

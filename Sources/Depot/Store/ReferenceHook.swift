@@ -4,9 +4,19 @@ import DepotLMDB
 /// their own records and written as references; references are resolved from the same
 /// transaction when read, so every parent sees a child's latest version.
 final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
-    unowned let transaction: DocumentTransaction
+    /// The transaction view this hook parks and resolves in: set by the view right after it is
+    /// created (it creates its hook first, so that the hook is a constant of the view).
+    unowned var owner: DocumentTransaction?
 
-    init(_ transaction: DocumentTransaction) { self.transaction = transaction }
+    init() {}
+
+    /// ``owner``, or a typed error if the hook is used before its view set it (never, by construction).
+    private var transaction: DocumentTransaction {
+        get throws {
+            guard let owner else { throw DepotError.invalidState("a reference hook was used before its transaction was set up") }
+            return owner
+        }
+    }
 
     func reference(for value: any Encodable) throws -> (collection: String, id: DocumentValue)? {
         if let lazy = value as? any LazyReference { return (lazy.referencedCollection, lazy.referencedID) }
@@ -19,7 +29,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
             throw DepotError.invalidState("the collection of \(D.self) could not be created")
         }
         let target = facts.target
-        let context = transaction.context
+        let context = try transaction.context
         let skip = document.id.withKeyBytes { key -> Bool in
             // A document already being parked (a cycle through references) is only referenced.
             if context.parking.contains(where: { $0.matches(alias: target.alias, collection: target.collection, key: key) }) { return true }
@@ -83,8 +93,8 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         guard collection == D.collection, let typedID = D.ID(documentValue: id) else {
             throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: D.self))
         }
-        let context = transaction.context
-        let alias = transaction.alias
+        let context = try transaction.context
+        let alias = try transaction.alias
         let cycle = typedID.withKeyBytes { key in
             context.resolving.contains { $0.matches(alias: alias, collection: collection, key: key) }
         }
