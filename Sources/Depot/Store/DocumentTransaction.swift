@@ -30,7 +30,7 @@ public final class DocumentTransaction {
     /// Parks identified sub-documents and resolves references for this view (its owner is set in `init`).
     let referenceHook = ReferenceHook()
     /// ``referenceHook`` as the resolver the decoder takes (for inlined reads).
-    @usableFromInline var referenceResolver: any BinaryReferenceDecoding { referenceHook }
+    @usableFromInline let referenceResolver: any BinaryReferenceDecoding
     /// Reused for every park of this view (the codec keeps its working state between calls);
     /// ``referenceHook`` is passed to each call. A `let`, so that calls borrow it (no copy).
     let encoder = BinaryEncoder()
@@ -42,6 +42,7 @@ public final class DocumentTransaction {
         self.alias = alias
         self.context = context
         self.isExplicit = explicit
+        referenceResolver = referenceHook
         referenceHook.owner = self
     }
 
