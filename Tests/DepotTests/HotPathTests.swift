@@ -55,6 +55,42 @@ private struct Gauge: Document, BinaryCodableDocument, Equatable {
     }
 }
 
+/// How often `Link`'s generated decoder ran.
+private let linkDecodes = Mutex(0)
+
+/// A chain of documents through references, with a hand-written generated codec.
+private struct Link: Document, BinaryCodableDocument, Equatable {
+    var id: Int
+    var next: [Link]
+
+    static let keys: [StaticString] = ["id", "next"]
+
+    init(id: Int, next: [Link]) {
+        self.id = id
+        self.next = next
+    }
+
+    func encodeBinary(into writer: inout BinaryRecordWriter) throws {
+        try writer.encode(id, forKey: "id")
+        try writer.encode(next, forKey: "next")
+    }
+
+    init(binaryRecord reader: inout BinaryRecordReader) throws {
+        linkDecodes.withLock { $0 += 1 }
+        var id: Int?, next: [Link]?
+        while let field = try reader.nextField(in: Self.keys) {
+            switch field {
+            case 0: id = try reader.decode(Int.self)
+            case 1: next = try reader.decode([Link].self)
+            default: break
+            }
+        }
+        guard let id else { throw reader.missingField("id") }
+        guard let next else { throw reader.missingField("next") }
+        self.init(id: id, next: next)
+    }
+}
+
 /// The same fields through synthesized `Codable` only.
 private struct PlainGauge: Document, Equatable {
     static var collection: String { "Gauge" }
@@ -132,6 +168,23 @@ struct HotPathTests {
         #expect(throws: DepotError.checksumMismatch(alias: "default", collection: "Gauge", id: "damaged")) {
             _ = try store.read { try $0.retrieveAll(Gauge.self) }
         }
+    }
+
+    /// A failure deep in a chain of references is reported after one decode per level: the
+    /// direct path does not decode again what failed (which would double the work per level).
+    @Test func aDanglingReferenceDeepInAChainIsReportedAfterOneDecodePerLevel() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let depth = 16
+        var chain = Link(id: depth - 1, next: [])
+        for id in stride(from: depth - 2, through: 0, by: -1) { chain = Link(id: id, next: [chain]) }
+        try store.write { tx in try tx.park(chain) }
+        #expect(try store.read { try $0.retrieve(Link.self, id: 0) } == chain)
+        try store.write { tx in _ = try tx.delete(Link.self, id: depth - 1) }
+        let before = linkDecodes.withLock { $0 }
+        let error = #expect(throws: DepotError.self) { try store.read { try $0.retrieve(Link.self, id: 0) } }
+        #expect(error?.code == .danglingReference)
+        #expect(linkDecodes.withLock { $0 } - before == depth - 1)
     }
 
     /// Inserts are put as new first (one look-up); updates must still count revisions, on every driver.

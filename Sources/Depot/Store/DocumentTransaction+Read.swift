@@ -47,9 +47,12 @@ extension DocumentTransaction {
     ///
     /// Inlinable, with a direct path for the common case — a type with a generated codec and no
     /// sync status, a sound record — specialized for `D` where it is inlined: the record is
-    /// checked and entered by non-generic code and decoded by `D`'s generated initializer. Any
-    /// error on that path is left to the general path (``decodeDocumentInGeneral(_:_:facts:key:)``),
-    /// which decodes again and reports it (or fills in defaulted fields an older record lacks).
+    /// checked and entered by non-generic code and decoded by `D`'s generated initializer. A
+    /// record that is not sound, or an older one missing a field `D` declares a default for, goes
+    /// to the general path (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports the first
+    /// and fills in the second; any other error is reported as the general path reports it,
+    /// without decoding again (so a failure deep in a chain of references costs one decode per
+    /// level, not two).
     @inlinable
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer) throws -> D {
@@ -59,7 +62,7 @@ extension DocumentTransaction {
             do {
                 return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver)
             } catch {
-                // Reported (or recovered from) by the general path below.
+                try directDecodingFailed(error, facts: facts, key: key)
             }
         }
         return try decodeDocumentInGeneral(D.self, bytes, facts: facts, key: key)
@@ -172,11 +175,31 @@ extension DocumentTransaction {
             }
             if syncable ?? (D.self is any Syncable.Type) { Self.setSyncStatus(&document, flags: header.flags) }
             return document
-        } catch let error as DecodingError {
-            throw DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
-                                            fieldPath: fieldPath(of: error), detail: decodingDetail(error))
-        } catch let error as BinaryCodecError {
-            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        } catch {
+            throw decodingFailure(error, collection: collection, kind: kind, key: key)
+        }
+    }
+
+    /// After the direct path failed with `error`: returns when the general path should decode
+    /// the record (possibly an older one without a field the type declares a default for, which
+    /// it fills in); otherwise throws the error as the general path reports it.
+    @usableFromInline
+    func directDecodingFailed(_ error: any Error, facts: AnyTypeFacts, key: UnsafeRawBufferPointer) throws {
+        if facts.hasFieldDefaults, case DecodingError.keyNotFound = error { return }
+        throw decodingFailure(error, collection: facts.target.collection, kind: facts.target.kind, key: key)
+    }
+
+    /// The error a failed decode of the record under `key` reports: decoding and format errors
+    /// name the alias, collection, ID (and field path); any other error passes unchanged.
+    func decodingFailure(_ error: any Error, collection: String, kind: IDKind, key: UnsafeRawBufferPointer) -> any Error {
+        switch error {
+        case let error as DecodingError:
+            return DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
+                                             fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+        case let error as BinaryCodecError:
+            return DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        default:
+            return error
         }
     }
 

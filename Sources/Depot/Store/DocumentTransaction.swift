@@ -33,9 +33,9 @@ public final class DocumentTransaction {
     @usableFromInline let referenceResolver: any BinaryReferenceDecoding
     /// Reused for every park of this view (the codec keeps its working state between calls);
     /// ``referenceHook`` is passed to each call. A `let`, so that calls borrow it (no copy).
-    let encoder = BinaryEncoder()
+    let encoder = BinaryEncoder(keepingHook: true)
     /// Reused for every read of this view, with ``referenceHook`` as resolver.
-    @usableFromInline let decoder = BinaryDecoder()
+    @usableFromInline let decoder = BinaryDecoder(keepingResolver: true)
 
     init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false) {
         self.store = store

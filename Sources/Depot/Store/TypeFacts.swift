@@ -25,8 +25,12 @@ class AnyTypeFacts {
     /// The entry of `fieldPaths` used last (projections in a loop read one key path): found without hashing.
     @exclusivity(unchecked) var lastFieldPath: (keyPath: AnyKeyPath, path: StoredFieldPath)?
 
+    /// Whether the type declares defaults for fields older records may lack.
+    let hasFieldDefaults: Bool
+
     init(target: RecordTarget, isSyncable: Bool, isEquatable: Bool, fieldsChecked: Bool,
-         generated: (any BinaryCodableDocument.Type)?) {
+         generated: (any BinaryCodableDocument.Type)?, hasFieldDefaults: Bool) {
+        self.hasFieldDefaults = hasFieldDefaults
         self.target = target
         self.isSyncable = isSyncable
         self.isEquatable = isEquatable
@@ -45,7 +49,8 @@ final class TypeFacts<D: Document>: AnyTypeFacts {
     init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
         self.indexes = indexes
         super.init(target: target, isSyncable: D.self is any Syncable.Type, isEquatable: D.self is any Equatable.Type,
-                   fieldsChecked: indexes.isEmpty, generated: D.self as? any BinaryCodableDocument.Type)
+                   fieldsChecked: indexes.isEmpty, generated: D.self as? any BinaryCodableDocument.Type,
+                   hasFieldDefaults: !D.fieldDefaults.isEmpty)
     }
 }
 

@@ -20,6 +20,12 @@ public struct BinaryDecoder {
     /// Creates a decoder with no reference resolver.
     public init() {}
 
+    /// A coder whose resolver stays set between calls (the document layer's, whose resolver is its
+    /// transaction's own).
+    init(keepingResolver: Bool) {
+        cachedImpl.keepsResolver = keepingResolver
+    }
+
     /// Decodes a value of type `T` from `bytes`. The whole input must be consumed.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         try decode(type, from: bytes, resolver: referenceResolver)

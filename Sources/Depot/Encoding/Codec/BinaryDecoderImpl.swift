@@ -14,6 +14,9 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any]
     /// True while a decode is running (a `BinaryDecoder` reuses its impl when it is idle).
     @exclusivity(unchecked) var inUse = false
+    /// Whether the resolver stays set after a decode (the document layer's decoders, whose
+    /// resolver is their transaction's own hook); a public decoder's is dropped at the end.
+    @exclusivity(unchecked) var keepsResolver = false
     /// Offset of the value currently being decoded.
     @exclusivity(unchecked) var offset: Int
     /// Coding-path length of the value currently being decoded.
@@ -28,8 +31,8 @@ final class BinaryDecoderImpl: Decoder {
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
         self.reader = reader
-        // Kept between decodes (see `end()`): a decoder decoding with the same resolver again
-        // stores nothing.
+        // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
+        // resolver again then stores nothing.
         if resolver !== self.resolver { self.resolver = resolver }
         self.userInfo = userInfo
         self.offset = offset
@@ -56,8 +59,8 @@ final class BinaryDecoderImpl: Decoder {
     func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, offset: Int) {
         inUse = true
         self.reader = reader
-        // Kept between decodes (see `end()`): a decoder decoding with the same resolver again
-        // stores nothing.
+        // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
+        // resolver again then stores nothing.
         if resolver !== self.resolver { self.resolver = resolver }
         self.offset = offset
         depth = 0
@@ -65,11 +68,12 @@ final class BinaryDecoderImpl: Decoder {
         hint0 = KeyHint(owner: -1, offset: 0, index: 0)
     }
 
-    /// Drops per-decode state, keeping allocated capacity. The resolver stays: it is the owning
-    /// decoder's (or its caller's, for the decoder's lifetime), and resolvers are objects that
-    /// do not own their decoder.
+    /// Drops per-decode state, keeping allocated capacity. The resolver stays only when
+    /// `keepsResolver` (a document layer decoder, owned by the same transaction as its resolver,
+    /// which refers back to it unowned: no cycle).
     func end() {
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
+        if !keepsResolver, resolver != nil { resolver = nil }
         if !userInfo.isEmpty { userInfo = [:] }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }

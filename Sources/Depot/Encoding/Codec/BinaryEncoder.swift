@@ -20,6 +20,12 @@ public struct BinaryEncoder {
     /// Creates an encoder with no reference hook.
     public init() {}
 
+    /// A coder whose hook stays set between calls (the document layer's, whose hook is its
+    /// transaction's own).
+    init(keepingHook: Bool) {
+        cachedImpl.keepsHook = keepingHook
+    }
+
     /// Encodes `value` into a new byte array.
     /// - Throws: `EncodingError` if a value cannot be encoded or containers are misused.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {

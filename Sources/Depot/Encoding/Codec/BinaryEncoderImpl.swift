@@ -31,6 +31,9 @@ final class BinaryEncoderImpl: Encoder {
     @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any] = [:]
     /// True while an encode is running (a `BinaryEncoder` reuses its impl when it is idle).
     @exclusivity(unchecked) var inUse = false
+    /// Whether the hook stays set after an encode (the document layer's encoders, whose hook is
+    /// their transaction's own); a public encoder's is dropped at the end.
+    @exclusivity(unchecked) var keepsHook = false
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
     /// fields are stored there with plain stores and moved to `buffer` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
@@ -57,7 +60,8 @@ final class BinaryEncoderImpl: Encoder {
     /// Prepares for one top-level encode.
     func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
         inUse = true
-        // Kept between encodes (see `end()`): encoding with the same hook again stores nothing.
+        // Kept between encodes when `keepsHook` (see `end()`): encoding with the same hook again
+        // then stores nothing.
         if hook !== self.hook { self.hook = hook }
         // Most encoders have no user info: skip the dictionary copy and release then.
         if !userInfo.isEmpty || !self.userInfo.isEmpty { self.userInfo = userInfo }
@@ -69,9 +73,10 @@ final class BinaryEncoderImpl: Encoder {
     }
 
     /// Releases per-encode state but keeps allocated capacity for reuse.
-    /// The hook stays: it is the owning encoder's (or its caller's, for the encoder's
-    /// lifetime), and hooks are objects that do not own their encoder.
+    /// The hook stays only when `keepsHook` (a document layer encoder, owned by the same
+    /// transaction as its hook, which refers back to it unowned: no cycle).
     func end() {
+        if !keepsHook, hook != nil { hook = nil }
         if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
         if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
