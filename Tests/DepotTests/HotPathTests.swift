@@ -91,6 +91,56 @@ private struct Link: Document, BinaryCodableDocument, Equatable {
     }
 }
 
+/// How often `LinkV2`'s generated decoder ran.
+private let linkV2Decodes = Mutex(0)
+
+/// A chain link as first stored (no `label`).
+private struct LinkV1: Document {
+    static var collection: String { "ChainLink" }
+    var id: Int
+    var next: [LinkV1]
+}
+
+/// The same chain link with a `label` that older records lack (a field default).
+private struct LinkV2: Document, BinaryCodableDocument, Equatable {
+    static var collection: String { "ChainLink" }
+    static var fieldDefaults: [String: DocumentValue] { ["label": .string("none")] }
+    var id: Int
+    var next: [LinkV2]
+    var label: String
+
+    static let keys: [StaticString] = ["id", "next", "label"]
+
+    init(id: Int, next: [LinkV2], label: String) {
+        self.id = id
+        self.next = next
+        self.label = label
+    }
+
+    func encodeBinary(into writer: inout BinaryRecordWriter) throws {
+        try writer.encode(id, forKey: "id")
+        try writer.encode(next, forKey: "next")
+        try writer.encode(label, forKey: "label")
+    }
+
+    init(binaryRecord reader: inout BinaryRecordReader) throws {
+        linkV2Decodes.withLock { $0 += 1 }
+        var id: Int?, next: [LinkV2]?, label: String?
+        while let field = try reader.nextField(in: Self.keys) {
+            switch field {
+            case 0: id = try reader.decode(Int.self)
+            case 1: next = try reader.decode([LinkV2].self)
+            case 2: label = try reader.decode(String.self)
+            default: break
+            }
+        }
+        guard let id else { throw reader.missingField("id") }
+        guard let next else { throw reader.missingField("next") }
+        guard let label else { throw reader.missingField("label") }
+        self.init(id: id, next: next, label: label)
+    }
+}
+
 /// The same fields through synthesized `Codable` only.
 private struct PlainGauge: Document, Equatable {
     static var collection: String { "Gauge" }
@@ -185,6 +235,27 @@ struct HotPathTests {
         let error = #expect(throws: DepotError.self) { try store.read { try $0.retrieve(Link.self, id: 0) } }
         #expect(error?.code == .danglingReference)
         #expect(linkDecodes.withLock { $0 } - before == depth - 1)
+    }
+
+    /// Older records lacking a defaulted field are filled in before they are decoded: a chain of
+    /// them reads with one decode per level (not one that fails and one that works, per level).
+    @Test func aChainOfOlderRecordsIsReadWithOneDecodePerLevel() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let depth = 12
+        var chain = LinkV1(id: depth - 1, next: [])
+        for id in stride(from: depth - 2, through: 0, by: -1) { chain = LinkV1(id: id, next: [chain]) }
+        try store.write { tx in try tx.park(chain) }
+        let before = linkV2Decodes.withLock { $0 }
+        let read = try #require(try store.read { try $0.retrieve(LinkV2.self, id: 0) })
+        #expect(linkV2Decodes.withLock { $0 } - before == depth)
+        var link = read, levels = 1
+        while let next = link.next.first {
+            #expect(next.label == "none" && next.id == levels)
+            link = next
+            levels += 1
+        }
+        #expect(levels == depth && read.label == "none")
     }
 
     /// Inserts are put as new first (one look-up); updates must still count revisions, on every driver.

@@ -45,14 +45,13 @@ extension DocumentTransaction {
     /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one): the
     /// one way every typed read — get, scans, queries, sync-status reads — decodes a document.
     ///
-    /// Inlinable, with a direct path for the common case — a type with a generated codec and no
-    /// sync status, a sound record — specialized for `D` where it is inlined: the record is
-    /// checked and entered by non-generic code and decoded by `D`'s generated initializer. A
-    /// record that is not sound, or an older one missing a field `D` declares a default for, goes
-    /// to the general path (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports the first
-    /// and fills in the second; any other error is reported as the general path reports it,
-    /// without decoding again (so a failure deep in a chain of references costs one decode per
-    /// level, not two).
+    /// Inlinable, with a direct path for the common case — a type with a generated codec, no
+    /// sync status and no field defaults, a sound record — specialized for `D` where it is
+    /// inlined: the record is checked and entered by non-generic code and decoded by `D`'s
+    /// generated initializer. A record that is not sound goes to the general path
+    /// (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports what is wrong; a decoding
+    /// error is reported as the general path reports it, without decoding again (so a failure
+    /// deep in a chain of references costs one decode per level).
     @inlinable
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer) throws -> D {
@@ -75,7 +74,7 @@ extension DocumentTransaction {
         let target = facts.target
         let generated = facts.generated != nil
         return try decodeRecord(D.self, bytes, collection: target.collection, target: target, key: key, kind: target.kind,
-                                syncable: facts.isSyncable) { payload in
+                                syncable: facts.isSyncable, defaults: facts.hasFieldDefaults ? D.fieldDefaults : [:]) { payload in
             generated ? try decoder.decodeDocument(D.self, from: payload, resolver: referenceHook)
                 : try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
@@ -145,7 +144,8 @@ extension DocumentTransaction {
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).
         let codec = D.self as? any BinaryCodableDocument.Type
-        return try decodeRecord(D.self, bytes, collection: collection, target: nil, key: key, kind: kind, syncable: syncable) { payload in
+        return try decodeRecord(D.self, bytes, collection: collection, target: nil, key: key, kind: kind, syncable: syncable,
+                                defaults: nil) { payload in
             if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec, resolver: referenceHook) }
             return try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
@@ -154,8 +154,12 @@ extension DocumentTransaction {
     /// Decodes a stored record with `decodePayload`: checksum verified, missing defaulted fields
     /// filled in, sync status set; errors name collection, ID and field path. `target`, when
     /// given, is the collection's (the record is then entered in the resolving stack unretained).
+    /// `defaults`, when known, are the type's field defaults: a record lacking one is filled in
+    /// before it is decoded (one decode); when nil, they are looked up after a decode that
+    /// missed a field.
     private func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
                                             target: RecordTarget?, key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool?,
+                                            defaults: [String: DocumentValue]?,
                                             decodePayload: (UnsafeRawBufferPointer) throws -> D) throws -> D {
         let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
         let outer = if let target { context.resolving.enter(target, key: key) }
@@ -163,15 +167,23 @@ extension DocumentTransaction {
         defer { context.resolving.leave(outer) }
         do {
             var document: D
-            do {
-                document = try decodePayload(payload)
-            } catch DecodingError.keyNotFound(let key, let context) {
-                // An older record without a field the type declares a default for.
-                guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
-                      let filled = try Self.filling(defaults, into: payload) else {
-                    throw DecodingError.keyNotFound(key, context)
+            if let defaults {
+                if !defaults.isEmpty, Self.mayLack(defaults, payload), let filled = try Self.filling(defaults, into: payload) {
+                    document = try filled.withUnsafeBytes { try decodePayload($0) }
+                } else {
+                    document = try decodePayload(payload)
                 }
-                document = try filled.withUnsafeBytes { try decodePayload($0) }
+            } else {
+                do {
+                    document = try decodePayload(payload)
+                } catch DecodingError.keyNotFound(let key, let context) {
+                    // An older record without a field the type declares a default for.
+                    guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
+                          let filled = try Self.filling(defaults, into: payload) else {
+                        throw DecodingError.keyNotFound(key, context)
+                    }
+                    document = try filled.withUnsafeBytes { try decodePayload($0) }
+                }
             }
             if syncable ?? (D.self is any Syncable.Type) { Self.setSyncStatus(&document, flags: header.flags) }
             return document
@@ -180,12 +192,9 @@ extension DocumentTransaction {
         }
     }
 
-    /// After the direct path failed with `error`: returns when the general path should decode
-    /// the record (possibly an older one without a field the type declares a default for, which
-    /// it fills in); otherwise throws the error as the general path reports it.
+    /// Throws `error`, from the direct path, as the general path reports it.
     @usableFromInline
-    func directDecodingFailed(_ error: any Error, facts: AnyTypeFacts, key: UnsafeRawBufferPointer) throws {
-        if facts.hasFieldDefaults, case DecodingError.keyNotFound = error { return }
+    func directDecodingFailed(_ error: any Error, facts: AnyTypeFacts, key: UnsafeRawBufferPointer) throws -> Never {
         throw decodingFailure(error, collection: facts.target.collection, kind: facts.target.kind, key: key)
     }
 
@@ -208,6 +217,24 @@ extension DocumentTransaction {
         guard var withStatus = document as? any Syncable else { return }
         withStatus.syncStatus = SyncStatus(recordFlags: flags)
         if let typed = withStatus as? D { document = typed }
+    }
+
+    /// Whether `payload` may lack a field of `defaults`: a defaulted top-level key is absent, or
+    /// a default is nested (``filling(_:into:)`` then looks). Reads the top-level keys only: no
+    /// value is decoded and no reference resolved. True for a payload it cannot read (the decode
+    /// then reports it).
+    static func mayLack(_ defaults: [String: DocumentValue], _ payload: UnsafeRawBufferPointer) -> Bool {
+        let reader = BinaryReader(payload)
+        guard var p = try? BinaryReader.checkHeader(reader), (try? reader.tag(at: p)) == BinaryTag.object else { return true }
+        p += 1
+        guard let (count, _) = try? reader.containerHeader(&p, minEntrySize: 2) else { return true }
+        var present = Set<String>(minimumCapacity: count)
+        for _ in 0..<count {
+            guard let name = try? reader.keyString(&p), let next = try? reader.skipValue(at: p) else { return true }
+            present.insert(name)
+            p = next
+        }
+        return defaults.keys.contains { $0.contains(".") || !present.contains($0) }
     }
 
     /// The payload with every missing defaulted field filled in (nil: nothing was missing).

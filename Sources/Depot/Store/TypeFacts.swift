@@ -18,7 +18,7 @@ class AnyTypeFacts {
     /// encoded and decoded without keyed containers (same bytes).
     let generated: (any BinaryCodableDocument.Type)?
     /// Whether typed reads decode records straight through the generated codec: the type has
-    /// one and no sync status to set from the record's flags.
+    /// one, no sync status to set from the record's flags and no field defaults to fill in.
     @usableFromInline let decodesDirectly: Bool
     /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
     @exclusivity(unchecked) var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
@@ -36,7 +36,7 @@ class AnyTypeFacts {
         self.isEquatable = isEquatable
         self.fieldsChecked = fieldsChecked
         self.generated = generated
-        decodesDirectly = generated != nil && !isSyncable
+        decodesDirectly = generated != nil && !isSyncable && !hasFieldDefaults
     }
 }
 
