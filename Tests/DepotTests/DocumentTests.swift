@@ -144,13 +144,7 @@ struct DocumentTests {
 
     @Test func flippedByteIsReportedNotDecoded() throws {
         try store.write { tx in try tx.park(sampleEmployee("e1")) }
-        // Damage the stored record through the raw binding.
-        try store.environment.write { txn in
-            let db = try txn.openDatabase("depot.doc/default/Employee", key: StringCodec.self, value: BytesCodec.self, create: false)
-            var bytes = try #require(try txn.get("e1", in: db))
-            bytes[bytes.count - 3] ^= 0x01
-            try txn.put(bytes, forKey: "e1", in: db)
-        }
+        try damageStoredRecord(store, collection: "Employee", id: "e1", fromEnd: 3)
         #expect(throws: DepotError.checksumMismatch(alias: "default", collection: "Employee", id: "e1")) {
             _ = try store.retrieve(Employee.self, id: "e1")
         }

@@ -1,4 +1,3 @@
-import DepotLMDB
 import DepotTestSupport
 import Foundation
 import Synchronization
@@ -206,12 +205,7 @@ struct HotPathTests {
         }
         #expect(try store.read { try $0.retrieve(Gauge.self, id: "old") } == Gauge(id: "old", label: "written before level", readings: ["r"], level: 0))
         #expect(try store.read { try $0.retrieve(Gauge.self, id: "new")?.level } == 9)
-        try store.environment.write { txn in
-            let db = try txn.openDatabase("depot.doc/default/Gauge", key: StringCodec.self, value: BytesCodec.self, create: false)
-            var bytes = try #require(try txn.get("damaged", in: db))
-            bytes[bytes.count - 2] ^= 0x01
-            try txn.put(bytes, forKey: "damaged", in: db)
-        }
+        try damageStoredRecord(store, collection: "Gauge", id: "damaged", fromEnd: 2)
         #expect(throws: DepotError.checksumMismatch(alias: "default", collection: "Gauge", id: "damaged")) {
             _ = try store.read { try $0.retrieve(Gauge.self, id: "damaged") }
         }

@@ -1,3 +1,4 @@
+import DepotLMDB
 import DepotTestSupport
 import Foundation
 @testable import Depot
@@ -96,4 +97,17 @@ final class Dog: Animal, @unchecked Sendable {
 struct Kennel: Document {
     var id: Int
     var dog: Dog
+}
+
+/// Flips the bits `mask` of the byte `fromEnd` bytes before the end of the stored record of
+/// `id` in `collection` (default alias), through the raw binding: a damaged record.
+func damageStoredRecord(_ store: Store, collection: String, id: String, fromEnd: Int, mask: UInt8 = 0x01) throws {
+    try store.environment.write { txn in
+        let db = try txn.openDatabase("depot.doc/default/\(collection)", key: StringCodec.self, value: BytesCodec.self, create: false)
+        guard var bytes = try txn.get(id, in: db), bytes.count >= fromEnd else {
+            throw DepotError.invalidState("no stored record \(collection)/\(id) to damage")
+        }
+        bytes[bytes.count - fromEnd] ^= mask
+        try txn.put(bytes, forKey: id, in: db)
+    }
 }

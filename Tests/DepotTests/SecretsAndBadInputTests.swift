@@ -85,12 +85,7 @@ struct SecretsTests {
 
     @Test func damagedRecordsAndConflictsDoNotEchoValues() throws {
         // A flipped byte: checksum mismatch.
-        try store.environment.write { txn in
-            let db = try txn.openDatabase("depot.doc/default/Vault", key: StringCodec.self, value: BytesCodec.self, create: false)
-            var bytes = try #require(try txn.get("v1", in: db))
-            bytes[bytes.count - 2] ^= 0x40
-            try txn.put(bytes, forKey: "v1", in: db)
-        }
+        try damageStoredRecord(store, collection: "Vault", id: "v1", fromEnd: 2, mask: 0x40)
         expectNoSecret(#expect(throws: DepotError.self) { _ = try store.retrieve(Vault.self, id: "v1") }, "checksum")
         expectNoSecret(#expect(throws: DepotError.self) { try store.read { tx in try tx.export { _ in true } } }, "export")
         // A conditional write that finds another revision.
