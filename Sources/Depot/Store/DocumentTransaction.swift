@@ -31,9 +31,11 @@ public final class DocumentTransaction {
     let referenceHook = ReferenceHook()
     /// ``referenceHook`` as the resolver the decoder takes (for inlined reads).
     @usableFromInline let referenceResolver: any BinaryReferenceDecoding
+    /// ``referenceHook`` as the hook the encoder takes (for inlined parks).
+    @usableFromInline let referenceEncoder: any BinaryReferenceEncoding
     /// Reused for every park of this view (the codec keeps its working state between calls);
     /// ``referenceHook`` is passed to each call. A `let`, so that calls borrow it (no copy).
-    let encoder = BinaryEncoder(keepingHook: true)
+    @usableFromInline let encoder = BinaryEncoder(keepingHook: true)
     /// Reused for every read of this view, with ``referenceHook`` as resolver.
     @usableFromInline let decoder = BinaryDecoder(keepingResolver: true)
 
@@ -43,6 +45,7 @@ public final class DocumentTransaction {
         self.context = context
         self.isExplicit = explicit
         referenceResolver = referenceHook
+        referenceEncoder = referenceHook
         referenceHook.owner = self
     }
 
@@ -115,26 +118,51 @@ public final class DocumentTransaction {
 
     /// Stores `document` only if its stored revision is `expected` (0: only if absent) —
     /// optimistic concurrency. Throws ``DepotError`` with code ``DepotError/Code/revisionConflict``.
-    @discardableResult
+    ///
+    /// Inlinable, so that it is specialized for `D` where it is called: the document's ID and
+    /// codec are reached without generic metadata; the record is written by the non-generic
+    /// record pipeline (``parkRecord(_:key:flags:expected:displayID:encode:)``).
+    @inlinable @discardableResult
     public func park<D: Document>(_ document: D, ifRevision expected: UInt64?) throws -> UInt64 {
-        guard let facts = try anyFacts(D.self, create: true) else {
-            throw DepotError.invalidState("the collection '\(D.collection)' could not be created")
-        }
-        if !facts.fieldsChecked { try checkIndexFields(unsafeDowncast(facts, to: TypeFacts<D>.self), document: document) }
-        let status = facts.isSyncable ? Self.parkStatus(of: document) : .notSynced
-        let target = facts.target
+        guard let facts = try anyFacts(D.self, create: true) else { throw Self.collectionNotCreated(D.collection) }
+        if !facts.fieldsChecked { try checkIndexFields(of: document, facts: facts) }
+        let flags = facts.isSyncable ? Self.parkFlags(of: document) : Self.notSyncedFlags
         return try document.id.withKeyBytes { key in
-            context.parking.append(.init(alias: alias, collection: target.collection, key: key))
-            defer { context.parking.removeLast() }
-            return try writeRecord(target, key: key, flags: status.recordFlags, expected: expected,
-                                   displayID: { displayID(document.id.documentValue) }) { buffer in
+            try parkRecord(facts, key: key, flags: flags, expected: expected,
+                           displayID: { document.id.documentValue }) { buffer in
                 if facts.generated != nil {
-                    try encoder.encodeDocument(document, into: &buffer, hook: referenceHook)
+                    try encoder.encodeDocument(document, into: &buffer, hook: referenceEncoder)
                 } else {
-                    try encoder.encode(document, into: &buffer, hook: referenceHook)
+                    try encoder.encode(document, into: &buffer, hook: referenceEncoder)
                 }
             }
         }
+    }
+
+    /// Writes the record of a document being parked (noted as being parked while it is encoded,
+    /// so that a reference cycle back to it is only referenced).
+    @usableFromInline
+    func parkRecord(_ facts: AnyTypeFacts, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64?,
+                    displayID id: () -> DocumentValue, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+        let target = facts.target
+        context.parking.append(.init(alias: alias, collection: target.collection, key: key))
+        defer { context.parking.removeLast() }
+        return try writeRecord(target, key: key, flags: flags, expected: expected, displayID: { displayID(id()) }, encode: encode)
+    }
+
+    @usableFromInline
+    static func collectionNotCreated(_ collection: String) -> DepotError {
+        DepotError.invalidState("the collection '\(collection)' could not be created")
+    }
+
+    /// The record flags of a park of a document of a type that is not ``Syncable``.
+    @usableFromInline
+    static var notSyncedFlags: UInt8 { SyncStatus.notSynced.recordFlags }
+
+    /// The record flags a park stores: a ``Syncable``'s own status, as given (GarageStorage's rule).
+    @usableFromInline
+    static func parkFlags<D: Document>(of document: D) -> UInt8 {
+        parkStatus(of: document).recordFlags
     }
 
     /// The status a park stores: a ``Syncable``'s own status, as given (GarageStorage's rule);

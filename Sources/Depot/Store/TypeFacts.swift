@@ -7,16 +7,16 @@ import DepotLMDB
 @usableFromInline
 class AnyTypeFacts {
     @usableFromInline let target: RecordTarget
-    let isSyncable: Bool
+    @usableFromInline let isSyncable: Bool
     /// Whether the type is `Equatable` (references parked earlier are then compared by value).
     let isEquatable: Bool
     // The vars below are fields of an object confined to one transaction's thread and never
     // accessed overlapping: no run-time exclusivity checks.
     /// Whether the declared indexes' field paths were checked against a stored document.
-    @exclusivity(unchecked) var fieldsChecked: Bool
+    @usableFromInline @exclusivity(unchecked) var fieldsChecked: Bool
     /// The type as a type with a generated codec (`@BinaryCodable`), else nil: records are then
     /// encoded and decoded without keyed containers (same bytes).
-    let generated: (any BinaryCodableDocument.Type)?
+    @usableFromInline let generated: (any BinaryCodableDocument.Type)?
     /// Whether typed reads decode records straight through the generated codec: the type has
     /// one, no sync status to set from the record's flags and no field defaults to fill in.
     @usableFromInline let decodesDirectly: Bool
@@ -119,6 +119,13 @@ extension DocumentTransaction {
         context.typeFacts[key] = facts
         if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
         return facts
+    }
+
+    /// ``checkIndexFields(_:document:)`` with the facts of `D` as found by `anyFacts`.
+    @usableFromInline
+    func checkIndexFields<D: Document>(of document: D, facts: AnyTypeFacts) throws {
+        // Safe: facts found under ObjectIdentifier(D.self) are only ever TypeFacts<D>.
+        try checkIndexFields(unsafeDowncast(facts, to: TypeFacts<D>.self), document: document)
     }
 
     /// Checks once per transaction that each declared index's field path holds, in the stored

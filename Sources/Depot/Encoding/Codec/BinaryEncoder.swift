@@ -43,6 +43,7 @@ public struct BinaryEncoder {
 
     /// ``encode(_:into:)`` with `hook` as the reference hook (the document layer's encoder keeps
     /// its hook apart, so that the encoder is never copied).
+    @usableFromInline
     func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
@@ -78,6 +79,7 @@ public struct BinaryEncoder {
 
     /// Appends the encoding of a document whose type has a generated codec, dispatched to the
     /// type's own (specialized) code. On error, `buffer` is restored to its original length.
+    @usableFromInline
     func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
         try withRecordWriter(&buffer, hook: hook) { try document._encodeGenerated(into: &$0) }
     }
