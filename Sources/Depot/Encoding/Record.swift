@@ -59,16 +59,13 @@ enum Record {
     static func open(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> (Header, UnsafeRawBufferPointer) {
         guard bytes.count >= headerSize else { throw .tooShort }
         guard bytes[0] == version else { throw .unknownVersion(bytes[0]) }
-        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 10, as: UInt32.self))
-        let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[0..<10]))
-        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
-        guard CRC32C.checksum(payload, continuing: head) == stored else { throw .checksum }
+        guard let payload = soundPayload(bytes) else { throw .checksum }
         let revision = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
         return (Header(flags: bytes[1], revision: revision), payload)
     }
 
     /// The payload of a sound record (known version, checksum matching), else nil (``open(_:)``
-    /// then says what is wrong). The same checks as ``open(_:)``, without its header and errors.
+    /// then says what is wrong): the checks of every read, without a header or a typed error.
     @usableFromInline
     static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard bytes.count >= headerSize, let base = bytes.baseAddress, base.load(as: UInt8.self) == version else { return nil }

@@ -159,16 +159,11 @@ public final class DocumentTransaction {
     @usableFromInline
     static var notSyncedFlags: UInt8 { SyncStatus.notSynced.recordFlags }
 
-    /// The record flags a park stores: a ``Syncable``'s own status, as given (GarageStorage's rule).
+    /// The record flags a park stores: a ``Syncable``'s own status, as given (GarageStorage's
+    /// rule); `.notSynced` for other types.
     @usableFromInline
     static func parkFlags<D: Document>(of document: D) -> UInt8 {
-        parkStatus(of: document).recordFlags
-    }
-
-    /// The status a park stores: a ``Syncable``'s own status, as given (GarageStorage's rule);
-    /// `.notSynced` for other types.
-    static func parkStatus<D: Document>(of document: D) -> SyncStatus {
-        (document as? any Syncable)?.syncStatus ?? .notSynced
+        ((document as? any Syncable)?.syncStatus ?? .notSynced).recordFlags
     }
 
     // MARK: Deleting
