@@ -122,13 +122,8 @@ public struct BinaryDecoder {
     /// Runs `body` with a reader of the record's top-level object; checks that it ends the input.
     private func withRecordReader<T>(_ bytes: UnsafeRawBufferPointer, _: T.Type, resolver: (any BinaryReferenceDecoding)?,
                                      _ body: (inout BinaryRecordReader) throws -> T) throws -> T {
-        let reader = BinaryReader(bytes)
-        let p = try BinaryReader.checkHeader(reader)
-        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
-        impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
-        impl.nesting = 1 // the root object, as in the Codable path
-        defer { impl.end() }
-        var record = try BinaryRecordReader(impl: impl, at: p, decoding: T.self)
+        var record = try openRecord(bytes, T.self, resolver: resolver)
+        defer { record.close() }
         let value = try body(&record)
         try record.finishRoot()
         return value
