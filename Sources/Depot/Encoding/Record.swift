@@ -59,7 +59,8 @@ enum Record {
     static func open(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> (Header, UnsafeRawBufferPointer) {
         guard bytes.count >= headerSize else { throw .tooShort }
         guard bytes[0] == version else { throw .unknownVersion(bytes[0]) }
-        guard let payload = soundPayload(bytes) else { throw .checksum }
+        guard let base = bytes.baseAddress, checksumMatches(base, bytes.count) else { throw .checksum }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[headerSize...])
         let revision = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self))
         return (Header(flags: bytes[1], revision: revision), payload)
     }
@@ -68,11 +69,19 @@ enum Record {
     /// then says what is wrong): the checks of every read, without a header or a typed error.
     @usableFromInline
     static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        guard bytes.count >= headerSize, let base = bytes.baseAddress, base.load(as: UInt8.self) == version else { return nil }
+        guard bytes.count >= headerSize, let base = bytes.baseAddress, base.load(as: UInt8.self) == version,
+              checksumMatches(base, bytes.count) else { return nil }
+        return UnsafeRawBufferPointer(start: base + headerSize, count: bytes.count - headerSize)
+    }
+
+    /// Whether the stored CRC-32C of the `count`-byte record at `base` (at least a header)
+    /// matches bytes 0..<10 and 14..<count.
+    @inline(__always)
+    private static func checksumMatches(_ base: UnsafeRawPointer, _ count: Int) -> Bool {
         let stored = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 10, as: UInt32.self))
         let head = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 10))
-        let payload = UnsafeRawBufferPointer(start: base + headerSize, count: bytes.count - headerSize)
-        return CRC32C.checksum(payload, continuing: head) == stored ? payload : nil
+        let payload = UnsafeRawBufferPointer(start: base + headerSize, count: count - headerSize)
+        return CRC32C.checksum(payload, continuing: head) == stored
     }
 
     /// The header without verifying the checksum (for revisions of records about to be replaced).
