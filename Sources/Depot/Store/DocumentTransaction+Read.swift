@@ -144,8 +144,9 @@ extension DocumentTransaction {
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).
         let codec = D.self as? any BinaryCodableDocument.Type
+        let defaults = (D.self as? any Document.Type)?.fieldDefaults ?? [:]
         return try decodeRecord(D.self, bytes, collection: collection, target: nil, key: key, kind: kind, syncable: syncable,
-                                defaults: nil) { payload in
+                                defaults: defaults) { payload in
             if let codec { return try decoder.decode(D.self, from: payload, generatedBy: codec, resolver: referenceHook) }
             return try decoder.decode(D.self, from: payload, resolver: referenceHook)
         }
@@ -154,12 +155,11 @@ extension DocumentTransaction {
     /// Decodes a stored record with `decodePayload`: checksum verified, missing defaulted fields
     /// filled in, sync status set; errors name collection, ID and field path. `target`, when
     /// given, is the collection's (the record is then entered in the resolving stack unretained).
-    /// `defaults`, when known, are the type's field defaults: a record lacking one is filled in
-    /// before it is decoded (one decode); when nil, they are looked up after a decode that
-    /// missed a field.
+    /// `defaults` are the type's field defaults: a record lacking one is filled in before it is
+    /// decoded (one decode, so a chain of older records through references is read in one pass).
     private func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
                                             target: RecordTarget?, key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool?,
-                                            defaults: [String: DocumentValue]?,
+                                            defaults: [String: DocumentValue],
                                             decodePayload: (UnsafeRawBufferPointer) throws -> D) throws -> D {
         let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
         let outer = if let target { context.resolving.enter(target, key: key) }
@@ -167,23 +167,10 @@ extension DocumentTransaction {
         defer { context.resolving.leave(outer) }
         do {
             var document: D
-            if let defaults {
-                if !defaults.isEmpty, Self.mayLack(defaults, payload), let filled = try Self.filling(defaults, into: payload) {
-                    document = try filled.withUnsafeBytes { try decodePayload($0) }
-                } else {
-                    document = try decodePayload(payload)
-                }
+            if !defaults.isEmpty, Self.mayLack(defaults, payload), let filled = try Self.filling(defaults, into: payload) {
+                document = try filled.withUnsafeBytes { try decodePayload($0) } // an older record
             } else {
-                do {
-                    document = try decodePayload(payload)
-                } catch DecodingError.keyNotFound(let key, let context) {
-                    // An older record without a field the type declares a default for.
-                    guard let defaults = (D.self as? any Document.Type)?.fieldDefaults, !defaults.isEmpty,
-                          let filled = try Self.filling(defaults, into: payload) else {
-                        throw DecodingError.keyNotFound(key, context)
-                    }
-                    document = try filled.withUnsafeBytes { try decodePayload($0) }
-                }
+                document = try decodePayload(payload)
             }
             if syncable ?? (D.self is any Syncable.Type) { Self.setSyncStatus(&document, flags: header.flags) }
             return document
