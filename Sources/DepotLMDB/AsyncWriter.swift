@@ -10,10 +10,11 @@ public struct GroupCommitOptions: Sendable, Hashable {
     public var maxWait: Duration = .zero
     /// Callers beyond this many queued closures suspend until there is room (backpressure).
     public var maxQueueLength: Int = 4096
-    /// When the previous batch held N closures, the writer waits up to this long for N to be
-    /// queued again before it commits: the callers it just resumed are usually about to come
-    /// back, and waiting for them keeps batches full instead of alternating between one closure
-    /// and the rest. A lone writer (N = 1) never waits.
+    /// When the previous batch held N closures and M more were queued while it ran, the writer
+    /// waits up to this long for N + M to be queued before it commits: the callers it just
+    /// resumed are usually about to come back, and waiting for them keeps batches whole instead
+    /// of alternating between parts of the callers (one closure and the rest, or two halves,
+    /// each part queueing while the other commits). A lone writer (N = 1, M = 0) never waits.
     public var adaptiveWait: Duration = .microseconds(500)
 
     /// Creates the default bounds.
@@ -92,8 +93,9 @@ final class AsyncWriter: @unchecked Sendable {
     private var stopped = false
     /// The writer sleeps until this many closures are queued (enqueue signals only then).
     private var wakeThreshold = Int.max
-    /// Size of the last batch (writer thread only).
-    private var lastBatchSize = 1
+    /// Closures the writer expects back: the last batch's callers, just resumed, plus the
+    /// closures other callers queued while that batch ran (writer thread only).
+    private var expectedBatch = 1
     /// Queue slots in use: queued jobs plus callers admitted but not yet queued.
     private var slots = 0
     /// The most slots ever in use (backpressure keeps it at or below `maxQueueLength`).
@@ -191,7 +193,8 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     /// Waits until work is queued, then, from the first closure's arrival, up to `adaptiveWait`
-    /// for as many closures as in the last batch (the callers it just resumed, coming back) and
+    /// for the expected batch (the callers it just resumed, coming back, plus those queued
+    /// meanwhile) and
     /// up to `maxWait` for a full batch. Returns false once stopped with nothing left.
     private func waitForWork() -> Bool {
         lock.lock()
@@ -201,7 +204,7 @@ final class AsyncWriter: @unchecked Sendable {
         if queue.count == head { wakeThreshold = .max; return false }
         let start = monotonicNanoseconds()
         let full = max(options.maxBatchSize, 1)
-        let returning = min(lastBatchSize, full)
+        let returning = min(expectedBatch, full)
         let adaptiveDeadline = returning > 1 ? start + Self.nanoseconds(options.adaptiveWait) : 0
         let fullDeadline = start + Self.nanoseconds(options.maxWait)
         while !stopped {
@@ -280,13 +283,14 @@ final class AsyncWriter: @unchecked Sendable {
             }
             for handler in handlers { handler() }
             if batch.isEmpty { continue }
-            lastBatchSize = batch.count
             environment.options.logger.log(.debug, "group commit: batch finished", metadata: [
                 "path": environment.path, "batch": "\(batch.count)",
                 "failed": "\(batch.reduce(0) { $0 + ($1.error == nil ? 0 : 1) })",
             ])
             lock.withLock {
                 for job in batch { job.state = .done }
+                // Counted before anyone is resumed: these closures come from other callers.
+                expectedBatch = batch.count + (queue.count - head)
                 batchesCommitted += 1
                 largestBatch = max(largestBatch, batch.count)
             }
