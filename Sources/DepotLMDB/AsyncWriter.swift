@@ -10,11 +10,13 @@ public struct GroupCommitOptions: Sendable, Hashable {
     public var maxWait: Duration = .zero
     /// Callers beyond this many queued closures suspend until there is room (backpressure).
     public var maxQueueLength: Int = 4096
-    /// When the previous batch held N closures and M more were queued while it ran, the writer
-    /// waits up to this long for N + M to be queued before it commits: the callers it just
-    /// resumed are usually about to come back, and waiting for them keeps batches whole instead
-    /// of alternating between parts of the callers (one closure and the rest, or two halves,
-    /// each part queueing while the other commits). A lone writer (N = 1, M = 0) never waits.
+    /// How long the writer waits, from finding work, for the callers it expects back before it
+    /// commits (at most ``maxBatchSize``): tasks of the last two batches that write in a loop
+    /// (each had written in an earlier batch too), plus the closures already queued. They come
+    /// back right after they are resumed, and waiting for them keeps batches whole instead of
+    /// alternating between parts of the callers. Tasks that write once are not waited for, nor
+    /// is anyone after the writer was idle longer than this. Only waits longer than ``maxWait``
+    /// matter.
     public var adaptiveWait: Duration = .microseconds(500)
 
     /// Creates the default bounds.
@@ -41,6 +43,8 @@ class WriteJob: @unchecked Sendable {
     final var error: Error?
     /// The closure threw in the optimistic pass of its batch (it is not run again).
     final var failedOptimistically = false
+    /// The calling task's identity (its hash), for the pacer: set before the job is queued.
+    final var caller = 0
 
     /// Runs the caller's closure in `txn` and keeps its result.
     func run(_ txn: Transaction) throws {}
@@ -93,9 +97,8 @@ final class AsyncWriter: @unchecked Sendable {
     private var stopped = false
     /// The writer sleeps until this many closures are queued (enqueue signals only then).
     private var wakeThreshold = Int.max
-    /// Closures the writer expects back: the last batch's callers, just resumed, plus the
-    /// closures other callers queued while that batch ran (writer thread only).
-    private var expectedBatch = 1
+    /// Which callers the writer expects back after a batch (writer thread only).
+    private var pacer = GroupCommitPacer()
     /// Queue slots in use: queued jobs plus callers admitted but not yet queued.
     private var slots = 0
     /// The most slots ever in use (backpressure keeps it at or below `maxQueueLength`).
@@ -192,10 +195,9 @@ final class AsyncWriter: @unchecked Sendable {
         for w in waiters { w.resume() }
     }
 
-    /// Waits until work is queued, then, from the first closure's arrival, up to `adaptiveWait`
-    /// for the expected batch (the callers it just resumed, coming back, plus those queued
-    /// meanwhile) and
-    /// up to `maxWait` for a full batch. Returns false once stopped with nothing left.
+    /// Waits until work is queued, then, from finding it, up to `adaptiveWait` for the batch
+    /// the pacer expects and up to `maxWait` for a full batch. Returns false once stopped with
+    /// nothing left.
     private func waitForWork() -> Bool {
         lock.lock()
         defer { lock.unlock() }
@@ -204,8 +206,9 @@ final class AsyncWriter: @unchecked Sendable {
         if queue.count == head { wakeThreshold = .max; return false }
         let start = monotonicNanoseconds()
         let full = max(options.maxBatchSize, 1)
-        let returning = min(expectedBatch, full)
-        let adaptiveDeadline = returning > 1 ? start + Self.nanoseconds(options.adaptiveWait) : 0
+        let patience = Self.nanoseconds(options.adaptiveWait)
+        let returning = min(pacer.target(at: start, patience: patience), full)
+        let adaptiveDeadline = returning > 1 ? start + patience : 0
         let fullDeadline = start + Self.nanoseconds(options.maxWait)
         while !stopped {
             let queued = queue.count - head
@@ -289,10 +292,11 @@ final class AsyncWriter: @unchecked Sendable {
             ])
             lock.withLock {
                 for job in batch { job.state = .done }
-                // Counted before anyone is resumed: these closures come from other callers.
-                expectedBatch = batch.count + (queue.count - head)
                 batchesCommitted += 1
                 largestBatch = max(largestBatch, batch.count)
+                // Before anyone is resumed: the queued closures are other callers'.
+                pacer.finished(callers: batch.lazy.map(\.caller), queued: queue[head...].lazy.map(\.caller),
+                               at: monotonicNanoseconds())
             }
             // Resume the callers; the jobs are `.done`, so a late cancellation cannot resume them too.
             for job in batch { job.complete() }
@@ -349,49 +353,6 @@ final class AsyncWriter: @unchecked Sendable {
                 for job in batch { job.error = error }
                 return handlers
             }
-        }
-    }
-}
-
-extension Environment {
-    /// The environment's writer thread, started on first use.
-    func asyncWriter() throws -> AsyncWriter {
-        try gate.checkProcess("async write")
-        return try asyncWriterLock.withLock {
-            if let writer = asyncWriterStorage { return writer }
-            if isClosed { throw TransactionGate.closedError("async write") }
-            let writer = AsyncWriter(environment: self, options: groupCommitOptions)
-            asyncWriterStorage = writer
-            return writer
-        }
-    }
-
-    /// Runs `body` in a write transaction on the environment's writer thread and returns its
-    /// result once the commit is durable.
-    ///
-    /// Concurrent calls are **group-committed**: the writer takes every waiting closure (up to
-    /// ``GroupCommitOptions/maxBatchSize``), runs each in its own child transaction (a closure
-    /// that throws undoes only its own work and gets its own error), commits once, then resumes
-    /// every caller. No caller sees success before the commit returned. A task cancelled before
-    /// its closure ran gets `CancellationError`; callers beyond
-    /// ``GroupCommitOptions/maxQueueLength`` wait for room. `body` runs on another thread, so
-    /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
-    @discardableResult
-    public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
-        let writer = try asyncWriter()
-        guard await writer.acquireSlot() else { throw TransactionGate.closedError("async write") }
-        if Task.isCancelled {
-            writer.releaseSlot()
-            throw CancellationError()
-        }
-        let job = TypedWriteJob(body)
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<R, Error>) in
-                job.continuation = continuation // before the job is queued: see `WriteJob`
-                writer.enqueue(job)
-            }
-        } onCancel: {
-            writer.cancel(job)
         }
     }
 }

@@ -288,46 +288,6 @@ struct GroupCommitWaitTests {
         #expect(try env.asyncWriter().statistics.largest == 4)
     }
 
-    /// Two halves of the callers must not settle into alternate batches (each half queueing while
-    /// the other commits): after a batch, the writer waits for its callers to come back *and* for
-    /// the closures queued meanwhile, so the halves join.
-    @Test(.timeLimit(.minutes(1))) func halvesQueuedDuringABatchJoinTheReturningCallers() async throws {
-        let folder = TemporaryFolder()
-        var options = EnvironmentOptions()
-        options.unsafeDurability = [.noSync]
-        options.groupCommit.adaptiveWait = .seconds(20) // the returning caller always comes back well within it
-        let env = try Environment.open(path: folder.path, options: options)
-        let db = try env.openDatabase("w", key: BigEndian<Int64>.self, value: BigEndian<Int64>.self)
-        let writer = try env.asyncWriter()
-        let started = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
-        // Caller X: its first closure holds the writer until the other half has queued; then it
-        // writes again, as a returning caller does.
-        let x = Task {
-            try await env.write { txn in
-                started.signal()
-                release.wait()
-                try txn.put(0, forKey: 0, in: db)
-            }
-            try await env.write { try $0.put(1, forKey: 1, in: db) }
-        }
-        started.wait()
-        let others = Task {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for i in 2..<10 as Range<Int64> { group.addTask { try await env.write { try $0.put(i, forKey: i, in: db) } } }
-                try await group.waitForAll()
-            }
-        }
-        for _ in 0..<2_000 where writer.pending < 8 { try await Task.sleep(for: .milliseconds(5)) }
-        try #require(writer.pending == 8)
-        release.signal()
-        try await x.value
-        try await others.value
-        #expect(try env.read { try $0.count(db) } == 10)
-        let stats = writer.statistics
-        #expect(stats.largest == 9, "X's second write joins the eight queued while X's first batch ran")
-        #expect(stats.batches == 2)
-    }
-
     @Test func waitsAreConvertedWithoutOverflow() {
         #expect(AsyncWriter.nanoseconds(.microseconds(500)) == 500_000)
         #expect(AsyncWriter.nanoseconds(.seconds(2) + .nanoseconds(3)) == 2_000_000_003)

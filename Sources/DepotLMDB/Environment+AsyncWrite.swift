@@ -1,0 +1,46 @@
+extension Environment {
+    /// The environment's writer thread, started on first use.
+    func asyncWriter() throws -> AsyncWriter {
+        try gate.checkProcess("async write")
+        return try asyncWriterLock.withLock {
+            if let writer = asyncWriterStorage { return writer }
+            if isClosed { throw TransactionGate.closedError("async write") }
+            let writer = AsyncWriter(environment: self, options: groupCommitOptions)
+            asyncWriterStorage = writer
+            return writer
+        }
+    }
+
+    /// Runs `body` in a write transaction on the environment's writer thread and returns its
+    /// result once the commit is durable.
+    ///
+    /// Concurrent calls are **group-committed**: the writer takes every waiting closure (up to
+    /// ``GroupCommitOptions/maxBatchSize``), runs them in one transaction, commits once, then
+    /// resumes every caller. No caller sees success before the commit returned. A closure that
+    /// throws undoes only its own work and gets its own error: the batch is rolled back and run
+    /// again with each remaining closure in its own child transaction. So a closure can run more
+    /// than once (also when the map grows): it must not have effects outside the transaction
+    /// that cannot be repeated. A task cancelled before
+    /// its closure ran gets `CancellationError`; callers beyond
+    /// ``GroupCommitOptions/maxQueueLength`` wait for room. `body` runs on another thread, so
+    /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
+    @discardableResult
+    public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+        let writer = try asyncWriter()
+        guard await writer.acquireSlot() else { throw TransactionGate.closedError("async write") }
+        if Task.isCancelled {
+            writer.releaseSlot()
+            throw CancellationError()
+        }
+        let job = TypedWriteJob(body)
+        job.caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<R, Error>) in
+                job.continuation = continuation // before the job is queued: see `WriteJob`
+                writer.enqueue(job)
+            }
+        } onCancel: {
+            writer.cancel(job)
+        }
+    }
+}
