@@ -25,7 +25,16 @@ final class ConditionLock: @unchecked Sendable {
         pthread_mutexattr_destroy(&attributes)
         condition = .allocate(capacity: 1)
         condition.initialize(to: pthread_cond_t())
+        #if canImport(Glibc)
+        // Timed waits count on the monotonic clock: a wall-clock step cannot stretch them.
+        var conditionAttributes = pthread_condattr_t()
+        pthread_condattr_init(&conditionAttributes)
+        pthread_condattr_setclock(&conditionAttributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &conditionAttributes)
+        pthread_condattr_destroy(&conditionAttributes)
+        #else
         pthread_cond_init(condition, nil)
+        #endif
     }
 
     deinit {
@@ -57,9 +66,13 @@ final class ConditionLock: @unchecked Sendable {
     func wait(untilNanoseconds deadline: UInt64) -> Bool {
         let now = monotonicNanoseconds()
         if now >= deadline { return false }
-        // pthread_cond_timedwait takes a CLOCK_REALTIME deadline by default.
+        // The condition's clock: monotonic where it can be chosen (Linux), else the wall clock.
         var ts = timespec()
+        #if canImport(Glibc)
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        #else
         clock_gettime(CLOCK_REALTIME, &ts)
+        #endif
         let remaining = deadline - now
         var nsec = Int(ts.tv_nsec) + Int(remaining % 1_000_000_000)
         var sec = Int(ts.tv_sec) + Int(remaining / 1_000_000_000)
