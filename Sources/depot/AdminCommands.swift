@@ -95,6 +95,7 @@ struct FillCommand: ParsableCommand {
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
 
     func validate() throws {
+        try RawArguments.checkDatabase(db, writing: true)
         guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
         guard valueSize >= 0 else { throw ValidationError("--value-size must be 0 or more, got \(valueSize)") }
         guard batch > 0 else { throw ValidationError("--batch must be at least 1, got \(batch)") }

@@ -7,10 +7,13 @@ enum CommandSuggestions {
     static func unknownCommand(in arguments: [String], root: any ParsableCommand.Type) -> String? {
         var command = root
         var trail: [String] = []
-        for argument in arguments {
+        for (position, argument) in arguments.enumerated() {
             let subcommands = command.configuration.subcommands
             guard !subcommands.isEmpty, !argument.hasPrefix("-") else { return nil }
-            if argument == "help" { return nil }
+            if argument == "help" {
+                // `depot help doc get`: the words after `help` name a command, checked the same way.
+                return unknownCommand(in: Array(arguments[(position + 1)...]), root: command)
+            }
             let names = subcommands.map { $0._commandName } + subcommands.flatMap { $0.configuration.aliases }
             guard let next = subcommands.first(where: { $0._commandName == argument || $0.configuration.aliases.contains(argument) }) else {
                 let scope = (["depot"] + trail).joined(separator: " ")

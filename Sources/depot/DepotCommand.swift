@@ -19,6 +19,10 @@ struct DepotCommand: AsyncParsableCommand {
     )
 
     static func main() async {
+        if let position = RawArguments.firstInvalidUTF8Argument() {
+            printError("error: argument \(position) is not valid UTF-8 (keys and names are stored as their exact UTF-8 bytes)")
+            exit(withError: ExitCode.validationFailure)
+        }
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let message = CommandSuggestions.unknownCommand(in: arguments, root: Self.self) {
             printError(message)

@@ -13,6 +13,11 @@ struct PutCommand: ParsableCommand {
     @Argument(help: "The key (1 to 511 bytes of UTF-8).") var key: String
     @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
 
+    func validate() throws {
+        try RawArguments.checkDatabase(db, writing: true)
+        try RawArguments.checkKey(key)
+    }
+
     func run() throws {
         try reportingErrors {
             let value = try argumentValue(value)
@@ -31,6 +36,11 @@ struct GetCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The named database.") var db: String
     @Argument(help: "The key.") var key: String
+
+    func validate() throws {
+        try RawArguments.checkDatabase(db, writing: false)
+        try RawArguments.checkKey(key)
+    }
 
     func run() throws {
         try reportingErrors {
@@ -56,6 +66,11 @@ struct DeleteCommand: ParsableCommand {
     @Option(help: "The named database.") var db: String
     @Argument(help: "The key.") var key: String
 
+    func validate() throws {
+        try RawArguments.checkDatabase(db, writing: true)
+        try RawArguments.checkKey(key)
+    }
+
     func run() throws {
         try reportingErrors {
             let env = try openExisting(location.path, readOnly: false)
@@ -72,7 +87,8 @@ struct DeleteCommand: ParsableCommand {
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list",
-        abstract: "List keys and values of a named database in key order (tab-separated, or JSON Lines).")
+        abstract: "List keys and values of a named database in key order (tab-separated, or JSON Lines).",
+        discussion: "Tab-separated lines write a backslash, tab, newline or carriage return in a key or value as \\\\, \\t, \\n or \\r; bytes that are not UTF-8 as 0x… hex.")
 
     @OptionGroup var location: PathOption
     @Option(help: "The named database.") var db: String
@@ -82,6 +98,7 @@ struct ListCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
+        try RawArguments.checkDatabase(db, writing: false)
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
         if let prefix, prefix.isEmpty { throw ValidationError("--prefix must not be empty") }
     }
@@ -103,7 +120,7 @@ struct ListCommand: ParsableCommand {
                         if let v = validUTF8String(value) { object["value"] = v } else { object["valueHex"] = hex(value) }
                         lines.append(try jsonLine(object))
                     } else {
-                        lines.append(display(key) + "\t" + display(value))
+                        lines.append(escapedField(display(key)) + "\t" + escapedField(display(value)))
                     }
                     count += 1
                     return count < max
@@ -114,4 +131,21 @@ struct ListCommand: ParsableCommand {
     }
 
     private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// One field of a tab-separated line: backslash, tab, newline and carriage return escaped, so
+    /// that every entry is one line and the tab between key and value is the only one.
+    private func escapedField(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
 }

@@ -43,6 +43,13 @@ public final class Store: @unchecked Sendable {
     /// The alias of a store opened with ``init(path:options:)``.
     public static let defaultAlias = "default"
 
+    /// Whether `name` is one of the named databases the store keeps for itself (documents,
+    /// indexes, meta records, change log: names beginning `depot.`). Raw writes there bypass
+    /// indexes, checksums and change sets, so tools refuse them.
+    public static func isReservedDatabaseName(_ name: String) -> Bool {
+        name.hasPrefix(StoreLayout.reservedPrefix)
+    }
+
     let core: StoreCore
     /// The alias this handle reads and writes.
     public let alias: String

@@ -19,6 +19,8 @@ import DepotLMDB
 ///
 /// Nothing is stored in LMDB's main database, whose keys are the names of the named databases.
 enum StoreLayout {
+    /// Every named database of the store's own begins with this.
+    static let reservedPrefix = "depot."
     static let metaDatabase = "depot.meta"
     static let documentPrefix = "depot.doc/"
     static let indexPrefix = "depot.idx/"

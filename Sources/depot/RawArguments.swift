@@ -1,0 +1,39 @@
+import ArgumentParser
+import Depot
+import Foundation
+
+/// Checks of the raw key/value commands' arguments: misuse is a usage error (exit 64) that names
+/// the argument, before any store is opened.
+enum RawArguments {
+    /// LMDB's largest key with its default build (`mdb_env_get_maxkeysize`).
+    static let maxKeyBytes = 511
+
+    /// `--db` is not empty; a command that writes may not touch the store's own databases.
+    static func checkDatabase(_ name: String, writing: Bool) throws {
+        if name.isEmpty { throw ValidationError("--db must not be empty") }
+        if writing && Store.isReservedDatabaseName(name) {
+            throw ValidationError("--db '\(name)' is one of the document store's own databases (names beginning 'depot.'); "
+                + "raw writes there would bypass its indexes and checksums: use 'depot doc', 'depot kv' or 'depot import'")
+        }
+    }
+
+    /// A key holds 1 to 511 bytes of UTF-8.
+    static func checkKey(_ key: String, _ what: String = "KEY") throws {
+        let count = key.utf8.count
+        if count == 0 { throw ValidationError("\(what) must not be empty") }
+        if count > maxKeyBytes {
+            throw ValidationError("\(what) is \(count) bytes of UTF-8; keys hold at most \(maxKeyBytes) bytes")
+        }
+    }
+
+    /// Every command-line argument is valid UTF-8 (Swift would otherwise repair it, so that two
+    /// different keys could name the same record): the position of the first that is not, or nil.
+    static func firstInvalidUTF8Argument() -> Int? {
+        let argv = CommandLine.unsafeArgv
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = argv[index] else { continue }
+            if String(validatingCString: argument) == nil { return index }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import DepotTestSupport
+
+/// Misuse of the raw key/value commands is a usage error (exit 64) that names the argument.
+@Suite("depot CLI argument checks")
+struct CLIArgumentTests {
+    let folder = TemporaryFolder("depot-cli-args")
+    var dir: String { folder.sub("env") }
+
+    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        return try runProcess(exe, args)
+    }
+
+    /// Runs `depot` through the shell, so that an argument can hold bytes that are not UTF-8.
+    func depotShell(_ script: String) throws -> (status: Int32, out: String, err: String) {
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        return try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", script, exe.path, dir])
+    }
+
+    @Test func argumentsThatAreNotUTF8AreRefusedNotRepaired() throws {
+        #expect(try depot("put", "--path", dir, "--db", "a", "k\u{FFFD}", "v").status == 0)
+        let bad = try depotShell(#""$0" put --path "$1" --db a "$(printf 'k\377')" other"#)
+        #expect(bad.status == 64)
+        #expect(bad.err.contains("argument 6 is not valid UTF-8"))
+        let read = try depotShell(#""$0" get --path "$1" --db a "$(printf 'k\376')""#)
+        #expect(read.status == 64, "a different invalid key must not find the repaired one")
+        #expect(try depot("get", "--path", dir, "--db", "a", "k\u{FFFD}").out == "v\n", "the stored value is unchanged")
+    }
+
+    @Test func rawWritesStayOutOfTheDocumentStoresOwnDatabases() throws {
+        #expect(try depot("put", "--path", dir, "--db", "a", "k", "v").status == 0)
+        for args in [["put", "--path", dir, "--db", "depot.meta", "k", "v"],
+                     ["delete", "--path", dir, "--db", "depot.meta", "collection/default/people"],
+                     ["fill", "--path", dir, "--db", "depot.doc/default/people", "--count", "3"]] {
+            let run = try runProcess(try #require(depotExecutable()), args)
+            #expect(run.status == 64, "\(args[0])")
+            #expect(run.err.contains("one of the document store's own databases"), "\(args[0])")
+        }
+        let names = try depot("stat", "--path", dir, "--json").out
+        #expect(!names.contains("depot.meta") && !names.contains("depot.doc"), "nothing was created")
+    }
+
+    @Test func emptyAndOversizedKeysAndNamesAreUsageErrors() throws {
+        let long = String(repeating: "x", count: 512)
+        for args in [["put", "--path", dir, "--db", "a", "", "v"], ["put", "--path", dir, "--db", "", "k", "v"],
+                     ["get", "--path", dir, "--db", "a", long], ["delete", "--path", dir, "--db", "a", ""],
+                     ["list", "--path", dir, "--db", ""]] {
+            let run = try runProcess(try #require(depotExecutable()), args)
+            #expect(run.status == 64, "\(args)")
+        }
+        #expect(try depot("put", "--path", dir, "--db", "a", long, "v").err.contains("512 bytes of UTF-8; keys hold at most 511"))
+        #expect(try depot("put", "--path", dir, "--db", "a", String(long.dropLast()), "v").status == 0)
+    }
+
+    @Test func listLinesAreUnambiguous() throws {
+        #expect(try depot("put", "--path", dir, "--db", "t", "a\tb", "c\nd\\e").status == 0)
+        #expect(try depot("put", "--path", dir, "--db", "t", "a", "b\tc\nd").status == 0)
+        let list = try depot("list", "--path", dir, "--db", "t")
+        #expect(list.out == "a\tb\\tc\\nd\na\\tb\tc\\nd\\\\e\n")
+    }
+
+    @Test func helpForAnUnknownCommandIsAnError() throws {
+        let unknown = try depot("help", "count")
+        #expect(unknown.status == 64)
+        #expect(unknown.err.contains("unknown command 'count'"))
+        #expect(try depot("help", "doc", "nope").status == 64)
+        #expect(try depot("help", "doc", "get").status == 0)
+    }
+}
