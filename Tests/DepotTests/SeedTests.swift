@@ -168,6 +168,22 @@ struct SeedTests {
         Failure(name: "remote not allowed", kind: .remoteNotAllowed, place: "CompanyBEmployees.seed.json") { dir in
             try Data(#"{"seedlings": [{"seedUrl": "https://example.com/x.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
+        Failure(name: "seedling with both a file and a URL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json", "seedUrl": "https://example.com/x.seed.json"}]}"#.utf8)
+                .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+        },
+        Failure(name: "seedling path cut by a NUL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json\u0000evil"}]}"#.utf8)
+                .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+        },
+        Failure(name: "seedling with an unknown key", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+            try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json", "note": "x"}]}"#.utf8)
+                .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
+        },
+        Failure(name: "relationship with an extra key", kind: .invalidSeed, place: "CompanyBStaff.seed.json") { dir in
+            try Data(#"{"Employee": {"employeeID": "x", "team": {"seedlings": [], "extra": 1}}}"#.utf8)
+                .write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
+        },
         Failure(name: "entity that is not an object", kind: .invalidSeed, place: "CompanyBStaff.seed.json") { dir in
             try Data(#"{"Employee": [1, 2]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },

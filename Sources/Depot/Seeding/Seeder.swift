@@ -203,14 +203,19 @@ final class Seeder {
         var references: [DocumentValue] = []
         for (i, link) in links.enumerated() {
             let linkPath = "\(path)[\(i)]"
-            let target: SeedSource
-            if let f = link["seedFile"]?.stringValue {
-                target = try reader.resolve(seedFile: f, from: source, place: (file, linkPath))
-            } else if let u = link["seedUrl"]?.stringValue {
-                target = try reader.resolve(seedURL: u, place: (file, linkPath))
-            } else {
-                throw SeedError(kind: .invalidSeed, file: file, jsonPath: linkPath, detail: "a seedling needs a seedFile or seedUrl string")
+            func fail(_ detail: String) -> SeedError { SeedError(kind: .invalidSeed, file: file, jsonPath: linkPath, detail: detail) }
+            guard case .object(let linkFields) = link else { throw fail("a seedling must be an object holding a seedFile or seedUrl string") }
+            if let unknown = linkFields.first(where: { $0.key != "seedFile" && $0.key != "seedUrl" }) {
+                throw fail("unexpected key '\(unknown.key)' in a seedling (it holds one seedFile or seedUrl string)")
             }
+            guard linkFields.count == 1, let only = linkFields.first else {
+                throw fail(linkFields.isEmpty ? "a seedling needs a seedFile or seedUrl string" : "a seedling holds a seedFile or a seedUrl, not both")
+            }
+            guard let text = only.value.stringValue else { throw fail("\(only.key) must be a string") }
+            if text.utf8.contains(0) { throw fail("\(only.key) contains a NUL character") }
+            let target = only.key == "seedFile"
+                ? try reader.resolve(seedFile: text, from: source, place: (file, linkPath))
+                : try reader.resolve(seedURL: text, place: (file, linkPath))
             references += try load(target, place: (file, linkPath))
         }
         return references
@@ -238,10 +243,13 @@ final class Seeder {
         found += 1
         // Relationships: a property holding {"seedlings": […]} becomes references to what they load.
         for i in fields.indices {
-            if case .object(let inner) = fields[i].value, inner.contains(where: { $0.key == "seedlings" }) {
-                let refs = try followSeedlings(fields[i].value["seedlings"]!, from: source, file: file, path: "\(path).\(fields[i].key).seedlings")
-                fields[i].value = .array(refs)
+            guard case .object(let inner) = fields[i].value, let links = inner.first(where: { $0.key == "seedlings" }) else { continue }
+            let relationPath = "\(path).\(fields[i].key)"
+            if let extra = inner.first(where: { $0.key != "seedlings" }) {
+                throw SeedError(kind: .invalidSeed, file: file, jsonPath: relationPath,
+                                detail: "a relationship holds only 'seedlings'; unexpected key '\(extra.key)'")
             }
+            fields[i].value = .array(try followSeedlings(links.value, from: source, file: file, path: relationPath + ".seedlings"))
         }
         let registration = types[entity]
         let idField = fields.contains { $0.key == "id" } ? "id" : Self.idFieldName(for: entity)
