@@ -19,7 +19,7 @@ struct QueryCommand: ParsableCommand {
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(name: .customLong("where"), help: ArgumentHelp("A condition: FIELD OP VALUE (three words).", valueName: "FIELD OP VALUE"))
     var conditions: [String] = []
-    @Option(help: ArgumentHelp("Sort by a field; add :desc for descending. Repeatable.", valueName: "FIELD[:desc]"))
+    @Option(help: ArgumentHelp("Sort by a field; add :desc for descending (:asc is the default). Repeatable.", valueName: "FIELD[:asc|:desc]"))
     var sort: [String] = []
     @Option(help: "At most this many documents.") var limit: Int?
     @Flag(help: "Print how the query ran (index or scan, rows examined) on standard error.") var explain = false
@@ -29,6 +29,24 @@ struct QueryCommand: ParsableCommand {
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
         _ = try parsedConditions()
+        _ = try parsedSorts()
+    }
+
+    /// `FIELD`, `FIELD:asc` or `FIELD:desc`; any other text after the last ':' is a mistake.
+    func parsedSorts() throws -> [FieldSort] {
+        try sort.map { key -> FieldSort in
+            var field = key, descending = false
+            if let colon = key.lastIndex(of: ":") {
+                let direction = key[key.index(after: colon)...]
+                guard direction == "asc" || direction == "desc" else {
+                    throw ValidationError("--sort '\(key)': the direction after ':' must be asc or desc")
+                }
+                field = String(key[..<colon])
+                descending = direction == "desc"
+            }
+            if field.isEmpty { throw ValidationError("--sort '\(key)' names no field") }
+            return FieldSort(field: field, descending: descending)
+        }
     }
 
     func parsedConditions() throws -> [FieldCondition] {
@@ -53,11 +71,7 @@ struct QueryCommand: ParsableCommand {
                 printError("error: no alias named '\(alias)' in '\(env.path)'")
                 throw ExitCode(1)
             }
-            let sorts = sort.map { key -> FieldSort in
-                if key.hasSuffix(":desc") { return FieldSort(field: String(key.dropLast(5)), descending: true) }
-                if key.hasSuffix(":asc") { return FieldSort(field: String(key.dropLast(4))) }
-                return FieldSort(field: key)
-            }
+            let sorts = try parsedSorts()
             let conditions = try parsedConditions()
             try store.alias(alias).read { tx in
                 guard try tx.collections().contains(collection) else {

@@ -185,7 +185,7 @@ struct HoldReaderCommand: ParsableCommand {
     @Option(help: "Give up and exit after this many seconds.") var seconds: Double = 60
 
     func validate() throws {
-        guard seconds >= 0 else { throw ValidationError("--seconds must be 0 or more") }
+        guard seconds.isFinite, seconds >= 0 else { throw ValidationError("--seconds must be a finite number of seconds, 0 or more") }
     }
 
     func run() throws {

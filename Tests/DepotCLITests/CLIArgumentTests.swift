@@ -61,6 +61,14 @@ struct CLIArgumentTests {
         #expect(list.out == "a\tb\\tc\\nd\na\\tb\tc\\nd\\\\e\n")
     }
 
+    @Test func mistakenSortDirectionsAndEndlessWaitsAreUsageErrors() throws {
+        let sort = try depot("query", "--path", dir, "--collection", "c", "--sort", "name:up")
+        #expect(sort.status == 64)
+        #expect(sort.err.contains("must be asc or desc"))
+        #expect(try depot("query", "--path", dir, "--collection", "c", "--sort", ":desc").status == 64)
+        #expect(try depot("hold-reader", "--path", dir, "--seconds", "inf").status == 64)
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)
