@@ -21,6 +21,16 @@ struct DocCommand: ParsableCommand {
         @OptionGroup var location: PathOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Option(help: "The collection.") var collection: String
+
+        func validate() throws {
+            if alias.isEmpty { throw ValidationError("--alias must not be empty") }
+            if collection.isEmpty { throw ValidationError("--collection must not be empty") }
+        }
+    }
+
+    /// `--id` names a document: it is not empty.
+    static func checkID(_ id: String?) throws {
+        if let id, id.isEmpty { throw ValidationError("--id must not be empty") }
     }
 
     struct Put: ParsableCommand {
@@ -32,6 +42,8 @@ struct DocCommand: ParsableCommand {
         @Option(help: "The document's ID.") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input.") var json: String
 
+        func validate() throws { try DocCommand.checkID(id) }
+
         func run() throws {
             try reportingErrors {
                 let text = try argumentValue(json)
@@ -41,7 +53,11 @@ struct DocCommand: ParsableCommand {
                     throw ExitCode(1)
                 }
                 guard case .object = document else {
-                    printError("error: the document must be a JSON object ({…})")
+                    if case .reference = document {
+                        printError("error: the document is a reference ({\"$ref\": …}); a document is a JSON object of fields")
+                    } else {
+                        printError("error: the document must be a JSON object ({…})")
+                    }
                     throw ExitCode(1)
                 }
                 let store = try Store(path: target.location.path).alias(target.alias)
@@ -72,6 +88,8 @@ struct DocCommand: ParsableCommand {
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String
 
+        func validate() throws { try DocCommand.checkID(id) }
+
         func run() throws {
             try reportingErrors {
                 let env = try openExisting(target.location.path)
@@ -100,6 +118,8 @@ struct DocCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a document. A missing one exits with status 1.")
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String
+
+        func validate() throws { try DocCommand.checkID(id) }
 
         func run() throws {
             try reportingErrors {

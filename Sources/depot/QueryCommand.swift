@@ -28,6 +28,8 @@ struct QueryCommand: ParsableCommand {
 
     func validate() throws {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
+        if collection.isEmpty { throw ValidationError("--collection must not be empty") }
+        if alias.isEmpty { throw ValidationError("--alias must not be empty") }
         _ = try parsedConditions()
         _ = try parsedSorts()
     }

@@ -69,6 +69,20 @@ struct CLIArgumentTests {
         #expect(try depot("hold-reader", "--path", dir, "--seconds", "inf").status == 64)
     }
 
+    @Test func documentCommandsNameEmptyAndMistakenArguments() throws {
+        for args in [["doc", "put", "--path", dir, "--collection", "c", "--id", "", "{}"],
+                     ["doc", "get", "--path", dir, "--collection", "", "--id", "1"],
+                     ["doc", "delete", "--path", dir, "--alias", "", "--collection", "c", "--id", "1"],
+                     ["query", "--path", dir, "--collection", ""]] {
+            let run = try runProcess(try #require(depotExecutable()), args)
+            #expect(run.status == 64, "\(args)")
+            #expect(run.err.contains("must not be empty"), "\(args)")
+        }
+        let reference = try depot("doc", "put", "--path", dir, "--collection", "c", #"{"$ref": {"collection": "a", "id": "b"}}"#)
+        #expect(reference.status == 1)
+        #expect(reference.err.contains("the document is a reference"))
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)

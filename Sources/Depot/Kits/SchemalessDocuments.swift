@@ -73,6 +73,7 @@ extension DocumentTransaction {
             throw DepotError.invalidState("the collection '\(collection)' could not be created")
         }
         guard let key = target.kind.key(for: id), !key.isEmpty else {
+            if case .string("") = id { throw DepotError.invalidKey(detail: "the ID of a \(collection) document is empty") }
             throw DepotError.invalidKey(detail: "the ID \(displayID(id)) does not fit the \(target.kind.rawValue) IDs of collection '\(collection)'")
         }
         let bytes = document.binary()
