@@ -17,8 +17,7 @@ struct CollectionsCommand: ParsableCommand {
             let store = try Store(environment: env)
             let aliases = try store.aliases()
             if let alias, !aliases.contains(alias) {
-                printError("error: no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
-                throw ExitCode(1)
+                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
             }
             var lines: [String] = []
             for name in aliases where alias == nil || alias == name {

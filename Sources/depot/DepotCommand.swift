@@ -67,13 +67,21 @@ func printError(_ message: String) {
     FileHandle.standardError.write(Data(("depot: " + message + "\n").utf8))
 }
 
+/// A failure the tool itself finds (no store, no database): reported like any other error, as
+/// plain text or, with `--json`, as a JSON object with `code`.
+struct CLIFailure: Error, CustomStringConvertible {
+    /// A stable machine code, e.g. `noEnvironment`.
+    let code: String
+    let message: String
+    var description: String { message }
+}
+
 /// Opens an existing environment for reading; a missing one is a clear error, never created.
 func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {
-        printError("error: no environment at '\(path)' (expected a folder holding data.mdb)")
-        throw ExitCode(1)
+        throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (expected a folder holding data.mdb)")
     }
     return try Environment.open(path: path, options: EnvironmentOptions(readOnly: readOnly))
 }
@@ -83,8 +91,7 @@ func openExistingDatabase(_ env: Environment, _ name: String) throws -> Database
     do {
         return try env.openDatabase(name, create: false)
     } catch LMDBError.notFound {
-        printError("error: no database named '\(name)' in '\(env.path)'")
-        throw ExitCode(1)
+        throw CLIFailure(code: "noDatabase", message: "no database named '\(name)' in '\(env.path)'")
     }
 }
 

@@ -47,6 +47,8 @@ struct ErrorReport: Encodable {
             fieldPath = error.fieldPath
         case let error as SeedError:
             code = error.kind.rawValue
+        case let error as CLIFailure:
+            code = error.code
         default:
             break
         }

@@ -83,6 +83,19 @@ struct CLIArgumentTests {
         #expect(reference.err.contains("the document is a reference"))
     }
 
+    @Test func jsonErrorsAreJSONWhenTheStoreIsMissing() throws {
+        for command in ["stat", "collections"] {
+            let run = try depot(command, "--path", folder.sub("nowhere"), "--json")
+            #expect(run.status == 1)
+            let object = try JSONSerialization.jsonObject(with: Data(run.err.utf8)) as? [String: Any]
+            let error = object?["error"] as? [String: Any]
+            #expect(error?["code"] as? String == "noEnvironment", "\(command): \(run.err)")
+        }
+        #expect(try depot("put", "--path", dir, "--db", "a", "k", "v").status == 0)
+        let noAlias = try depot("collections", "--path", dir, "--alias", "zz", "--json")
+        #expect(noAlias.err.hasPrefix(#"{"error":{"code":"noAlias""#), "\(noAlias.err)")
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)
