@@ -201,6 +201,12 @@ struct SeedTests {
         #expect(try store.retrieveAll(Employee.self).map(\.id) == ["before"])
     }
 
+    @Test func aFolderGivenAsTheSeedFileIsNamedAsSuch() throws {
+        let error = #expect(throws: SeedError.self) { try store.seed(from: URL(fileURLWithPath: folder.path)) }
+        #expect(error?.kind == .unreadableFile)
+        #expect(error?.detail == "is a folder, not a seed file")
+    }
+
     @Test func limitsAreEnforced() throws {
         var options = SeedOptions()
         options.maxFiles = 3

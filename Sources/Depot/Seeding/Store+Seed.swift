@@ -40,6 +40,10 @@ extension Store {
             guard let resolved = SeedReader.realPath(url.path) else {
                 throw SeedError(kind: .missingFile, file: url.path, jsonPath: nil, detail: "the seed file does not exist")
             }
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder), isFolder.boolValue {
+                throw SeedError(kind: .unreadableFile, file: url.path, jsonPath: nil, detail: "is a folder, not a seed file")
+            }
             rootFile = .file(resolved)
             let folder = options.rootDirectory.map { $0.path } ?? (resolved as NSString).deletingLastPathComponent
             guard let realFolder = SeedReader.realPath(folder) else {
