@@ -79,6 +79,9 @@ struct CLIFailure: Error, CustomStringConvertible {
 /// Opens an existing environment for reading; a missing one is a clear error, never created.
 func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
     var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, access(path, R_OK | X_OK) != 0 {
+        throw CLIFailure(code: "permissionDenied", message: "cannot open '\(path)': permission denied (the folder is not readable)")
+    }
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {
         throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (expected a folder holding data.mdb)")

@@ -85,7 +85,8 @@ enum LMDBErrorText {
         case LMDBError.invalid: return "the folder does not hold an LMDB data file"
         case LMDBError.versionMismatch: return "the data file was written by an incompatible LMDB version"
         case LMDBError.incompatible: return "the database was opened with incompatible options"
-        case LMDBError.permissionDenied: return "permission denied"
+        case LMDBError.permissionDenied:
+            return "permission denied (LMDB needs write access to lock.mdb even to read, and to data.mdb to write)"
         case LMDBError.noSpace: return "no space left on the device"
         case LMDBError.busy, LMDBError.wouldBlock: return "the store is busy (another process holds it)"
         default:

@@ -96,6 +96,26 @@ struct CLIArgumentTests {
         #expect(noAlias.err.hasPrefix(#"{"error":{"code":"noAlias""#), "\(noAlias.err)")
     }
 
+    /// Root reads any folder, so as root the tool runs as `nobody` (through `setpriv`).
+    static let canDropPrivileges = getuid() != 0 || which("setpriv") != nil
+
+    @Test(.enabled(if: canDropPrivileges)) func anUnreadableStoreFolderIsNamedAsSuch() throws {
+        let exe = try #require(depotExecutable())
+        #expect(try depot("put", "--path", dir, "--db", "a", "k", "v").status == 0)
+        let run: (status: Int32, out: String, err: String)
+        if getuid() == 0 {
+            #expect(chmod(dir, 0o700) == 0)
+            run = try runProcess(try #require(which("setpriv")),
+                                 ["--reuid=65534", "--regid=65534", "--clear-groups", exe.path, "get", "--path", dir, "--db", "a", "k"])
+        } else {
+            #expect(chmod(dir, 0o000) == 0)
+            run = try depot("get", "--path", dir, "--db", "a", "k")
+        }
+        _ = chmod(dir, 0o755)
+        #expect(run.status == 1)
+        #expect(run.err.contains("permission denied (the folder is not readable)"), "\(run.err)")
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)
