@@ -24,6 +24,13 @@ struct StrictJSONTests {
         }
     }
 
+    @Test func aLeadingByteOrderMarkIsIgnoredAnywhereElseRefused() throws {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        #expect(try DocumentValue(json: Data(bom + Array(#"{"a": 1}"#.utf8))) == .object([.init("a", .int(1))]))
+        #expect(throws: BinaryCodecError.self) { try DocumentValue(json: Data(Array(#"{"a": 1}"#.utf8) + bom)) }
+        #expect(throws: BinaryCodecError.self) { try DocumentValue(json: Data(bom + bom + Array("1".utf8))) }
+    }
+
     @Test func duplicateKeysAreRefusedWithTheirPath() throws {
         #expect(refusal(#"{"id":"d1","id":"d2"}"#)?.path == "$.id")
         #expect(refusal(#"{"a":{"b":[1,{"x":1,"y":2,"x":3}]}}"#)?.path == "$.a.b[1].x")

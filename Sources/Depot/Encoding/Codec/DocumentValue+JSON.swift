@@ -3,7 +3,8 @@ import Foundation
 extension DocumentValue {
     /// Parses JSON text (UTF-8). Integers stay `.int`/`.uint`, numbers with a fraction or exponent
     /// become `.double` (so `3.0` is a double and `3` an int), `true`/`false` become `.bool`.
-    /// `{"$ref": {"collection": C, "id": ID}}` becomes `.reference`. Nesting is capped at 512.
+    /// `{"$ref": {"collection": C, "id": ID}}` becomes `.reference`. Nesting is capped at 512. A
+    /// UTF-8 byte-order mark before the text is ignored.
     ///
     /// Strict: a key repeated in one object, an integer beyond 64 bits and a number that would
     /// become infinity or 0 as a `Double` are refused with `BinaryCodecError.rejectedJSON`,

@@ -54,6 +54,8 @@ struct JSONParser {
     }
 
     mutating func parseDocument() throws -> DocumentValue {
+        // A UTF-8 byte-order mark before the text is ignored, as RFC 8259 allows (editors add it).
+        if count >= 3 && base[0] == 0xEF && base[1] == 0xBB && base[2] == 0xBF { p = 3 }
         skipWhitespace()
         let v = try value(depth: 0)
         skipWhitespace()
