@@ -68,9 +68,9 @@ struct ImportCommand: ParsableCommand {
                 pending.removeAll(keepingCapacity: true)
             }
             do {
-                while let (number, line) = try reader.next() {
-                    if line.allSatisfy(\.isWhitespace) { continue }
-                    pending.append(try ImportedLine(parsing: line, number: number))
+                while let line = try reader.next() {
+                    if line.isBlank { continue }
+                    pending.append(try ImportedLine(parsing: line))
                     progress.update(items: stored + pending.count, bytes: reader.bytesRead)
                     if batch > 0 && pending.count >= batch { try flush() }
                 }
@@ -114,11 +114,15 @@ struct ImportedLine {
     var id: DocumentValue
     var document: DocumentValue
 
-    init(parsing text: String, number: Int) throws {
+    init(parsing input: LineReader.Line) throws {
+        let number = input.number
         line = number
+        if let bad = input.firstInvalidUTF8Offset {
+            throw ImportFailure(line: number, message: "not valid UTF-8 at byte \(bad) of the line (byte \(input.offset + bad) of the input; bytes count from 0)")
+        }
         let value: DocumentValue
         do {
-            value = try DocumentValue(jsonString: text)
+            value = try DocumentValue(json: Data(input.bytes))
         } catch {
             throw ImportFailure(line: number, message: "not valid JSON (\(error))")
         }
@@ -134,45 +138,5 @@ struct ImportedLine {
         self.collection = collection
         self.id = id
         self.document = document
-    }
-}
-
-/// Reads lines from a file handle in large chunks (any line length; `\n` or `\r\n`).
-final class LineReader {
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
-    private var start = 0
-    private var atEnd = false
-    private var number = 0
-    /// Bytes consumed so far.
-    private(set) var bytesRead = 0
-
-    init(_ handle: FileHandle) { self.handle = handle }
-
-    /// The next line and its number (from 1), or nil at the end.
-    func next() throws -> (Int, String)? {
-        while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
-                var end = newline
-                if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                let line = String(decoding: buffer[start..<end], as: UTF8.self)
-                bytesRead += newline + 1 - start
-                start = newline + 1
-                number += 1
-                return (number, line)
-            }
-            if atEnd {
-                guard start < buffer.count else { return nil }
-                let line = String(decoding: buffer[start...], as: UTF8.self)
-                bytesRead += buffer.count - start
-                start = buffer.count
-                number += 1
-                return (number, line)
-            }
-            buffer.removeFirst(start)
-            start = 0
-            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
-            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
-        }
     }
 }

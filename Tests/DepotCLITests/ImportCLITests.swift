@@ -1,0 +1,53 @@
+import Depot
+import DepotTestSupport
+import Foundation
+import Testing
+
+@Suite("depot import: bad input, counts, round trips, no leftovers, JSON errors")
+struct CLIImportTests {
+    let folder = TemporaryFolder("depot-import")
+
+    func depot(_ args: String..., input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
+        try runProcess(try #require(depotExecutable()), args, input: input)
+    }
+
+    /// Writes `bytes` to a file in the folder and returns its path.
+    func file(_ name: String, _ bytes: [UInt8]) throws -> String {
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: folder.sub(name)))
+        return folder.sub(name)
+    }
+
+    func file(_ name: String, _ text: String) throws -> String { try file(name, Array(text.utf8)) }
+
+    /// How many documents the store at `path` holds (0 when there is no store).
+    func storedDocuments(_ path: String) throws -> Int {
+        guard FileManager.default.fileExists(atPath: path + "/data.mdb") else { return 0 }
+        let store = try Store(path: path)
+        return try store.aliases().reduce(0) { total, alias in
+            try total + store.alias(alias).read { tx in try tx.collections().reduce(0) { try $0 + (tx.collectionInfo($1)?.count ?? 0) } }
+        }
+    }
+
+    /// The one JSON object `--json` printed on standard error, as `error`'s fields.
+    func jsonError(_ text: String) -> [String: Any]? {
+        let lines = text.split(separator: "\n")
+        guard lines.count == 1, let object = try? JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any] else { return nil }
+        return object["error"] as? [String: Any]
+    }
+
+    @Test func invalidUTF8IsRefusedWithFileLineAndOffset() throws {
+        let first = Array(#"{"collection":"p","id":1,"document":{"name":"ok"}}"#.utf8) + [0x0A]
+        let prefix = Array(#"{"collection":"p","id":2,"document":{"name":"S"#.utf8)
+        let second = prefix + [0xFF, 0xFE] + Array(#"X"}}"#.utf8) + [0x0A]
+        let path = try file("bad-utf8.jsonl", first + second)
+        let store = folder.sub("store")
+        let result = try depot("import", "--path", store, path)
+        #expect(result.status == 1, "\(result.out)")
+        #expect(result.err.contains(path) && result.err.contains("line 2"), "\(result.err)")
+        #expect(result.err.contains("UTF-8") && result.err.contains("byte \(prefix.count) of the line"), "\(result.err)")
+        #expect(result.err.contains("byte \(first.count + prefix.count) of the input"), "\(result.err)")
+        #expect(!result.err.contains("ok"), "no input value is echoed: \(result.err)")
+        #expect(try storedDocuments(store) == 0, "nothing is stored")
+    }
+}
