@@ -9,7 +9,9 @@ struct ImportCommand: ParsableCommand {
         discussion: """
             Each line is {"collection": C, "id": ID, "document": {…}}; references are \
             {"$ref": {"collection": C2, "id": ID2}}. Documents are stored under their collection \
-            and ID exactly as given (replacing a stored one with the same ID); indexes are kept. \
+            and ID exactly as given (replacing a stored one with the same ID: a line repeating an earlier \
+            line's collection and ID replaces its document, and the summary counts documents stored \
+            and names the replacing lines); indexes are kept. \
             The whole input is read and checked first, then stored in one transaction: on any \
             error nothing is stored and the message names the line. With --batch N, every N \
             documents are committed as they are read instead (for inputs too large to hold in \
@@ -47,47 +49,53 @@ struct ImportCommand: ParsableCommand {
             let store = try Store(path: location.path).alias(alias)
             let progress = ProgressLine("import", unit: "documents", totalBytes: totalBytes)
             let reader = LineReader(input)
-            var perCollection: [String: Int] = [:]
-            var stored = 0
+            var stored = StoredIDs()
             var pending: [ImportedLine] = []
             let source = file == "-" ? "standard input" : "'\(file)'"
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 let documents = pending
-                try store.write { tx in
+                let batch = try store.write { tx in
+                    var batch = StoredIDs.Batch()
+                    var kinds: [String: IDKind] = [:]
                     for document in documents {
                         do {
                             try tx.put(document: document.document, in: document.collection, id: document.id)
+                            if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
+                            if let kind = kinds[document.collection], let key = kind.key(for: document.id) {
+                                batch.add(collection: document.collection, key: key, line: document.line, to: stored)
+                            }
                         } catch {
                             throw ImportFailure(line: document.line, message: userMessage(for: error))
                         }
                     }
+                    return batch
                 }
-                for document in documents { perCollection[document.collection, default: 0] += 1 }
-                stored += documents.count
+                stored.merge(batch)
                 pending.removeAll(keepingCapacity: true)
             }
             do {
                 while let line = try reader.next() {
                     if line.isBlank { continue }
                     pending.append(try ImportedLine(parsing: line))
-                    progress.update(items: stored + pending.count, bytes: reader.bytesRead)
+                    progress.update(items: stored.count + pending.count, bytes: reader.bytesRead)
                     if batch > 0 && pending.count >= batch { try flush() }
                 }
                 try flush()
             } catch let error as ImportFailure {
                 progress.finish()
-                let kept = stored == 0 ? "nothing was stored" : "\(stored) documents of earlier batches stay stored"
+                let kept = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"
                 printError("error: \(source) line \(error.line): \(error.message); \(kept)")
                 throw ExitCode(1)
             }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
+            let summary = ImportSummary(alias: alias, documents: stored.count, documentsPerCollection: stored.perCollection,
+                                        replacedLines: stored.replacedLines, replacedLineNumbers: stored.firstReplacedLines, seconds: seconds)
             if json {
-                print(try JSONOutput.line(ImportSummary(alias: alias, documents: stored, documentsPerCollection: perCollection, seconds: seconds)))
+                print(try JSONOutput.line(summary))
             } else {
-                print("imported \(stored) documents into alias '\(alias)' in \(String(format: "%.3f", seconds)) s")
-                for (collection, count) in perCollection.sorted(by: { $0.key < $1.key }) { print("  \(collection): \(count)") }
+                print(summary.text)
             }
         }
     }
@@ -96,9 +104,62 @@ struct ImportCommand: ParsableCommand {
 /// `depot import --json` output.
 struct ImportSummary: Encodable {
     var alias: String
+    /// Documents stored: a line whose collection and ID an earlier line of the import had
+    /// replaces that line's document and is not counted again.
     var documents: Int
     var documentsPerCollection: [String: Int]
+    /// How many lines replaced the document of an earlier line (same collection and ID).
+    var replacedLines: Int
+    /// The first few of them (``StoredIDs/listedLines``).
+    var replacedLineNumbers: [Int]
     var seconds: Double
+
+    /// The summary for people.
+    var text: String {
+        var lines = ["imported \(documents) documents into alias '\(alias)' in \(String(format: "%.3f", seconds)) s"]
+        for (collection, count) in documentsPerCollection.sorted(by: { $0.key < $1.key }) { lines.append("  \(collection): \(count)") }
+        if replacedLines > 0 {
+            let listed = replacedLineNumbers.map(String.init).joined(separator: ", ") + (replacedLines > replacedLineNumbers.count ? ", …" : "")
+            lines.append("\(replacedLines) \(replacedLines == 1 ? "line" : "lines") replaced a document of an earlier line with the same collection and ID "
+                         + "(the last one is stored): \(replacedLines == 1 ? "line" : "lines") \(listed)")
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The documents an import stored, by collection and stored key (as the collection's ID kind
+/// writes it, so two spellings of one ID are one document).
+struct StoredIDs {
+    /// How many replacing lines are listed by number.
+    static let listedLines = 10
+
+    private var keys: [String: Set<[UInt8]>] = [:]
+    private(set) var count = 0
+    private(set) var replacedLines = 0
+    private(set) var firstReplacedLines: [Int] = []
+
+    var perCollection: [String: Int] { keys.mapValues(\.count) }
+
+    /// What one write transaction adds (kept apart until it commits).
+    struct Batch {
+        fileprivate var added: [String: Set<[UInt8]>] = [:]
+        fileprivate var replaced: [Int] = []
+
+        mutating func add(collection: String, key: [UInt8], line: Int, to stored: StoredIDs) {
+            if stored.keys[collection]?.contains(key) == true || !added[collection, default: []].insert(key).inserted {
+                replaced.append(line)
+            }
+        }
+    }
+
+    mutating func merge(_ batch: Batch) {
+        for (collection, added) in batch.added {
+            keys[collection, default: []].formUnion(added)
+            count += added.count
+        }
+        replacedLines += batch.replaced.count
+        firstReplacedLines += batch.replaced.prefix(Self.listedLines - firstReplacedLines.count)
+    }
 }
 
 /// A failure tied to an input line.

@@ -50,4 +50,29 @@ struct CLIImportTests {
         #expect(!result.err.contains("ok"), "no input value is echoed: \(result.err)")
         #expect(try storedDocuments(store) == 0, "nothing is stored")
     }
+
+    @Test func duplicateIDsAreCountedOnceAndTheReplacingLinesNamed() throws {
+        let input = """
+            {"collection":"c","id":1,"document":{"v":1}}
+            {"collection":"c","id":2,"document":{"v":2}}
+            {"collection":"c","id":1,"document":{"v":3}}
+            {"collection":"d","id":"x","document":{"v":4}}
+            {"collection":"c","id":1,"document":{"v":5}}
+            """
+        let path = try file("dups.jsonl", input)
+        let text = try depot("import", "--path", folder.sub("a"), path)
+        #expect(text.status == 0, "\(text.err)")
+        #expect(text.out.contains("imported 3 documents"), "\(text.out)")
+        #expect(text.out.contains("  c: 2\n") && text.out.contains("  d: 1\n"), "\(text.out)")
+        #expect(text.out.contains("2 lines replaced a document of an earlier line") && text.out.contains("lines 3, 5"), "\(text.out)")
+        #expect(try storedDocuments(folder.sub("a")) == 3)
+        let exported = try depot("export", "--path", folder.sub("a"), "--collection", "c")
+        #expect(exported.out.hasPrefix(#"{"collection":"c","id":1,"document":{"v":5}}"#), "the last line wins: \(exported.out)")
+        let json = try depot("import", "--path", folder.sub("b"), "--json", path)
+        let summary = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        #expect(summary?["documents"] as? Int == 3)
+        #expect(summary?["replacedLines"] as? Int == 2)
+        #expect(summary?["replacedLineNumbers"] as? [Int] == [3, 5])
+        #expect((summary?["documentsPerCollection"] as? [String: Int]) == ["c": 2, "d": 1])
+    }
 }
