@@ -183,7 +183,9 @@ struct ImportedLine {
         }
         let value: DocumentValue
         do {
-            value = try DocumentValue(json: Data(input.bytes))
+            value = try DocumentValue(exportedLine: Data(input.bytes))
+        } catch BinaryCodecError.nestingTooDeep(let limit) {
+            throw ImportFailure(line: number, message: "values are nested deeper than a stored document may be (\(limit) levels, not counting the line's own object)")
         } catch {
             throw ImportFailure(line: number, message: "not valid JSON (\(error))")
         }

@@ -75,4 +75,23 @@ struct CLIImportTests {
         #expect(summary?["replacedLineNumbers"] as? [Int] == [3, 5])
         #expect((summary?["documentsPerCollection"] as? [String: Int]) == ["c": 2, "d": 1])
     }
+
+    @Test func theDeepestStorableDocumentSurvivesExportAndImport() throws {
+        func nested(_ levels: Int) -> String {
+            String(repeating: #"{"a":"#, count: levels - 1) + "{}" + String(repeating: "}", count: levels - 1)
+        }
+        let put = try depot("doc", "put", "--path", folder.sub("a"), "--collection", "c", "--id", "1", "-", input: Data(nested(512).utf8))
+        #expect(put.status == 0, "the store takes 512 levels: \(put.err)")
+        let exported = try depot("export", "--path", folder.sub("a"))
+        #expect(exported.status == 0, "\(exported.err)")
+        let dump = try file("deep.jsonl", exported.out)
+        let imported = try depot("import", "--path", folder.sub("b"), dump)
+        #expect(imported.status == 0, "\(imported.err)")
+        #expect(try depot("export", "--path", folder.sub("b")).out == exported.out)
+        let tooDeep = try file("too-deep.jsonl", #"{"collection":"c","id":1,"document":"# + nested(513) + "}\n")
+        let refused = try depot("import", "--path", folder.sub("c"), tooDeep)
+        #expect(refused.status == 1 && refused.err.contains("line 1") && refused.err.contains("512"), "\(refused.err)")
+        #expect(try depot("doc", "put", "--path", folder.sub("c"), "--collection", "c", "--id", "1", nested(513)).status == 1,
+                "what import refuses, doc put refuses too")
+    }
 }

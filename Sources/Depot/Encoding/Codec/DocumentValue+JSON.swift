@@ -17,6 +17,17 @@ extension DocumentValue {
         }
     }
 
+    /// Parses one line of `depot export` output, `{"collection": C, "id": ID, "document": {…}}`,
+    /// as ``init(json:)`` does, except that the line's own object does not count towards the
+    /// nesting cap: the deepest document the store takes (512 levels) parses inside it.
+    public init(exportedLine json: Data) throws {
+        self = try json.withUnsafeBytes { raw in
+            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            parser.enclosingLevels = 1
+            return try parser.parseDocument()
+        }
+    }
+
     /// Parses JSON text.
     public init(jsonString: String) throws {
         try self.init(json: Data(jsonString.utf8))

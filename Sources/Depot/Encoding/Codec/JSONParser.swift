@@ -18,6 +18,9 @@ struct JSONParser {
     var p = 0
     /// The path of the value being read, for messages: keys and array indexes.
     var path: [PathComponent] = []
+    /// Levels above the document that do not count towards ``BinaryFormat/maxDepth`` (the
+    /// object of a `depot export` line around its document).
+    var enclosingLevels = 0
 
     enum PathComponent { case key(String), index(Int) }
 
@@ -79,7 +82,7 @@ struct JSONParser {
     }
 
     mutating func value(depth: Int) throws -> DocumentValue {
-        guard depth < BinaryFormat.maxDepth else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
+        guard depth < BinaryFormat.maxDepth + enclosingLevels else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
         guard p < count else { throw error("unexpected end of input") }
         switch base[p] {
         case UInt8(ascii: "{"): return try object(depth: depth)
