@@ -9,7 +9,9 @@ struct ExportCommand: ParsableCommand {
         abstract: "Print stored documents as JSON Lines: {\"collection\": C, \"id\": ID, \"document\": {…}}.",
         discussion: """
             References to other documents are written as {"$ref": {"collection": C2, "id": ID2}}. \
-            'depot import' reads this format back. On a terminal, standard error shows progress.
+            'depot import' reads this format back. A store holding no documents prints nothing; an \
+            alias that is not in a store holding others is an error. On a terminal, standard error \
+            shows progress.
             """)
 
     @OptionGroup var location: PathOption
@@ -23,6 +25,8 @@ struct ExportCommand: ParsableCommand {
             let env = try openExisting(location.path)
             let store = try Store(environment: env)
             let aliases = try store.aliases()
+            // A store without documents (new, or filled by an empty import) exports as nothing.
+            if aliases.isEmpty { return }
             guard aliases.contains(alias) else {
                 printError("error: no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
                 throw ExitCode(1)

@@ -94,4 +94,20 @@ struct CLIImportTests {
         #expect(try depot("doc", "put", "--path", folder.sub("c"), "--collection", "c", "--id", "1", nested(513)).status == 1,
                 "what import refuses, doc put refuses too")
     }
+
+    @Test func anEmptyImportExportsAsNothing() throws {
+        let empty = try file("empty.jsonl", "")
+        let imported = try depot("import", "--path", folder.sub("a"), empty)
+        #expect(imported.status == 0 && imported.out.contains("imported 0 documents"), "\(imported.err)")
+        let exported = try depot("export", "--path", folder.sub("a"))
+        #expect(exported.status == 0 && exported.out.isEmpty && exported.err.isEmpty, "\(exported.err)")
+        // An alias whose collections hold no documents exports nothing too.
+        #expect(try depot("doc", "put", "--path", folder.sub("b"), "--collection", "c", "--id", "1", "{}").status == 0)
+        #expect(try depot("doc", "delete", "--path", folder.sub("b"), "--collection", "c", "--id", "1").status == 0)
+        let cleared = try depot("export", "--path", folder.sub("b"))
+        #expect(cleared.status == 0 && cleared.out.isEmpty && cleared.err.isEmpty, "\(cleared.err)")
+        // A store with other aliases still names a mistyped one.
+        let typo = try depot("export", "--path", folder.sub("b"), "--alias", "defualt")
+        #expect(typo.status == 1 && typo.err.contains("no alias named 'defualt'"), "\(typo.err)")
+    }
 }
