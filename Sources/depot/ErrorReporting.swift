@@ -32,10 +32,24 @@ struct ErrorReport: Encodable {
     var collection: String?
     var id: String?
     var fieldPath: String?
+    /// Where bad input was (`import`): the file as named (`-`: standard input), its line,
+    /// the byte offset in it (from 0) and the JSON path within the line.
+    var file: String?
+    var line: Int?
+    var offset: Int?
+    var jsonPath: String?
 
     init(_ error: any Error) {
         message = userMessage(for: error)
         switch error {
+        case let error as ImportError:
+            if let underlying = error.underlying { self = ErrorReport(underlying) }
+            message = userMessage(for: error)
+            code = code ?? error.kind.rawValue
+            file = error.file
+            line = error.line
+            offset = error.offset
+            jsonPath = error.jsonPath
         case let error as LMDBError:
             code = LMDBErrorText.codeName(error)
             lmdbCode = error.code

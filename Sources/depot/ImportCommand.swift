@@ -39,8 +39,7 @@ struct ImportCommand: ParsableCommand {
                 input = FileHandle.standardInput
             } else {
                 guard let handle = FileHandle(forReadingAtPath: file) else {
-                    printError("error: cannot read '\(file)' (no such file, or not readable)")
-                    throw ExitCode(1)
+                    throw ImportError(.unreadableFile, file: file, detail: "cannot read '\(file)' (no such file, or not readable)")
                 }
                 input = handle
                 totalBytes = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? nil
@@ -51,7 +50,6 @@ struct ImportCommand: ParsableCommand {
             let reader = LineReader(input)
             var stored = StoredIDs()
             var pending: [ImportedLine] = []
-            let source = file == "-" ? "standard input" : "'\(file)'"
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 let documents = pending
@@ -66,7 +64,7 @@ struct ImportCommand: ParsableCommand {
                                 batch.add(collection: document.collection, key: key, line: document.line, to: stored)
                             }
                         } catch {
-                            throw ImportFailure(line: document.line, message: userMessage(for: error))
+                            throw ImportError(.rejectedDocument, line: document.line, detail: userMessage(for: error), underlying: error)
                         }
                     }
                     return batch
@@ -82,11 +80,12 @@ struct ImportCommand: ParsableCommand {
                     if batch > 0 && pending.count >= batch { try flush() }
                 }
                 try flush()
-            } catch let error as ImportFailure {
+            } catch {
                 progress.finish()
-                let kept = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"
-                printError("error: \(source) line \(error.line): \(error.message); \(kept)")
-                throw ExitCode(1)
+                var failure = error as? ImportError ?? ImportError(.storeFailed, detail: userMessage(for: error), underlying: error)
+                failure.file = file
+                failure.outcome = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"
+                throw failure
             }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
@@ -162,44 +161,3 @@ struct StoredIDs {
     }
 }
 
-/// A failure tied to an input line.
-struct ImportFailure: Error {
-    var line: Int
-    var message: String
-}
-
-/// One parsed input line.
-struct ImportedLine {
-    var line: Int
-    var collection: String
-    var id: DocumentValue
-    var document: DocumentValue
-
-    init(parsing input: LineReader.Line) throws {
-        let number = input.number
-        line = number
-        if let bad = input.firstInvalidUTF8Offset {
-            throw ImportFailure(line: number, message: "not valid UTF-8 at byte \(bad) of the line (byte \(input.offset + bad) of the input; bytes count from 0)")
-        }
-        let value: DocumentValue
-        do {
-            value = try DocumentValue(exportedLine: Data(input.bytes))
-        } catch BinaryCodecError.nestingTooDeep(let limit) {
-            throw ImportFailure(line: number, message: "values are nested deeper than a stored document may be (\(limit) levels, not counting the line's own object)")
-        } catch {
-            throw ImportFailure(line: number, message: "not valid JSON (\(error))")
-        }
-        guard case .string(let collection)? = value["collection"] else {
-            throw ImportFailure(line: number, message: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
-        }
-        guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
-            throw ImportFailure(line: number, message: "\"id\" must be a string, an integer or a UUID")
-        }
-        guard let document = value["document"], case .object = document else {
-            throw ImportFailure(line: number, message: "\"document\" must be a JSON object")
-        }
-        self.collection = collection
-        self.id = id
-        self.document = document
-    }
-}

@@ -1,3 +1,4 @@
+import Depot
 import Foundation
 
 /// Reads lines from a file handle in large chunks (any line length; `\n` or `\r\n`), as bytes:
@@ -67,5 +68,102 @@ extension LineReader.Line {
             case .error: return offset
             }
         }
+    }
+}
+
+/// One parsed input line.
+struct ImportedLine {
+    var line: Int
+    var collection: String
+    var id: DocumentValue
+    var document: DocumentValue
+
+    init(parsing input: LineReader.Line) throws {
+        let number = input.number
+        line = number
+        if let bad = input.firstInvalidUTF8Offset {
+            throw ImportError(.invalidUTF8, line: number, offset: input.offset + bad,
+                              detail: "not valid UTF-8 at byte \(bad) of the line (byte \(input.offset + bad) of the input; bytes count from 0)")
+        }
+        let value: DocumentValue
+        do {
+            value = try DocumentValue(exportedLine: Data(input.bytes))
+        } catch let error as BinaryCodecError {
+            switch error {
+            case .nestingTooDeep(let limit):
+                throw ImportError(.nestingTooDeep, line: number, detail: "values are nested deeper than a stored document may be (\(limit) levels, not counting the line's own object)")
+            case .invalidJSON(let offset, _):
+                throw ImportError(.invalidJSON, line: number, offset: input.offset + offset, detail: "not valid JSON (\(error))", underlying: error)
+            case .rejectedJSON(let offset, let path, _):
+                throw ImportError(.invalidJSON, line: number, offset: input.offset + offset, jsonPath: path, detail: "not valid JSON (\(error))", underlying: error)
+            default:
+                throw ImportError(.invalidJSON, line: number, detail: "not valid JSON (\(error))", underlying: error)
+            }
+        } catch {
+            throw ImportError(.invalidJSON, line: number, detail: "not valid JSON (\(error))", underlying: error)
+        }
+        guard case .string(let collection)? = value["collection"] else {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
+        }
+        guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "\"id\" must be a string, an integer or a UUID")
+        }
+        guard let document = value["document"], case .object = document else {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$.document", detail: "\"document\" must be a JSON object")
+        }
+        self.collection = collection
+        self.id = id
+        self.document = document
+    }
+}
+
+/// Why an import failed, where (file, line, byte offset, JSON path), and what stayed stored.
+/// Messages never contain input or stored values.
+struct ImportError: Error, CustomStringConvertible {
+    enum Kind: String {
+        /// The input is missing, a folder, or could not be read.
+        case unreadableFile
+        case invalidUTF8
+        case invalidJSON
+        /// Nested deeper than a stored document may be.
+        case nestingTooDeep
+        /// Well-formed JSON, but not `{"collection": C, "id": ID, "document": {…}}`.
+        case invalidLine
+        /// The store refused a line's document (e.g. an ID of another kind than the collection's).
+        case rejectedDocument
+        /// Storing failed (e.g. the store is full).
+        case storeFailed
+    }
+
+    var kind: Kind
+    /// The input as named on the command line (`-`: standard input); set by the command.
+    var file: String?
+    var line: Int?
+    /// Byte offset in the input (from 0).
+    var offset: Int?
+    var jsonPath: String?
+    var detail: String
+    /// What the failure left stored ("nothing was stored").
+    var outcome: String?
+    var underlying: (any Error)?
+
+    init(_ kind: Kind, file: String? = nil, line: Int? = nil, offset: Int? = nil, jsonPath: String? = nil, detail: String, underlying: (any Error)? = nil) {
+        self.kind = kind
+        self.file = file
+        self.line = line
+        self.offset = offset
+        self.jsonPath = jsonPath
+        self.detail = detail
+        self.underlying = underlying
+    }
+
+    var description: String {
+        var text = ""
+        if let line {
+            text = (file.map { $0 == "-" ? "standard input" : "'\($0)'" } ?? "the input") + " line \(line): "
+        }
+        text += detail
+        if let outcome { text += "; " + outcome }
+        return text
     }
 }

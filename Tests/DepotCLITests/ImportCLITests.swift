@@ -110,4 +110,20 @@ struct CLIImportTests {
         let typo = try depot("export", "--path", folder.sub("b"), "--alias", "defualt")
         #expect(typo.status == 1 && typo.err.contains("no alias named 'defualt'"), "\(typo.err)")
     }
+
+    @Test func jsonErrorsAreOneJSONObject() throws {
+        let bad = try file("bad.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\n{\"collection\":\"c\",\"id\":2,\"document\":{\"a\":1,\"a\":2}}\n")
+        let line = try depot("import", "--path", folder.sub("a"), "--json", bad)
+        #expect(line.status == 1)
+        let error = try #require(jsonError(line.err), "one JSON object on stderr: \(line.err)")
+        #expect(error["file"] as? String == bad && error["line"] as? Int == 2, "\(error)")
+        #expect(error["jsonPath"] as? String == "$.document.a" && error["code"] as? String == "invalidJSON", "\(error)")
+        #expect((error["message"] as? String)?.contains("nothing was stored") == true)
+        let missing = try depot("import", "--path", folder.sub("a"), "--json", folder.sub("nope.jsonl"))
+        let unreadable = try #require(jsonError(missing.err), "\(missing.err)")
+        #expect(missing.status == 1 && unreadable["code"] as? String == "unreadableFile" && unreadable["file"] as? String == folder.sub("nope.jsonl"))
+        let fromStdin = try depot("import", "--path", folder.sub("a"), "--json", "-", input: Data([0x7B, 0xC3, 0x0A]))
+        let utf8 = try #require(jsonError(fromStdin.err), "\(fromStdin.err)")
+        #expect(utf8["code"] as? String == "invalidUTF8" && utf8["file"] as? String == "-" && utf8["line"] as? Int == 1 && utf8["offset"] as? Int == 1, "\(utf8)")
+    }
 }
