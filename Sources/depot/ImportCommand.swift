@@ -1,6 +1,11 @@
 import ArgumentParser
 import Depot
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,7 +30,7 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "The store alias to import into.") var alias: String = Store.defaultAlias
     @Option(help: "Commit every N documents instead of all at once (0: all at once).") var batch: Int = 0
     @Flag(help: "Print the summary as JSON.") var json = false
-    @Argument(help: "The JSON Lines file; '-' or nothing reads standard input.") var file: String = "-"
+    @Argument(help: "The JSON Lines file (or a pipe); '-' or nothing reads standard input.") var file: String = "-"
 
     func validate() throws {
         guard batch >= 0 else { throw ValidationError("--batch must be 0 or more, got \(batch)") }
@@ -33,19 +38,19 @@ struct ImportCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors(json: json) {
-            let input: FileHandle
-            var totalBytes: Int?
-            if file == "-" {
-                input = FileHandle.standardInput
-            } else {
-                guard let handle = FileHandle(forReadingAtPath: file) else {
-                    throw ImportError(.unreadableFile, file: file, detail: "cannot read '\(file)' (no such file, or not readable)")
-                }
-                input = handle
-                totalBytes = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? nil
-            }
+            let (input, totalBytes) = try ImportInput.open(file)
+            defer { if input != STDIN_FILENO { _ = close(input) } }
             let started = Date()
-            let store = try Store(path: location.path).alias(alias)
+            // The store is opened when the first documents are written (an error before leaves
+            // no trace); a store the import created is removed again when the import fails.
+            let location = NewStoreLocation(self.location.path)
+            var opened: Store?
+            func store() throws -> Store {
+                if let opened { return opened }
+                let store = try Store(path: self.location.path).alias(alias)
+                opened = store
+                return store
+            }
             let progress = ProgressLine("import", unit: "documents", totalBytes: totalBytes)
             let reader = LineReader(input)
             var stored = StoredIDs()
@@ -53,7 +58,7 @@ struct ImportCommand: ParsableCommand {
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 let documents = pending
-                let batch = try store.write { tx in
+                let batch = try store().write { tx in
                     var batch = StoredIDs.Batch()
                     var kinds: [String: IDKind] = [:]
                     for document in documents {
@@ -80,8 +85,10 @@ struct ImportCommand: ParsableCommand {
                     if batch > 0 && pending.count >= batch { try flush() }
                 }
                 try flush()
+                _ = try store() // an empty input makes an empty store
             } catch {
                 progress.finish()
+                if stored.count == 0 { location.removeCreatedStore(opened) }
                 var failure = error as? ImportError ?? ImportError(.storeFailed, detail: userMessage(for: error), underlying: error)
                 failure.file = file
                 failure.outcome = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"

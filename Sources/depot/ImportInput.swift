@@ -1,8 +1,63 @@
 import Depot
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
-/// Reads lines from a file handle in large chunks (any line length; `\n` or `\r\n`), as bytes:
-/// checking them (UTF-8, JSON) is the caller's work, so nothing is repaired on the way.
+/// The input of `depot import`, checked before the store is touched.
+enum ImportInput {
+    /// Opens `file` (`-`: standard input) for reading: it must exist, be readable, and be a
+    /// regular file or a pipe (`<(…)`). Returns the descriptor and, for a regular file, its size.
+    /// - Throws: ``ImportError`` (`unreadableFile`) naming the file.
+    static func open(_ file: String) throws -> (descriptor: Int32, size: Int?) {
+        guard file != "-" else { return (STDIN_FILENO, nil) }
+        func failure(_ detail: String) -> ImportError { ImportError(.unreadableFile, file: file, detail: "'\(file)' \(detail)") }
+        let descriptor = systemOpen(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            switch code {
+            case ENOENT: throw failure("does not exist")
+            case EACCES: throw failure("cannot be read (permission denied)")
+            default: throw failure("cannot be opened (\(errorText(code)))")
+            }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            _ = close(descriptor)
+            throw failure("cannot be read (\(errorText(code)))")
+        }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return (descriptor, Int(info.st_size))
+        case S_IFIFO: return (descriptor, nil)
+        case S_IFDIR:
+            _ = close(descriptor)
+            throw failure("is a folder, not a file")
+        default:
+            _ = close(descriptor)
+            throw failure("is not a regular file (nor a pipe)")
+        }
+    }
+
+    /// `open(2)` (the name `open` is this enum's).
+    private static func systemOpen(_ path: String, _ flags: Int32) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.open(path, flags)
+        #else
+        Darwin.open(path, flags)
+        #endif
+    }
+
+    /// The system's text for an `errno` value.
+    static func errorText(_ code: Int32) -> String {
+        strerror(code).map { String(cString: $0) } ?? "errno \(code)"
+    }
+}
+
+/// Reads lines from a file descriptor in large chunks (any line length; `\n` or `\r\n`), as
+/// bytes: checking them (UTF-8, JSON) is the caller's work, so nothing is repaired on the way.
 final class LineReader {
     /// One line: its number (from 1), the offset of its first byte in the input, its bytes
     /// (without the line break).
@@ -12,7 +67,7 @@ final class LineReader {
         var bytes: ArraySlice<UInt8>
     }
 
-    private let handle: FileHandle
+    private let descriptor: Int32
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
@@ -20,7 +75,7 @@ final class LineReader {
     /// Bytes consumed so far.
     private(set) var bytesRead = 0
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
 
     /// The next line, or nil at the end.
     func next() throws -> Line? {
@@ -36,9 +91,26 @@ final class LineReader {
             }
             buffer.removeFirst(start)
             start = 0
-            let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
-            if chunk.isEmpty { atEnd = true } else { buffer.append(contentsOf: chunk) }
+            try fill()
         }
+    }
+
+    /// Appends up to 1 MiB read from the descriptor; sets `atEnd` at the end of the input.
+    private func fill() throws {
+        let chunk = 1 << 20
+        let count = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        var got: Int
+        repeat {
+            got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress.map { $0 + count }, chunk) }
+        } while got < 0 && errno == EINTR
+        let code = errno
+        buffer.removeLast(chunk - max(got, 0))
+        if got < 0 {
+            throw ImportError(.unreadableFile, offset: bytesRead + (count - start),
+                              detail: "reading the input failed after \(bytesRead + (count - start)) bytes (\(ImportInput.errorText(code)))")
+        }
+        if got == 0 { atEnd = true }
     }
 
     private func take(_ bytes: ArraySlice<UInt8>, consumed: Int) -> Line {

@@ -111,6 +111,34 @@ struct CLIImportTests {
         #expect(typo.status == 1 && typo.err.contains("no alias named 'defualt'"), "\(typo.err)")
     }
 
+    @Test func theInputIsCheckedFirstAndAFailedImportLeavesNoNewStore() throws {
+        let bad = try file("bad.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\nnot json\n")
+        let fresh = folder.sub("new/deeper")
+        let failed = try depot("import", "--path", fresh, bad)
+        #expect(failed.status == 1 && failed.err.contains("line 2"), "\(failed.err)")
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("new")), "no empty store (nor its folders) is left behind")
+        // A store error in a new store (the second ID does not fit the collection's integer IDs).
+        let mixed = try file("mixed.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\n{\"collection\":\"c\",\"id\":\"x\",\"document\":{}}\n")
+        let rejected = try depot("import", "--path", fresh, mixed)
+        #expect(rejected.status == 1 && rejected.err.contains("line 2"), "\(rejected.err)")
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("new")))
+        // A folder that existed (without a store) stays, without store files.
+        try FileManager.default.createDirectory(atPath: folder.sub("kept"), withIntermediateDirectories: true)
+        #expect(try depot("import", "--path", folder.sub("kept"), bad).status == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.sub("kept")).isEmpty)
+        // An existing store keeps its documents.
+        #expect(try depot("doc", "put", "--path", folder.sub("old"), "--collection", "c", "--id", "9", "{}").status == 0)
+        #expect(try depot("import", "--path", folder.sub("old"), bad).status == 1)
+        #expect(try storedDocuments(folder.sub("old")) == 1)
+        // A folder, a missing file: named, plain language, and no store is created.
+        let directory = try depot("import", "--path", folder.sub("d"), folder.path)
+        #expect(directory.status == 1 && directory.err.contains("'\(folder.path)' is a folder, not a file"), "\(directory.err)")
+        #expect(!directory.err.contains("NSCocoaErrorDomain"))
+        let missing = try depot("import", "--path", folder.sub("d"), folder.sub("nope.jsonl"))
+        #expect(missing.status == 1 && missing.err.contains("'\(folder.sub("nope.jsonl"))' does not exist"), "\(missing.err)")
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("d")))
+    }
+
     @Test func jsonErrorsAreOneJSONObject() throws {
         let bad = try file("bad.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\n{\"collection\":\"c\",\"id\":2,\"document\":{\"a\":1,\"a\":2}}\n")
         let line = try depot("import", "--path", folder.sub("a"), "--json", bad)
