@@ -58,21 +58,30 @@ struct ImportCommand: ParsableCommand {
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 let documents = pending
-                let batch = try store().write { tx in
-                    var batch = StoredIDs.Batch()
-                    var kinds: [String: IDKind] = [:]
-                    for document in documents {
-                        do {
-                            try tx.put(document: document.document, in: document.collection, id: document.id)
-                            if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
-                            if let kind = kinds[document.collection], let key = kind.key(for: document.id) {
-                                batch.add(collection: document.collection, key: key, line: document.line, to: stored)
+                let store = try store()
+                let batch: StoredIDs.Batch
+                do {
+                    batch = try store.write { tx in
+                        var batch = StoredIDs.Batch()
+                        var kinds: [String: IDKind] = [:]
+                        for document in documents {
+                            do {
+                                try tx.put(document: document.document, in: document.collection, id: document.id)
+                                if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
+                                if let kind = kinds[document.collection], let key = kind.key(for: document.id) {
+                                    batch.add(collection: document.collection, key: key, line: document.line, to: stored)
+                                }
+                            } catch {
+                                throw ImportError(.rejectedDocument, line: document.line, detail: userMessage(for: error), underlying: error)
                             }
-                        } catch {
-                            throw ImportError(.rejectedDocument, line: document.line, detail: userMessage(for: error), underlying: error)
                         }
+                        return batch
                     }
-                    return batch
+                } catch let error as ImportError {
+                    throw error
+                } catch {
+                    let lines = documents.count == 1 ? "line \(documents[0].line)" : "lines \(documents[0].line)–\(documents[documents.count - 1].line)"
+                    throw ImportError(.storeFailed, detail: "storing \(lines) failed: \(userMessage(for: error))", underlying: error)
                 }
                 stored.merge(batch)
                 pending.removeAll(keepingCapacity: true)

@@ -13,7 +13,7 @@ enum ImportInput {
     /// - Throws: ``ImportError`` (`unreadableFile`) naming the file.
     static func open(_ file: String) throws -> (descriptor: Int32, size: Int?) {
         guard file != "-" else { return (STDIN_FILENO, nil) }
-        func failure(_ detail: String) -> ImportError { ImportError(.unreadableFile, file: file, detail: "'\(file)' \(detail)") }
+        func failure(_ detail: String) -> ImportError { ImportError(.unreadableFile, file: file, detail: detail) }
         let descriptor = systemOpen(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
@@ -108,7 +108,7 @@ final class LineReader {
         buffer.removeLast(chunk - max(got, 0))
         if got < 0 {
             throw ImportError(.unreadableFile, offset: bytesRead + (count - start),
-                              detail: "reading the input failed after \(bytesRead + (count - start)) bytes (\(ImportInput.errorText(code)))")
+                              detail: "could not be read after \(bytesRead + (count - start)) bytes (\(ImportInput.errorText(code)))")
         }
         if got == 0 { atEnd = true }
     }
@@ -123,7 +123,7 @@ final class LineReader {
 }
 
 extension LineReader.Line {
-    /// Whether the line holds only spaces, tabs and carriage returns (skipped by import).
+    /// Whether the line holds only ASCII white space (skipped by import).
     var isBlank: Bool { bytes.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D || $0 == 0x0B || $0 == 0x0C } }
 
     /// The offset (from 0, within the line) of the first byte that is not part of well-formed
@@ -209,6 +209,7 @@ struct ImportError: Error, CustomStringConvertible {
 
     var kind: Kind
     /// The input as named on the command line (`-`: standard input); set by the command.
+    /// `unreadableFile` details read after it ("does not exist").
     var file: String?
     var line: Int?
     /// Byte offset in the input (from 0).
@@ -230,11 +231,13 @@ struct ImportError: Error, CustomStringConvertible {
     }
 
     var description: String {
-        var text = ""
+        let source = file.map { $0 == "-" ? "standard input" : "'\($0)'" } ?? "the input"
+        var text = detail
         if let line {
-            text = (file.map { $0 == "-" ? "standard input" : "'\($0)'" } ?? "the input") + " line \(line): "
+            text = "\(source) line \(line): \(detail)"
+        } else if kind == .unreadableFile {
+            text = "\(source) \(detail)" // "'f' does not exist"
         }
-        text += detail
         if let outcome { text += "; " + outcome }
         return text
     }
