@@ -12,12 +12,14 @@ import Darwin
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check a whole environment: meta pages, every page of every named database, every document's checksum.",
+        abstract: "Check a whole environment: meta pages, every page of every named database, every key and value inside the file, every document's checksum.",
         discussion: """
             LMDB trusts its files: a damaged page can crash the process reading it. So the checking runs in a child \
             process (this program again, with --child); a crash of the child is reported as \
             'the verifier crashed with signal N', and nothing else is harmed. Exit status: 0 when everything is \
-            sound, 1 when something is damaged (each problem names its database and key), 64 for usage errors. \
+            sound, 1 when something is damaged (each problem names its database and key, or the entry's position \
+            when the node itself is damaged, e.g. a key or value running past the used part of the file), 64 for \
+            usage errors. \
             Stored values are never printed.
             """)
 

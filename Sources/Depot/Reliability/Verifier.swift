@@ -63,8 +63,23 @@ public enum Verifier {
             do {
                 let db = try environment.openDatabase(name, create: false)
                 try environment.read { txn in
+                    let region = try txn.usedMapRegion()
+                    let pages = (region?.lastPageNumber ?? 0) + 1
                     try txn.forEachRaw(in: db) { key, value in
                         summary.entries += 1
+                        // A damaged node can point past the used part of the file: reading such
+                        // bytes would crash. Check before touching them (raw databases too).
+                        guard region?.contains(key) ?? true else {
+                            problem("database '\(name)' entry \(summary.entries): the key (\(key.count) bytes) "
+                                    + "lies outside the used part of the data file (\(pages) pages)")
+                            return true
+                        }
+                        guard region?.contains(value) ?? true else {
+                            // The node is damaged: its key may be too, so only its position is shown.
+                            problem("database '\(name)' entry \(summary.entries) (a key of \(key.count) bytes): the value "
+                                    + "(\(value.count) bytes) runs past the used part of the data file (\(pages) pages)")
+                            return true
+                        }
                         guard let (alias, collection) = documentDatabase else { return true }
                         summary.documents += 1
                         let id = key.count > environment.maxKeySize || kind == nil || kind == .string
