@@ -116,7 +116,12 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
         rc = mdb_env_set_mapsize(env, max(options.mapSize, 4096))
         if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
-        try FileValidator.validateBeforeOpen(folder: path)
+        do {
+            try FileValidator.validateBeforeOpen(folder: path, readOnly: options.readOnly)
+        } catch {
+            mdb_env_close(env)
+            throw error
+        }
         rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode))
         if rc != 0 { throw fail(rc, "open environment") }
         self.handle = env

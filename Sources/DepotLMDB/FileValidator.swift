@@ -36,10 +36,13 @@ public enum FileValidator {
     }
 
     /// Validates `folder/data.mdb` if it exists and is not empty. A missing or empty file is fine
-    /// (LMDB creates a new environment).
-    public static func validateBeforeOpen(folder: String) throws(LMDBError) {
+    /// for a writable open (LMDB creates a new environment); a read-only open refuses an empty one.
+    /// A `data.mdb` or `lock.mdb` that is not a regular file is refused (``checkFileKinds(folder:)``).
+    public static func validateBeforeOpen(folder: String, readOnly: Bool = false) throws(LMDBError) {
+        try checkFileKinds(folder: folder)
         let file = folder + "/data.mdb"
-        let fd = open(file, O_RDONLY)
+        // O_NONBLOCK: should the file be swapped for a FIFO after the check, the open still returns.
+        let fd = open(file, O_RDONLY | O_NONBLOCK)
         if fd < 0 { return } // missing: LMDB creates it, or reports its own error
         defer { close(fd) }
         // Another process may be committing right now: it extends the file and then rewrites a
@@ -51,8 +54,12 @@ public enum FileValidator {
             attempt += 1
             var st = stat()
             guard fstat(fd, &st) == 0 else { return }
+            if st.st_mode & S_IFMT != S_IFREG { throw notRegular(file, st.st_mode) }
             let size = UInt64(st.st_size)
-            if size == 0 { return }
+            if size == 0 {
+                if readOnly { throw emptyFile(file) }
+                return
+            }
             do {
                 _ = try validate(fd: fd, fileSize: size, file: file)
                 return
@@ -61,6 +68,36 @@ public enum FileValidator {
                 usleep(1000)
             }
         }
+    }
+
+    /// Refuses a `data.mdb` or `lock.mdb` in `folder` that exists but is not a regular file (a
+    /// FIFO would block the open forever; a directory or device is no LMDB file either), with
+    /// ``LMDBError/invalid`` naming the file. Missing files are fine: LMDB creates them.
+    public static func checkFileKinds(folder: String) throws(LMDBError) {
+        for name in ["data.mdb", "lock.mdb"] {
+            let file = folder + "/" + name
+            var st = stat()
+            guard stat(file, &st) == 0 else { continue } // missing: LMDB creates it, or reports its own error
+            if st.st_mode & S_IFMT != S_IFREG { throw notRegular(file, st.st_mode) }
+        }
+    }
+
+    static func notRegular(_ file: String, _ mode: mode_t) -> LMDBError {
+        let kind: String
+        switch mode & S_IFMT {
+        case S_IFDIR: kind = "a directory"
+        case S_IFIFO: kind = "a FIFO"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR: kind = "a character device"
+        case S_IFBLK: kind = "a block device"
+        default: kind = "a special file"
+        }
+        return LMDBError(code: LMDBError.invalid.code, operation: "open environment", detail: "'\(file)' is \(kind), not a regular file")
+    }
+
+    static func emptyFile(_ file: String) -> LMDBError {
+        LMDBError(code: LMDBError.invalid.code, operation: "open environment",
+                  detail: "'\(file)' is empty (0 bytes): no data, not an LMDB environment")
     }
 
     /// Reads and checks both meta pages of an open `data.mdb`; returns them.

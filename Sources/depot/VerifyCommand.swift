@@ -43,6 +43,12 @@ struct VerifyCommand: ParsableCommand {
             printError("error: no environment at '\(path)' (no such folder)")
             throw ExitCode(1)
         }
+        do {
+            try FileValidator.checkFileKinds(folder: path) // a FIFO has no size: never call it empty
+        } catch {
+            printError("error: cannot open '\(path)': \(userMessage(for: error))")
+            throw ExitCode(1)
+        }
         let data = path + "/data.mdb"
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: data) else {
             printError("error: no environment at '\(path)' (no data.mdb)")
