@@ -147,18 +147,37 @@ extension Environment {
     }
 
     private func copyHoldingHandle(to destination: String, compact: Bool) throws(LMDBError) {
+        var createdFolder = false
         if access(destination, F_OK) != 0 {
             if mkdir(destination, 0o700) != 0 {
                 throw LMDBError(code: errno, operation: "copy environment", detail: "cannot create folder '\(destination)'")
             }
+            createdFolder = true
         }
-        if access(destination + "/data.mdb", F_OK) == 0 {
-            throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(destination)/data.mdb' already exists")
+        let file = destination + "/data.mdb"
+        if access(file, F_OK) == 0 {
+            throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(file)' already exists")
         }
-        let rc = mdb_env_copy2(handle, destination, compact ? UInt32(MDB_CP_COMPACT) : 0)
-        if rc == EIO || rc == ENOSPC { throw LMDBError.writeFailure(code: rc, operation: "copy environment", database: nil, folder: destination) }
-        if rc != 0 { throw LMDBError(code: rc, operation: "copy environment", detail: "to '\(destination)'") }
-        _ = chmod(destination + "/data.mdb", mode_t(options.fileMode))
+        var rc = mdb_env_copy2(handle, destination, compact ? UInt32(MDB_CP_COMPACT) : 0)
+        let simulated = databaseLock.withLock { () -> Int32 in
+            defer { simulatedCopyFailure = 0 }
+            return simulatedCopyFailure
+        }
+        if rc == 0 && simulated != 0 { rc = simulated }
+        if rc != 0 {
+            // A partial copy is no backup, and its data.mdb would make every retry fail with
+            // "already exists": remove it, and the folder if this copy created it.
+            _ = unlink(file)
+            if createdFolder { _ = rmdir(destination) }
+            let outcome = createdFolder ? "the incomplete copy and its folder were removed" : "the incomplete copy was removed"
+            let plain = LMDBError(code: rc, operation: "copy environment", detail: "to '\(destination)'; \(outcome)")
+            guard rc == EIO || rc == ENOSPC else { throw plain }
+            // A full disk is said so (with the free space); any other write failure keeps the plain text.
+            let disk = LMDBError.writeFailure(code: rc, operation: "copy environment", database: nil, folder: destination,
+                                              outcome: "\(outcome): free some space and copy again")
+            throw disk.detail == nil ? plain : disk
+        }
+        _ = chmod(file, mode_t(options.fileMode))
     }
 
     /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.

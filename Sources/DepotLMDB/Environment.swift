@@ -52,6 +52,9 @@ public final class Environment: @unchecked Sendable {
     var panicRecoveryCount = 0
     /// Test hook: the next commit fails as if LMDB could not write the meta page (`MDB_PANIC`).
     var simulateMetaWriteFailure = false
+    /// Test hook: the next ``copy(to:compact:)`` writes its copy and then fails with this code
+    /// (0: no failure), as a copy does when the disk fills up.
+    var simulatedCopyFailure: Int32 = 0
 
     @usableFromInline let gate: TransactionGate
     let databaseLock = ConditionLock(recursive: true)

@@ -29,13 +29,15 @@ extension LMDBError {
 
     /// The error for a failed write (commit, put, sync, copy) in `folder`: `EIO` on a full disk
     /// becomes ``noSpace``, and a full disk is said so in the message.
-    static func writeFailure(code: Int32, operation: String, database: String?, folder: String) -> LMDBError {
+    /// `outcome` says what became of the write (a commit's by default).
+    static func writeFailure(code: Int32, operation: String, database: String?, folder: String,
+                             outcome: String = "the transaction was not committed: free some space and write again") -> LMDBError {
         guard code == EIO || code == ENOSPC else { return LMDBError(code: code, operation: operation, database: database) }
         let free = freeBytes(inFolder: folder)
         let mapped = classifyWriteFailure(code: code, freeBytes: free)
         guard mapped == ENOSPC else { return LMDBError(code: code, operation: operation, database: database) }
         let amount = free.map { "\($0) bytes free" } ?? "free space unknown"
         return LMDBError(code: ENOSPC, operation: operation, database: database,
-                         detail: "the disk holding '\(folder)' is full (\(amount)); the transaction was not committed: free some space and write again")
+                         detail: "the disk holding '\(folder)' is full (\(amount)); \(outcome)")
     }
 }

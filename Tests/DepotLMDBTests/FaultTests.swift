@@ -142,4 +142,40 @@ struct FaultTests {
         #expect(try env.read { try $0.count(db) } == Int(written) * 4)
         try env.close()
     }
+
+    /// A copy that fails part-way (here the test hook: the copy is written, then fails as on a
+    /// full disk) leaves no partial data.mdb, which made every retry fail with "already exists";
+    /// the folder goes too when the copy created it. The message speaks of a copy, not a commit.
+    @Test func aFailedCopyRemovesItsPartialFileAndSaysSo() throws {
+        let folder = TemporaryFolder("depot-copyfail")
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        let env = try Environment.open(path: folder.sub("source"))
+        let db = try env.openDatabase("d", key: StringCodec.self, value: StringCodec.self)
+        try putSynchronously(env, db)
+
+        let fresh = folder.sub("fresh")
+        env.databaseLock.withLock { env.simulatedCopyFailure = ENOSPC }
+        let full = #expect(throws: LMDBError.self) { try env.copy(to: fresh) }
+        #expect(full?.code == ENOSPC)
+        let text = full?.description ?? ""
+        #expect(text.contains("the disk holding '\(fresh)' is full"), "\(text)")
+        #expect(text.contains("the incomplete copy and its folder were removed: free some space and copy again"), "\(text)")
+        #expect(!text.contains("transaction"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: fresh), "the folder the copy created is gone")
+
+        let existing = folder.sub("existing")
+        try FileManager.default.createDirectory(atPath: existing, withIntermediateDirectories: true)
+        env.databaseLock.withLock { env.simulatedCopyFailure = EACCES }
+        let denied = #expect(throws: LMDBError.self) { try env.copy(to: existing) }
+        #expect(denied?.code == EACCES)
+        #expect(denied?.description.contains("the incomplete copy was removed") == true, "\(String(describing: denied))")
+        #expect(FileManager.default.fileExists(atPath: existing), "a folder that was there stays")
+        #expect(!FileManager.default.fileExists(atPath: existing + "/data.mdb"), "no partial copy is left")
+
+        // A retry succeeds and the copy reads.
+        try env.copy(to: existing)
+        let copy = try Environment.open(path: existing)
+        let copied = try copy.openDatabase("d", key: StringCodec.self, value: StringCodec.self, create: false)
+        #expect(try copy.read { try $0.get("k", in: copied) } == "v")
+    }
 }
