@@ -88,17 +88,20 @@ struct FillCommand: ParsableCommand {
 
     @OptionGroup var location: PathOption
     @Option(help: "The named database (created if missing).") var db: String
-    @Option(help: "How many records.") var count: Int
-    @Option(help: "Bytes per value.") var valueSize: Int = 100
+    @Option(help: "How many records (at most 999999999).") var count: Int
+    @Option(help: "Bytes per value (at most 1 GiB: the value is held in memory).") var valueSize: Int = 100
     @Option(help: "Records per transaction.") var batch: Int = 10_000
     @Option(help: "Key prefix.") var keyPrefix: String = "key-"
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: true)
-        guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
-        guard valueSize >= 0 else { throw ValidationError("--value-size must be 0 or more, got \(valueSize)") }
+        guard (0...GeneratorLimits.maxFillCount).contains(count) else {
+            throw ValidationError("--count must be 0 to \(GeneratorLimits.maxFillCount), got \(count)")
+        }
+        try GeneratorLimits.checkValueSize(valueSize, option: "--value-size")
         guard batch > 0 else { throw ValidationError("--batch must be at least 1, got \(batch)") }
+        try GeneratorLimits.checkMapSize(mapSize)
     }
 
     func run() throws {

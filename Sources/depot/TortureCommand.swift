@@ -68,7 +68,8 @@ struct TortureCommand: ParsableCommand {
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
         guard (1...999).contains(records) else { throw ValidationError("--records must be 1 to 999, got \(records)") }
-        guard payloadSize >= 0 else { throw ValidationError("--payload-size must be 0 or more, got \(payloadSize)") }
+        try GeneratorLimits.checkValueSize(payloadSize, option: "--payload-size")
+        try GeneratorLimits.checkMapSize(mapSize)
         if let start, start == 0 { throw ValidationError("--start must be at least 1") }
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
     }
