@@ -4,15 +4,15 @@ import ArgumentParser
 /// "Unknown option '--path'" when a subcommand name is mistyped.
 enum CommandSuggestions {
     /// The message for the first mistyped subcommand name in `arguments`, or nil.
-    static func unknownCommand(in arguments: [String], root: any ParsableCommand.Type) -> String? {
+    static func unknownCommand(in arguments: [String], root: any ParsableCommand.Type, trail: [String] = []) -> String? {
         var command = root
-        var trail: [String] = []
+        var trail = trail
         for (position, argument) in arguments.enumerated() {
             let subcommands = command.configuration.subcommands
             guard !subcommands.isEmpty, !argument.hasPrefix("-") else { return nil }
             if argument == "help" {
                 // `depot help doc get`: the words after `help` name a command, checked the same way.
-                return unknownCommand(in: Array(arguments[(position + 1)...]), root: command)
+                return unknownCommand(in: Array(arguments[(position + 1)...]), root: command, trail: trail)
             }
             let names = subcommands.map { $0._commandName } + subcommands.flatMap { $0.configuration.aliases }
             guard let next = subcommands.first(where: { $0._commandName == argument || $0.configuration.aliases.contains(argument) }) else {

@@ -79,8 +79,8 @@ struct CLIFailure: Error, CustomStringConvertible {
 /// Opens an existing environment for reading; a missing one is a clear error, never created.
 func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
     var isDirectory: ObjCBool = false
-    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, access(path, R_OK | X_OK) != 0 {
-        throw CLIFailure(code: "permissionDenied", message: "cannot open '\(path)': permission denied (the folder is not readable)")
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, access(path, X_OK) != 0 {
+        throw CLIFailure(code: "permissionDenied", message: "cannot open '\(path)': permission denied (the folder cannot be entered)")
     }
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {

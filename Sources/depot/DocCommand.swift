@@ -25,6 +25,8 @@ struct DocCommand: ParsableCommand {
         func validate() throws {
             if alias.isEmpty { throw ValidationError("--alias must not be empty") }
             if collection.isEmpty { throw ValidationError("--collection must not be empty") }
+            do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
+            do { try Store.validateCollectionName(collection) } catch { throw ValidationError("--collection: \(error)") }
         }
     }
 

@@ -34,6 +34,7 @@ struct ImportCommand: ParsableCommand {
 
     func validate() throws {
         guard batch >= 0 else { throw ValidationError("--batch must be 0 or more, got \(batch)") }
+        do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
     }
 
     func run() throws {
@@ -41,8 +42,8 @@ struct ImportCommand: ParsableCommand {
             let (input, totalBytes) = try ImportInput.open(file)
             defer { if input != STDIN_FILENO { _ = close(input) } }
             let started = Date()
-            // The store is opened when the first documents are written (an error before leaves
-            // no trace); a store the import created is removed again when the import fails.
+            // The store is opened when the first documents are written: an error before leaves
+            // no trace (folders the import would have created are removed again).
             let location = NewStoreLocation(self.location.path)
             var opened: Store?
             func store() throws -> Store {
@@ -97,7 +98,7 @@ struct ImportCommand: ParsableCommand {
                 _ = try store() // an empty input makes an empty store
             } catch {
                 progress.finish()
-                if stored.count == 0 { location.removeCreatedStore(opened) }
+                if opened == nil { location.removeCreatedFolders() }
                 var failure = error as? ImportError ?? ImportError(.storeFailed, detail: userMessage(for: error), underlying: error)
                 failure.file = file
                 failure.outcome = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"
@@ -144,11 +145,28 @@ struct ImportSummary: Encodable {
 
 /// The documents an import stored, by collection and stored key (as the collection's ID kind
 /// writes it, so two spellings of one ID are one document).
+///
+/// Keys are kept as 128-bit fingerprints (16 bytes a document, however long the key: an import
+/// of many millions of documents with `--batch` must not hold every key). Two different keys
+/// share a fingerprint with a chance of about n² / 2¹²⁹ — for a billion documents, 10⁻²¹.
 struct StoredIDs {
     /// How many replacing lines are listed by number.
     static let listedLines = 10
 
-    private var keys: [String: Set<[UInt8]>] = [:]
+    struct Fingerprint: Hashable {
+        let high: UInt64, low: UInt64
+
+        init(_ key: [UInt8]) {
+            var first = Hasher(), second = Hasher()
+            first.combine(0x5EED_0001 as UInt64)
+            second.combine(0x5EED_0002 as UInt64)
+            key.withUnsafeBytes { first.combine(bytes: $0); second.combine(bytes: $0) }
+            high = UInt64(bitPattern: Int64(first.finalize()))
+            low = UInt64(bitPattern: Int64(second.finalize()))
+        }
+    }
+
+    private var keys: [String: Set<Fingerprint>] = [:]
     private(set) var count = 0
     private(set) var replacedLines = 0
     private(set) var firstReplacedLines: [Int] = []
@@ -157,12 +175,15 @@ struct StoredIDs {
 
     /// What one write transaction adds (kept apart until it commits).
     struct Batch {
-        fileprivate var added: [String: Set<[UInt8]>] = [:]
-        fileprivate var replaced: [Int] = []
+        fileprivate var added: [String: Set<Fingerprint>] = [:]
+        fileprivate var replaced = 0
+        fileprivate var firstReplaced: [Int] = []
 
         mutating func add(collection: String, key: [UInt8], line: Int, to stored: StoredIDs) {
-            if stored.keys[collection]?.contains(key) == true || !added[collection, default: []].insert(key).inserted {
-                replaced.append(line)
+            let fingerprint = Fingerprint(key)
+            if stored.keys[collection]?.contains(fingerprint) == true || !added[collection, default: []].insert(fingerprint).inserted {
+                replaced += 1
+                if firstReplaced.count < StoredIDs.listedLines { firstReplaced.append(line) }
             }
         }
     }
@@ -172,8 +193,7 @@ struct StoredIDs {
             keys[collection, default: []].formUnion(added)
             count += added.count
         }
-        replacedLines += batch.replaced.count
-        firstReplacedLines += batch.replaced.prefix(Self.listedLines - firstReplacedLines.count)
+        replacedLines += batch.replaced
+        firstReplacedLines += batch.firstReplaced.prefix(Self.listedLines - firstReplacedLines.count)
     }
 }
-

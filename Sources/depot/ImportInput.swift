@@ -31,13 +31,13 @@ enum ImportInput {
         }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return (descriptor, Int(info.st_size))
-        case S_IFIFO: return (descriptor, nil)
+        case S_IFIFO, S_IFCHR: return (descriptor, nil) // pipes, and devices such as /dev/null or a terminal
         case S_IFDIR:
             _ = close(descriptor)
             throw failure("is a folder, not a file")
         default:
             _ = close(descriptor)
-            throw failure("is not a regular file (nor a pipe)")
+            throw failure("is not a file, a pipe or a device that can be read")
         }
     }
 
@@ -70,6 +70,9 @@ final class LineReader {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// Where the search for the next newline resumes: the bytes between `start` and here hold
+    /// none (a long line is scanned once, not again after every read).
+    private var searched = 0
     private var atEnd = false
     private var number = 0
     /// Bytes consumed so far.
@@ -80,7 +83,7 @@ final class LineReader {
     /// The next line, or nil at the end.
     func next() throws -> Line? {
         while true {
-            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = buffer[max(start, searched)...].firstIndex(of: UInt8(ascii: "\n")) {
                 var end = newline
                 if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
                 return take(buffer[start..<end], consumed: newline + 1 - start)
@@ -89,6 +92,7 @@ final class LineReader {
                 guard start < buffer.count else { return nil }
                 return take(buffer[start...], consumed: buffer.count - start)
             }
+            searched = buffer.count - start
             buffer.removeFirst(start)
             start = 0
             try fill()

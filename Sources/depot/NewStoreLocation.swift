@@ -1,4 +1,3 @@
-import Depot
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -6,8 +5,13 @@ import Glibc
 import Darwin
 #endif
 
-/// A `--path` as it was before a command that may create a store there: whether a store existed,
-/// and which folders were missing. A failed import uses it to take back the empty store it made.
+/// A `--path` as it was before a command that may create a store there: which folders were
+/// missing. A failed import that created them removes them again when they are still empty.
+///
+/// Store files are never removed: between the check and a failure another process may have
+/// opened the new store and written to it, and deleting its files would lose that work. So a
+/// store is opened only once there is something valid to write, and in the rare failure after
+/// that (a document the store refuses) the new, empty store stays.
 struct NewStoreLocation {
     let path: String
     /// The folders that did not exist, deepest first; nil when a store (`data.mdb`) existed.
@@ -30,16 +34,8 @@ struct NewStoreLocation {
         missingFolders = folders
     }
 
-    /// Removes what opening `store` created here, when there was no store before and it holds
-    /// no documents: its data and lock files, then the folders that were missing (only if empty).
-    /// Without a store (opening failed or never happened), only empty missing folders are removed.
-    func removeCreatedStore(_ store: Store?) {
-        guard let missingFolders else { return }
-        if let store {
-            guard (try? store.aliases().isEmpty) == true else { return }
-            try? store.environment.close()
-            for name in ["data.mdb", "lock.mdb"] { _ = unlink(path + "/" + name) }
-        }
-        for folder in missingFolders { _ = rmdir(folder) }
+    /// Removes the folders that were missing, deepest first, each only if it is empty (`rmdir`).
+    func removeCreatedFolders() {
+        for folder in missingFolders ?? [] { _ = rmdir(folder) }
     }
 }

@@ -30,7 +30,7 @@ enum RawArguments {
     /// different keys could name the same record): the position of the first that is not, or nil.
     static func firstInvalidUTF8Argument() -> Int? {
         let argv = CommandLine.unsafeArgv
-        for index in 1..<Int(CommandLine.argc) {
+        for index in 1..<max(Int(CommandLine.argc), 1) {
             guard let argument = argv[index] else { continue }
             if String(validatingCString: argument) == nil { return index }
         }

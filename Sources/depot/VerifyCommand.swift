@@ -100,6 +100,9 @@ struct VerifyCommand: ParsableCommand {
             env = try openExisting(location.path)
         } catch let error as ExitCode {
             throw error
+        } catch let error as CLIFailure {
+            printError("error: \(error.message)") // already names the folder
+            throw ExitCode(1)
         } catch {
             printError("error: cannot open '\(location.path)': \(userMessage(for: error))")
             throw ExitCode(1)

@@ -111,7 +111,7 @@ struct CLIImportTests {
         #expect(typo.status == 1 && typo.err.contains("no alias named 'defualt'"), "\(typo.err)")
     }
 
-    @Test func theInputIsCheckedFirstAndAFailedImportLeavesNoNewStore() throws {
+    @Test func theInputIsCheckedFirstAndAFailedImportLeavesNoNewFolders() throws {
         let bad = try file("bad.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\nnot json\n")
         let fresh = folder.sub("new/deeper")
         let failed = try depot("import", "--path", fresh, bad)
@@ -121,15 +121,18 @@ struct CLIImportTests {
         let mixed = try file("mixed.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\n{\"collection\":\"c\",\"id\":\"x\",\"document\":{}}\n")
         let rejected = try depot("import", "--path", fresh, mixed)
         #expect(rejected.status == 1 && rejected.err.contains("line 2"), "\(rejected.err)")
-        #expect(!FileManager.default.fileExists(atPath: folder.sub("new")))
+        #expect(try storedDocuments(fresh) == 0, "the new store stays (never deleted: another process may use it), empty")
         // A folder that existed (without a store) stays, without store files.
         try FileManager.default.createDirectory(atPath: folder.sub("kept"), withIntermediateDirectories: true)
         #expect(try depot("import", "--path", folder.sub("kept"), bad).status == 1)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.sub("kept")).isEmpty)
         // An existing store keeps its documents.
         #expect(try depot("doc", "put", "--path", folder.sub("old"), "--collection", "c", "--id", "9", "{}").status == 0)
-        #expect(try depot("import", "--path", folder.sub("old"), bad).status == 1)
+        #expect(try depot("import", "--path", folder.sub("old"), mixed).status == 1)
         #expect(try storedDocuments(folder.sub("old")) == 1)
+        // A bad alias is a usage error before anything is read or created.
+        #expect(try depot("import", "--path", folder.sub("alias"), "--alias", "a/b", mixed).status == 64)
+        #expect(!FileManager.default.fileExists(atPath: folder.sub("alias")))
         // A folder, a missing file: named, plain language, and no store is created.
         let directory = try depot("import", "--path", folder.sub("d"), folder.path)
         #expect(directory.status == 1 && directory.err.contains("'\(folder.path)' is a folder, not a file"), "\(directory.err)")
@@ -137,6 +140,18 @@ struct CLIImportTests {
         let missing = try depot("import", "--path", folder.sub("d"), folder.sub("nope.jsonl"))
         #expect(missing.status == 1 && missing.err.contains("'\(folder.sub("nope.jsonl"))' does not exist"), "\(missing.err)")
         #expect(!FileManager.default.fileExists(atPath: folder.sub("d")))
+    }
+
+    @Test func devicesAndLongLinesAreRead() throws {
+        let null = try depot("import", "--path", folder.sub("null"), "/dev/null")
+        #expect(null.status == 0, "\(null.err)")
+        // One line of 5 MiB, read in 1 MiB chunks, between two short ones.
+        let long = String(repeating: "x", count: 5 << 20)
+        let path = try file("long.jsonl", "{\"collection\":\"c\",\"id\":1,\"document\":{}}\n"
+            + "{\"collection\":\"c\",\"id\":2,\"document\":{\"text\":\"\(long)\"}}\n{\"collection\":\"c\",\"id\":3,\"document\":{}}\n")
+        let run = try depot("import", "--path", folder.sub("long"), path)
+        #expect(run.status == 0, "\(run.err)")
+        #expect(try storedDocuments(folder.sub("long")) == 3)
     }
 
     @Test func jsonErrorsAreOneJSONObject() throws {

@@ -50,6 +50,14 @@ public final class Store: @unchecked Sendable {
         name.hasPrefix(StoreLayout.reservedPrefix)
     }
 
+    /// Checks that `name` can name an alias (1 to 100 bytes, no '/', no control characters).
+    /// - Throws: ``DepotError`` `.invalidAliasName` saying what is wrong.
+    public static func validateAliasName(_ name: String) throws { try StoreLayout.validateAlias(name) }
+
+    /// Checks that `name` can name a collection (1 to 300 bytes, no '/', no control characters).
+    /// - Throws: ``DepotError`` `.invalidCollectionName` saying what is wrong.
+    public static func validateCollectionName(_ name: String) throws { try StoreLayout.validateCollection(name) }
+
     let core: StoreCore
     /// The alias this handle reads and writes.
     public let alias: String
