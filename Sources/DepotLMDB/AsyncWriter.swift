@@ -99,6 +99,9 @@ final class AsyncWriter: @unchecked Sendable {
     private var wakeThreshold = Int.max
     /// Which callers the writer expects back after a batch (writer thread only).
     private var pacer = GroupCommitPacer()
+    /// The pacer's input, reused from batch to batch (writer thread only).
+    private var batchCallers: [Int] = []
+    private var queuedCallers: [Int] = []
     /// Queue slots in use: queued jobs plus callers admitted but not yet queued.
     private var slots = 0
     /// The most slots ever in use (backpressure keeps it at or below `maxQueueLength`).
@@ -295,8 +298,11 @@ final class AsyncWriter: @unchecked Sendable {
                 batchesCommitted += 1
                 largestBatch = max(largestBatch, batch.count)
                 // Before anyone is resumed: the queued closures are other callers'.
-                pacer.finished(callers: batch.lazy.map(\.caller), queued: queue[head...].lazy.map(\.caller),
-                               at: monotonicNanoseconds())
+                batchCallers.removeAll(keepingCapacity: true)
+                for job in batch { batchCallers.append(job.caller) }
+                queuedCallers.removeAll(keepingCapacity: true)
+                for index in head..<queue.count { queuedCallers.append(queue[index].caller) }
+                pacer.finished(callers: batchCallers, queued: queuedCallers, at: monotonicNanoseconds())
             }
             // Resume the callers; the jobs are `.done`, so a late cancellation cannot resume them too.
             for job in batch { job.complete() }

@@ -1,4 +1,13 @@
 extension Environment {
+    /// A number that tells the calling task from others while it runs (for the group-commit
+    /// pacer). The task's address where `UnsafeCurrentTask` is one word (it wraps the task
+    /// object; nothing is read through it), else its hash value (which hashes the address).
+    static func identity(of task: UnsafeCurrentTask?) -> Int {
+        guard let task else { return 0 }
+        if MemoryLayout<UnsafeCurrentTask>.size == MemoryLayout<Int>.size { return unsafeBitCast(task, to: Int.self) }
+        return task.hashValue
+    }
+
     /// The environment's writer thread, started on first use.
     func asyncWriter() throws -> AsyncWriter {
         try gate.checkProcess("async write")
@@ -33,7 +42,7 @@ extension Environment {
             throw CancellationError()
         }
         let job = TypedWriteJob(body)
-        job.caller = withUnsafeCurrentTask { $0?.hashValue ?? 0 }
+        job.caller = withUnsafeCurrentTask { Self.identity(of: $0) }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<R, Error>) in
                 job.continuation = continuation // before the job is queued: see `WriteJob`

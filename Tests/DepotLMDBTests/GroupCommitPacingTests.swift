@@ -35,6 +35,15 @@ struct GroupCommitPacingTests {
         #expect(pacer.expected == 16)
     }
 
+    @Test func aTaskKeepsItsIdentityAndOthersDiffer() async {
+        let mine = withUnsafeCurrentTask { Environment.identity(of: $0) }
+        #expect(mine != 0)
+        #expect(withUnsafeCurrentTask { Environment.identity(of: $0) } == mine)
+        let other = await Task.detached { withUnsafeCurrentTask { Environment.identity(of: $0) } }.value
+        #expect(other != mine)
+        #expect(Environment.identity(of: nil) == 0)
+    }
+
     @Test func nobodyWaitsAfterAnIdleSpell() {
         var pacer = GroupCommitPacer()
         pacer.finished(callers: 0..<4, queued: [], at: 1_000)
