@@ -113,7 +113,13 @@ struct ListCommand: ParsableCommand {
                 var count = 0
                 let max = limit ?? .max
                 guard max > 0 else { return }
-                try txn.forEach(in: database, range: range) { key, value in
+                // A damaged node can point past the file: checked before its bytes are copied.
+                let region = try txn.usedMapRegion()
+                try txn.forEachRaw(in: database, range: range) { rawKey, rawValue in
+                    if let region, !region.contains(rawKey) || !region.contains(rawValue) {
+                        throw CLIFailure(code: "damaged", message: "entry \(count + 1) of database '\(db)' points past the used part of the data file; run 'depot verify' and restore from a backup")
+                    }
+                    let key = [UInt8](rawKey), value = [UInt8](rawValue)
                     if json {
                         var object: [String: Any] = [:]
                         if let k = validUTF8String(key) { object["key"] = k } else { object["keyHex"] = hex(key) }

@@ -71,6 +71,15 @@ struct VerifyNodeBoundsTests {
         #expect(!text.contains("0x"), "neither the damaged key nor a stored value is printed")
     }
 
+    @Test func listReportsAValueRunningPastTheFileInsteadOfCrashing() throws {
+        let dir = try store("list")
+        let size: UInt32 = 200_000_000
+        try patchFirstNode(dir, field: 0, withUnsafeBytes(of: size.littleEndian) { Array($0) })
+        let list = try depot("list", "--path", dir, "--db", "raw")
+        #expect(list.status == 1, "\(list.err)")
+        #expect(list.err.contains("entry 1 of database 'raw' points past the used part of the data file"), "\(list.err)")
+    }
+
     @Test func soundStoreStillVerifies() throws {
         let dir = try store("sound")
         #expect(try depot("fill", "--path", dir, "--db", "big", "--count", "20", "--value-size", "20000").status == 0)
