@@ -164,6 +164,11 @@ extension Environment {
             return simulatedCopyFailure
         }
         if rc == 0 && simulated != 0 { rc = simulated }
+        if rc == EEXIST {
+            // Another process made the file between the check and the copy (LMDB creates it
+            // exclusively): it is not ours to remove.
+            throw LMDBError(code: rc, operation: "copy environment", detail: "'\(file)' already exists")
+        }
         if rc != 0 {
             // A partial copy is no backup, and its data.mdb would make every retry fail with
             // "already exists": remove it, and the folder if this copy created it.
