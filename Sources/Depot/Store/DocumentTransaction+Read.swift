@@ -33,10 +33,13 @@ extension DocumentTransaction {
     func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         guard let facts = try anyFacts(D.self, create: false) else { return nil }
         var found: D? = nil
+        // A String ID's key bytes are its UTF-8: the stored ID field, when it has those bytes,
+        // shares the caller's string (no copy; the check folds away where this is specialized).
+        let idString = D.ID.self == String.self ? id as? String : nil
         try id.withKeyBytes { key in
             if key.isEmpty || key.count > context.maxKeySize { return }
             _ = try context.txn.readValue(forKey: key, in: facts.target.keyspace) { bytes in
-                found = try decodeDocument(D.self, bytes, facts: facts, key: key)
+                found = try decodeDocument(D.self, bytes, facts: facts, key: key, knownID: idString)
             }
         }
         return found
@@ -51,15 +54,17 @@ extension DocumentTransaction {
     /// generated initializer. A record that is not sound goes to the general path
     /// (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports what is wrong; a decoding
     /// error is reported as the general path reports it, without decoding again (so a failure
-    /// deep in a chain of references costs one decode per level).
+    /// deep in a chain of references costs one decode per level). `knownID` is the String ID the
+    /// document was asked for (its bytes are `key`): a field holding it shares that string.
     @inlinable
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
-                                     key: UnsafeRawBufferPointer) throws -> D {
+                                     key: UnsafeRawBufferPointer, knownID: String? = nil) throws -> D {
         if facts.decodesDirectly, let payload = Record.soundPayload(bytes) {
             let saved = context.resolving.enter(facts.target, key: key)
             defer { context.resolving.leave(saved) }
             do {
-                return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver)
+                return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver,
+                                                  known: knownID, knownUTF8: key)
             } catch {
                 try directDecodingFailed(error, facts: facts, key: key)
             }
@@ -67,7 +72,7 @@ extension DocumentTransaction {
         return try decodeDocumentInGeneral(D.self, bytes, facts: facts, key: key)
     }
 
-    /// ``decodeDocument(_:_:facts:key:)`` for every record: errors name collection, ID and field path.
+    /// ``decodeDocument(_:_:facts:key:knownID:)`` for every record: errors name collection, ID and field path.
     @usableFromInline
     func decodeDocumentInGeneral<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                               key: UnsafeRawBufferPointer) throws -> D {
@@ -139,7 +144,7 @@ extension DocumentTransaction {
     }
 
     /// Decodes a stored record, verifying its checksum; errors name collection, ID and field path.
-    /// (Documents go through ``decodeDocument(_:_:facts:key:)``.)
+    /// (Documents go through ``decodeDocument(_:_:facts:key:knownID:)``.)
     func decodeRecord<D: Decodable>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, collection: String,
                                     key: UnsafeRawBufferPointer, kind: IDKind, syncable: Bool? = nil) throws -> D {
         // `@BinaryCodable` types read their records with their generated code (same bytes).

@@ -14,6 +14,8 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var userInfo: [CodingUserInfoKey: Any]
     /// True while a decode is running (a `BinaryDecoder` reuses its impl when it is idle).
     @exclusivity(unchecked) var inUse = false
+    /// The string a record reader shares for fields with its bytes (``BinaryRecordReader/share(_:bytes:)``).
+    var known = ""
     /// Whether the resolver stays set after a decode (the document layer's decoders, whose
     /// resolver is their transaction's own hook); a public decoder's is dropped at the end.
     @exclusivity(unchecked) var keepsResolver = false
@@ -77,6 +79,7 @@ final class BinaryDecoderImpl: Decoder {
         if !userInfo.isEmpty { userInfo = [:] }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
+        if !known.isEmpty { known = "" }
         inUse = false
     }
 

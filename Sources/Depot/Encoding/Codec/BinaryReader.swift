@@ -126,6 +126,22 @@ struct BinaryReader {
         }
     }
 
+    /// Whether the `n` bytes at `a` and at `b` (both readable) are equal: word compares, the
+    /// last one overlapping the one before, no call to `memcmp` for these short runs.
+    @inlinable @inline(__always)
+    static func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+        if n >= 8 {
+            var i = 0
+            while i + 8 <= n {
+                if a.loadUnaligned(fromByteOffset: i, as: UInt64.self) != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+                i += 8
+            }
+            return a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        }
+        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
+        return true
+    }
+
     /// Whether the `n` bytes at `bytes` (readable) are all ASCII: word loads, the last one
     /// overlapping the one before instead of a loop over the tail bytes.
     @inlinable @inline(__always)

@@ -23,6 +23,12 @@ public struct BinaryRecordReader {
     /// The table index expected next (fields are usually stored in declaration order).
     @usableFromInline var expected = 0
     @usableFromInline var current: StaticString = ""
+    /// The UTF-8 bytes of a string the caller already holds (the ID a document is retrieved by,
+    /// kept by the decoder state: ``knownString()``), valid while the reader is: a string field
+    /// with exactly these bytes is returned as that string, sharing its storage instead of
+    /// allocating a copy. `knownCount` is -1 when there is none.
+    @usableFromInline var knownBytes: UnsafeRawPointer? = nil
+    @usableFromInline var knownCount = -1
 
     @inline(__always)
     init(impl: BinaryDecoderImpl, at offset: Int, decoding type: Any.Type) throws {
@@ -198,13 +204,33 @@ public struct BinaryRecordReader {
         if p >= 0 && p < count &- 1 && base.load(fromByteOffset: p, as: UInt8.self) == BinaryTag.string {
             let n = Int(base.load(fromByteOffset: p &+ 1, as: UInt8.self))
             let start = p &+ 2
-            if n < 0x80 && n <= count &- start && BinaryReader.isASCII(base + start, n) {
-                p = start &+ n
-                return BinaryReader.asciiString(base + start, n)
+            if n < 0x80 && n <= count &- start {
+                if n == knownCount, let knownBytes, BinaryReader.bytesEqual(base + start, knownBytes, n) {
+                    p = start &+ n
+                    return knownString()
+                }
+                if BinaryReader.isASCII(base + start, n) {
+                    p = start &+ n
+                    return BinaryReader.asciiString(base + start, n)
+                }
             }
         }
         return try decodeString()
     }
+
+    /// Makes string fields with exactly `bytes` (the UTF-8 of `string`, valid while the reader
+    /// is) decode as `string`.
+    @usableFromInline
+    mutating func share(_ string: String, bytes: UnsafeRawBufferPointer) {
+        guard let start = bytes.baseAddress else { return }
+        impl.known = string
+        knownBytes = start
+        knownCount = bytes.count
+    }
+
+    /// The string whose bytes are `knownBytes`.
+    @usableFromInline
+    func knownString() -> String { impl.known }
 
     @usableFromInline
     mutating func decodeString() throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
