@@ -93,7 +93,10 @@ final class AsyncWriter: @unchecked Sendable {
     private let lock = ConditionLock()
     private var queue: [WriteJob] = []
     private var head = 0
-    private var admissionWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Callers waiting for a queue slot, oldest first, each with the number that finds it again
+    /// when its task is cancelled.
+    private var admissionWaiters: [(id: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+    private var lastWaiterID: UInt64 = 0
     private var stopped = false
     /// The writer sleeps until this many closures are queued (enqueue signals only then).
     private var wakeThreshold = Int.max
@@ -125,11 +128,15 @@ final class AsyncWriter: @unchecked Sendable {
     }
 
     var pending: Int { lock.withLock { queue.count - head } }
+    /// Callers waiting for a queue slot (for tests).
+    var waitingForSlot: Int { lock.withLock { admissionWaiters.count } }
     var statistics: (batches: Int, largest: Int, peakQueue: Int) { lock.withLock { (batchesCommitted, largestBatch, peakSlots) } }
 
     /// Claims a queue slot, suspending while all `maxQueueLength` slots are in use
-    /// (backpressure). Returns false when the writer has stopped.
-    func acquireSlot() async -> Bool {
+    /// (backpressure).
+    /// - Throws: `CancellationError` when the caller's task is cancelled while it waits (it then
+    ///   holds no slot); the closed-environment error when the writer has stopped.
+    func acquireSlot() async throws {
         while true {
             let admitted: Bool? = lock.withLock {
                 if stopped { return nil }
@@ -140,14 +147,33 @@ final class AsyncWriter: @unchecked Sendable {
                 }
                 return false
             }
-            if let admitted { if admitted { return true } } else { return false }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let now: Bool = lock.withLock {
-                    if slots < options.maxQueueLength || stopped { return true }
-                    admissionWaiters.append(continuation)
-                    return false
+            guard let admitted else { throw TransactionGate.closedError("async write") }
+            if admitted { return }
+            if Task.isCancelled {
+                admit() // a wake-up this caller got is passed on
+                throw CancellationError()
+            }
+            let id: UInt64 = lock.withLock {
+                lastWaiterID &+= 1
+                return lastWaiterID
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    // Cancellation sets the flag before it runs the handler below: checked under
+                    // the lock, either this sees it or the handler finds the waiter.
+                    let now: Bool = lock.withLock {
+                        if slots < options.maxQueueLength || stopped || Task.isCancelled { return true }
+                        admissionWaiters.append((id, continuation))
+                        return false
+                    }
+                    if now { continuation.resume() }
                 }
-                if now { continuation.resume() }
+            } onCancel: {
+                let waiter: CheckedContinuation<Void, Never>? = lock.withLock {
+                    guard let i = admissionWaiters.firstIndex(where: { $0.id == id }) else { return nil }
+                    return admissionWaiters.remove(at: i).continuation
+                }
+                waiter?.resume()
             }
         }
     }
@@ -193,7 +219,7 @@ final class AsyncWriter: @unchecked Sendable {
             lock.broadcast()
             let w = admissionWaiters
             admissionWaiters.removeAll()
-            return w
+            return w.map(\.continuation)
         }
         for w in waiters { w.resume() }
     }
@@ -263,7 +289,7 @@ final class AsyncWriter: @unchecked Sendable {
             let room = options.maxQueueLength - slots
             guard room > 0, !admissionWaiters.isEmpty else { return [] }
             let n = min(room, admissionWaiters.count)
-            let w = Array(admissionWaiters.prefix(n))
+            let w = admissionWaiters.prefix(n).map(\.continuation)
             admissionWaiters.removeFirst(n)
             return w
         }

@@ -31,12 +31,13 @@ extension Environment {
     /// than once (also when the map grows): it must not have effects outside the transaction
     /// that cannot be repeated. A task cancelled before
     /// its closure ran gets `CancellationError`; callers beyond
-    /// ``GroupCommitOptions/maxQueueLength`` wait for room. `body` runs on another thread, so
+    /// ``GroupCommitOptions/maxQueueLength`` wait for room (a task cancelled while it waits gets
+    /// `CancellationError` at once). `body` runs on another thread, so
     /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
         let writer = try asyncWriter()
-        guard await writer.acquireSlot() else { throw TransactionGate.closedError("async write") }
+        try await writer.acquireSlot()
         if Task.isCancelled {
             writer.releaseSlot()
             throw CancellationError()

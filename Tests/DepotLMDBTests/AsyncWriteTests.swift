@@ -1,9 +1,11 @@
 import Foundation
+import Synchronization
 import Testing
 import DepotTestSupport
 @testable import DepotLMDB
 
 private struct Refused: Error, Equatable { let n: Int }
+private struct PollTimedOut: Error { let what: String }
 
 @Suite("Async writes and group commit")
 struct AsyncWriteTests {
@@ -84,6 +86,42 @@ struct AsyncWriteTests {
         try await Task.sleep(for: .milliseconds(50))
         #expect(try env.read { try $0.get("cancelled", in: db) } == nil)
         try await env.write { try $0.put("y", forKey: "after", in: db) } // the writer still works
+    }
+
+    @Test func aTaskWaitingForAQueueSlotCanBeCancelled() async throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.groupCommit.maxQueueLength = 1
+        let env = try Environment.open(path: folder.path, options: options)
+        let db = try env.openDatabase("c", key: StringCodec.self, value: StringCodec.self)
+        let writer = try env.asyncWriter()
+        let holder = WriterHolder(env) // the queued write cannot start, so its slot stays taken
+        let first = Task { try await env.write { try $0.put("1", forKey: "first", in: db) } }
+        let ended = Mutex(false)
+        let second = Task {
+            defer { ended.withLock { $0 = true } }
+            try await env.write { try $0.put("2", forKey: "second", in: db) }
+        }
+        try await poll("the second write waits for a slot") { writer.waitingForSlot == 1 }
+        second.cancel()
+        // It must end now, while the writer is still held — not when a slot frees up.
+        let endedWhileHeld = (try? await poll("the cancelled write ends") { ended.withLock { $0 } }) != nil
+        holder.release()
+        #expect(endedWhileHeld)
+        await #expect(throws: CancellationError.self) { try await second.value }
+        try await first.value
+        #expect(try env.read { try $0.get("second", in: db) } == nil)
+        #expect(writer.waitingForSlot == 0)
+        try await env.write { try $0.put("3", forKey: "third", in: db) } // the slot was not leaked
+    }
+
+    /// Waits until `condition` holds, checking every few milliseconds, for at most ten seconds.
+    private func poll(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else { throw PollTimedOut(what: what) }
+            try await Task.sleep(for: .milliseconds(5))
+        }
     }
 
     @Test func manyTasksNoDeadlockNoLostWakeup() async throws {
