@@ -40,8 +40,12 @@ public final class Environment: @unchecked Sendable {
     public let path: String
     /// The options the environment was opened with.
     public let options: EnvironmentOptions
-    /// The largest key LMDB accepts in this build (511 bytes with default LMDB builds).
+    /// The largest key LMDB accepts in this build (``standardMaxKeySize`` with default LMDB builds).
     public let maxKeySize: Int
+    /// The largest key a default LMDB build accepts (`MDB_MAXKEYSIZE`, 511 bytes): the limit
+    /// checked where no environment is at hand (storage drivers, seeding, the CLI's arguments), so
+    /// that keys stay portable between engines.
+    public static let standardMaxKeySize = 511
     /// The process that opened the environment (see the fork note above).
     public var ownerProcessID: Int32 { gate.ownerPID }
     /// How many times the environment was reopened after `MDB_PANIC` (see ``LMDBError/panic``).

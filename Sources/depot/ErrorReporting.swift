@@ -89,7 +89,7 @@ enum LMDBErrorText {
         switch error {
         case LMDBError.keyExists: return "the key already exists (and overwriting was not allowed)"
         case LMDBError.notFound: return "not found"
-        case LMDBError.badValueSize: return "the key or value has a size LMDB does not accept (keys: 1 to 511 bytes)"
+        case LMDBError.badValueSize: return "the key or value has a size LMDB does not accept (keys: 1 to \(Environment.standardMaxKeySize) bytes)"
         case LMDBError.mapFull: return "the store reached its maximum size"
         case LMDBError.databasesFull: return "too many named databases for this environment (raise maxDatabases)"
         case LMDBError.readersFull: return "too many readers at once (raise maxReaders or close old readers)"

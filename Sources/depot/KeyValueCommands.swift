@@ -10,7 +10,7 @@ struct PutCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The named database (created if missing).") var db: String
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
-    @Argument(help: "The key (1 to 511 bytes of UTF-8).") var key: String
+    @Argument(help: "The key (1 to \(Environment.standardMaxKeySize) bytes of UTF-8).") var key: String
     @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
 
     func validate() throws {

@@ -1,12 +1,13 @@
 import ArgumentParser
 import Depot
+import DepotLMDB
 import Foundation
 
 /// Checks of the raw key/value commands' arguments: misuse is a usage error (exit 64) that names
 /// the argument, before any store is opened.
 enum RawArguments {
     /// LMDB's largest key with its default build (`mdb_env_get_maxkeysize`).
-    static let maxKeyBytes = 511
+    static let maxKeyBytes = Environment.standardMaxKeySize
 
     /// `--db` is not empty; a command that writes may not touch the store's own databases.
     static func checkDatabase(_ name: String, writing: Bool) throws {

@@ -1,4 +1,5 @@
 import Foundation
+import DepotLMDB
 
 /// A cached key/value facade over a store (GBStorageController): values of any `Codable` type
 /// under string keys, kept in a bounded least-recently-used cache, written to disk only when
@@ -236,8 +237,9 @@ public final class KeyValueStore: @unchecked Sendable {
         for (key, entry) in entries where !entry.deleted && entry.bytes == nil {
             throw DepotError.encodingFailed(collection: "$kv", id: key, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
         }
-        for key in entries.keys where key.isEmpty || key.utf8.count > 511 {
-            throw DepotError.invalidKey(detail: "a key/value key must be 1 to 511 bytes, got \(key.utf8.count)")
+        let limit = Environment.standardMaxKeySize
+        for key in entries.keys where key.isEmpty || key.utf8.count > limit {
+            throw DepotError.invalidKey(detail: "a key/value key must be 1 to \(limit) bytes, got \(key.utf8.count)")
         }
         try store.write { tx in
             // Through the record pipeline: sealed records, revisions, created vs updated.

@@ -128,7 +128,7 @@ public enum Verifier {
     /// A key as text when it is printable UTF-8, else as `0x…`. A key longer than LMDB allows
     /// comes from a damaged node (its bytes may run into a stored value): only its size is shown.
     static func displayKey(_ key: UnsafeRawBufferPointer) -> String {
-        if key.count > 511 { return "(a damaged key of \(key.count) bytes)" }
+        if key.count > Environment.standardMaxKeySize { return "(a damaged key of \(key.count) bytes)" }
         if let text = validUTF8String(key),
            !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             return text

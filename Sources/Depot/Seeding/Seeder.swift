@@ -271,9 +271,9 @@ final class Seeder {
                 id = placeholder
             } else {
                 kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
-                guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= 511 else {
+                guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= Environment.standardMaxKeySize else {
                     throw SeedError(kind: .invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
-                                    detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most 511 bytes")
+                                    detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most \(Environment.standardMaxKeySize) bytes")
                 }
                 key = k
                 id = idValue

@@ -67,8 +67,9 @@ public protocol StorageTransaction: AnyObject {
 }
 
 extension StorageTransaction {
-    /// 511 bytes, LMDB's default limit (drivers with another limit implement the requirement).
-    public var maxKeySize: Int { 511 }
+    /// 511 bytes, LMDB's default limit (`Environment.standardMaxKeySize`; drivers with another
+    /// limit implement the requirement).
+    public var maxKeySize: Int { Environment.standardMaxKeySize }
 
     /// In terms of ``readValue(forKey:in:_:)`` and ``put(_:forKey:in:)``.
     public func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,

@@ -46,7 +46,7 @@ extension Store {
         }
         // Check the document (key, encoding) and find the documents it references, which the
         // park will store too, so that reads see them before `save()`.
-        let maxKey = core.environment?.maxKeySize ?? 511
+        let maxKey = core.environment?.maxKeySize ?? Environment.standardMaxKeySize
         var seen = Set<UnitOfWork.Key>()
         var queue: [any Document] = [document]
         var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
