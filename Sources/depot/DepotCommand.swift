@@ -24,6 +24,8 @@ struct DepotCommand: AsyncParsableCommand {
             exit(withError: ExitCode.validationFailure)
         }
         let arguments = Array(CommandLine.arguments.dropFirst())
+        // `verify` reads in a child process and reports the child's signal itself.
+        if !(arguments.first == "verify" && arguments.contains("--child")) { MemoryFaultGuard.install() }
         if let message = CommandSuggestions.unknownCommand(in: arguments, root: Self.self) {
             printError(message)
             exit(withError: ExitCode.validationFailure)

@@ -80,6 +80,21 @@ struct VerifyNodeBoundsTests {
         #expect(list.err.contains("entry 1 of database 'raw' points past the used part of the data file"), "\(list.err)")
     }
 
+    /// Commands without their own bounds check (here `get`) stop with a plain error and status 1
+    /// when the damaged bytes fault, instead of dying with a signal and a crash dump.
+    @Test func aMemoryFaultOnADamagedStoreIsAPlainError() throws {
+        let dir = try store("fault")
+        let first = try depot("list", "--path", dir, "--db", "raw", "--limit", "1")
+        let key = try #require(first.out.split(separator: "\t").first.map(String.init), "\(first.err)")
+        let size: UInt32 = 200_000_000
+        try patchFirstNode(dir, field: 0, withUnsafeBytes(of: size.littleEndian) { Array($0) })
+        let get = try depot("get", "--path", dir, "--db", "raw", key)
+        #expect(get.status == 1, "a status of 1, not death by signal: \(get.err)")
+        #expect(get.err.contains("depot stopped on a") && get.err.contains("Run 'depot verify --path DIR'"),
+                "\(get.err)")
+        #expect(get.out.isEmpty, "no value bytes printed")
+    }
+
     @Test func soundStoreStillVerifies() throws {
         let dir = try store("sound")
         #expect(try depot("fill", "--path", dir, "--db", "big", "--count", "20", "--value-size", "20000").status == 0)

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Turns a memory fault (SIGSEGV, SIGBUS) into a plain error message and exit status 1.
+///
+/// LMDB trusts its file: a damaged page can point past the end of `data.mdb`, and a file
+/// truncated by another program while it is mapped raises SIGBUS on the next read. `depot verify`
+/// checks for both in a child process; every other command would otherwise die with a signal and a
+/// crash dump. The handler only writes a fixed message (async-signal-safe: no allocation, no
+/// locks) and ends the process with `_exit`: nothing is committed, since a transaction that has
+/// not returned from its commit is not durable, and LMDB's meta pages keep the last commit intact.
+enum MemoryFaultGuard {
+    /// Installs the handler for the process (with an alternate stack for the main thread, so that
+    /// a fault from a stack overflow is reported too).
+    static func install() {
+        let stackSize = 1 << 16
+        if let stack = malloc(stackSize) {
+            var alternate = stack_t()
+            alternate.ss_sp = stack
+            alternate.ss_size = stackSize
+            alternate.ss_flags = 0
+            _ = sigaltstack(&alternate, nil)
+        }
+        for signal in [SIGSEGV, SIGBUS] {
+            var action = sigaction()
+            #if canImport(Glibc)
+            action.__sigaction_handler.sa_handler = reportMemoryFault
+            #else
+            action.__sigaction_u.__sa_handler = reportMemoryFault
+            #endif
+            action.sa_flags = Int32(truncatingIfNeeded: Int(SA_ONSTACK) | Int(SA_RESETHAND)) // 0x8000_0000 on Linux
+            sigemptyset(&action.sa_mask)
+            _ = sigaction(signal, &action, nil)
+        }
+    }
+}
+
+/// The signal handler: one `write` of a fixed message, then `_exit(1)`.
+private func reportMemoryFault(_ signal: Int32) {
+    let message: StaticString = signal == SIGBUS
+        ? "error: depot stopped on a bus error (SIGBUS) while reading the store: its data file is shorter than LMDB expects (truncated, or damaged so that a page points past its end); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        : "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+    _exit(1)
+}
