@@ -8,7 +8,8 @@ import Darwin
 ///
 /// LMDB 0.9 trusts its on-disk structures: a damaged meta page can make `mdb_env_open` or the
 /// first read crash the process. Depot reads both meta pages first and refuses a file whose
-/// magic, version, page size, last page or database roots do not make sense, with
+/// magic, version or page size do not make sense, or whose current meta page (the one LMDB
+/// uses) names a last page or database roots outside the file, with
 /// `LMDBError.corrupted` (or `LMDBError.invalid` for a file that is not LMDB's at all).
 public enum FileValidator {
     static let magic: UInt32 = 0xBEEF_C0DE
@@ -100,7 +101,8 @@ public enum FileValidator {
                   detail: "'\(file)' is empty (0 bytes): no data, not an LMDB environment")
     }
 
-    /// Reads and checks both meta pages of an open `data.mdb`; returns them.
+    /// Reads both meta pages of an open `data.mdb`, checks them (the current one against the
+    /// file too) and returns them.
     public static func validate(fd: Int32, fileSize: UInt64, file: String) throws(LMDBError) -> [Meta] {
         func bad(_ code: LMDBError, _ why: String) -> LMDBError {
             LMDBError(code: code.code, operation: "validate data file", detail: "'\(file)': \(why)")
@@ -116,7 +118,13 @@ public enum FileValidator {
         let meta1 = try parse(second, pageNumber: 1, bad: bad)
         if meta1.pageSize != meta0.pageSize { throw bad(.corrupted, "the two meta pages disagree on the page size") }
         let pages = fileSize / pageSize
-        for (index, meta) in [meta0, meta1].enumerated() {
+        // LMDB reads the meta page with the higher transaction ID (the first on a tie) and never
+        // the other one, which the next commit overwrites. When writing a meta page fails, LMDB
+        // writes part of it back with the old transaction ID "to prevent it from being used": that
+        // page can then name roots past its own last page. It is harmless, so only the page LMDB
+        // uses is checked against the file (both must still be meta pages of one page size).
+        let current = meta1.transactionID > meta0.transactionID ? 1 : 0
+        for (index, meta) in [meta0, meta1].enumerated() where index == current {
             if meta.lastPage < 1 { throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) is below 1") }
             if meta.lastPage >= pages {
                 throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) lies beyond the file's \(pages) pages")

@@ -89,8 +89,10 @@ public func milliseconds(since start: DispatchTime) -> Double {
 }
 
 /// Runs a program to its end with standard output and error going to files (no pipe can fill
-/// up, however much it prints); returns its exit status and both outputs.
-public func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+/// up, however much it prints); returns its exit status and both outputs. `environment` adds to
+/// (or replaces in) this process's environment for the child only.
+public func runToEnd(_ executable: URL, _ arguments: [String],
+                     environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
     let dir = NSTemporaryDirectory() + "depot-run-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -99,6 +101,9 @@ public func runToEnd(_ executable: URL, _ arguments: [String]) throws -> (status
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if !environment.isEmpty {
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
     process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
     try process.run()

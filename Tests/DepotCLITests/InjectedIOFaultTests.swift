@@ -1,0 +1,92 @@
+import Foundation
+import Testing
+import DepotTestSupport
+
+/// Real I/O failures under LMDB: `Fixtures/io-fault-shim/io-fault-shim.c`, built here and loaded
+/// into `depot` with `LD_PRELOAD`, makes one `pwrite`, `writev`, `fdatasync`, `fsync` or `write`
+/// on `data.mdb` fail. Every such call of a commit is tried in turn, each on a fresh copy of the
+/// same store. A commit whose call failed must say so (status 1, the error named, no crash), must
+/// not have taken effect, and must leave a store that verifies and takes the next write; a
+/// commit that said nothing failed must be there.
+@Suite("Injected I/O faults under LMDB")
+struct InjectedIOFaultTests {
+    let folder = TemporaryFolder("depot-iofault")
+
+    func depot(_ args: [String], fault: String? = nil, shim: String? = nil) throws -> (status: Int32, out: String, err: String) {
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        guard let fault, let shim else { return try runToEnd(exe, args) }
+        return try runToEnd(exe, args, environment: ["DEPOT_FAULT": fault, "LD_PRELOAD": shim])
+    }
+
+    /// The shim, compiled with the C compiler on PATH; nil (the test then says it is skipped) when
+    /// there is none.
+    func buildShim() throws -> String? {
+        let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fixtures/io-fault-shim/io-fault-shim.c").path
+        guard let compiler = which("cc") ?? which("clang") ?? which("gcc") else { return nil }
+        try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
+        let library = folder.sub("io-fault-shim.so")
+        let build = try runToEnd(compiler, ["-shared", "-fPIC", "-o", library, source, "-ldl"])
+        #expect(build.status == 0, "compiling the shim: \(build.err)")
+        return build.status == 0 ? library : nil
+    }
+
+    /// The calls the shim counted on data.mdb, from its report on standard error.
+    func counts(_ err: String) -> [String: Int] {
+        guard let line = err.split(separator: "\n").last(where: { $0.hasPrefix("io-fault-shim:") }) else { return [:] }
+        var result: [String: Int] = [:]
+        for pair in line.dropFirst("io-fault-shim:".count).split(separator: " ") {
+            let parts = pair.split(separator: "=")
+            if parts.count == 2, let n = Int(parts[1]) { result[String(parts[0])] = n }
+        }
+        return result
+    }
+
+    func copy(_ template: String, _ name: String) throws -> String {
+        let dir = folder.sub(name)
+        try FileManager.default.copyItem(atPath: template, toPath: dir)
+        return dir
+    }
+
+    @Test func everyFailingCallOfACommitFailsItCleanly() throws {
+        guard let shim = try buildShim() else {
+            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
+            return
+        }
+        let template = folder.sub("template")
+        #expect(try depot(["fill", "--path", template, "--db", "t", "--count", "300", "--value-size", "40"]).status == 0)
+
+        // What one durable commit of one put does to data.mdb.
+        let counted = try copy(template, "counted")
+        let probe = try depot(["put", "--path", counted, "--db", "t", "new", "value"], fault: "count", shim: shim)
+        #expect(probe.status == 0, "\(probe.err)")
+        let calls = counts(probe.err)
+        #expect((calls["pwrite"] ?? 0) >= 1, "the meta page is written: \(probe.err)")
+        #expect((calls["fdatasync"] ?? 0) + (calls["fsync"] ?? 0) >= 1, "the data pages are flushed: \(probe.err)")
+        #expect(try depot(["get", "--path", counted, "--db", "t", "new"]).out == "value\n", "a commit that succeeded is there")
+
+        var cases = 0
+        for (function, count) in calls.sorted(by: { $0.key < $1.key }) where count > 0 {
+            for n in 1...count {
+                for errno in ["EIO", "ENOSPC"] where errno == "EIO" || n == 1 {
+                    cases += 1
+                    let dir = try copy(template, "\(function)-\(n)-\(errno)")
+                    let put = try depot(["put", "--path", dir, "--db", "t", "new", "value"], fault: "\(function):\(n):\(errno)", shim: shim)
+                    let what = "\(function) call \(n) failing with \(errno)"
+                    #expect(put.status == 1, "\(what): \(put.err)")
+                    #expect(put.err.contains(errno == "EIO" ? "input/output error" : "no space left"), "\(what): \(put.err)")
+                    #expect(!put.err.contains("Fatal error") && !put.err.contains("crashed"), "\(what): \(put.err)")
+                    let get = try depot(["get", "--path", dir, "--db", "t", "new"])
+                    #expect(get.status == 1 && get.err.contains("not found"), "\(what): the failed commit took effect: \(get.out)\(get.err)")
+                    let verify = try depot(["verify", "--path", dir])
+                    #expect(verify.status == 0, "\(what): \(verify.out)\(verify.err)")
+                    let next = try depot(["put", "--path", dir, "--db", "t", "after", "1"])
+                    #expect(next.status == 0, "\(what): the next write: \(next.err)")
+                    #expect(try depot(["get", "--path", dir, "--db", "t", "after"]).out == "1\n", "\(what)")
+                }
+            }
+        }
+        #expect(cases >= 3, "the shim saw the data flush, the sync and the meta page write")
+        print("InjectedIOFaultTests: one put's commit made \(calls.filter { $0.value > 0 }) calls on data.mdb; \(cases) faults injected")
+    }
+}
