@@ -49,7 +49,10 @@ struct TortureCommand: ParsableCommand {
             migration: fills collection 'migrating' with --count documents {id, old, n} (printing 'filled'), then             runs migration 'rename' (old → new, adds 'extra': true to each) and prints 'migrated'.
             Seed imports are crash-tested with `depot seed` itself (one transaction per import).
 
-            Each line 'ack N' is written with one write(2) after transaction N committed (durably).
+            Each line 'ack N' is written with one write(2) after transaction N committed (durably). With \
+            --retries R, a commit that fails is reported as 'failed N: <error>' and tried again, up to R times \
+            (for I/O fault injection: the writer must recover inside the process); at the end, 'reopened K' \
+            says how often the environment was opened again after MDB_PANIC.
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -64,9 +67,12 @@ struct TortureCommand: ParsableCommand {
     @Option(help: "Largest payload in bytes (each record gets a pseudo-random size up to this).") var payloadSize: Int = 512
     @Option(help: "Writer name: kv mode writes database 'torture-<writer>' so processes write disjoint ranges.") var writer: String?
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
+    @Option(help: "How often to try a failed commit again (kv and documents modes; default 0: stop at the first).")
+    var retries: Int = 0
 
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
+        guard (0...1_000).contains(retries) else { throw ValidationError("--retries must be 0 to 1000, got \(retries)") }
         guard (1...999).contains(records) else { throw ValidationError("--records must be 1 to 999, got \(records)") }
         try GeneratorLimits.checkValueSize(payloadSize, option: "--payload-size")
         try GeneratorLimits.checkMapSize(mapSize)
@@ -85,6 +91,8 @@ struct TortureCommand: ParsableCommand {
             case .documents: try runDocuments(env)
             case .migration: try runMigration(env)
             }
+            // How often the environment was opened again after MDB_PANIC (a failed meta-page write).
+            if retries > 0 { FileHandle.standardOutput.write(Data("reopened \(env.panicRecoveries)\n".utf8)) }
         }
     }
 
@@ -105,6 +113,21 @@ struct TortureCommand: ParsableCommand {
 
     func acknowledge(_ txn: UInt64) {
         FileHandle.standardOutput.write(Data("ack \(txn)\n".utf8))
+    }
+
+    /// Runs `body` (transaction `txn`'s commit); after a failure, reports it and runs it again
+    /// while `--retries` allows.
+    func committing(_ txn: UInt64, _ body: () throws -> Void) throws {
+        var failures = 0
+        while true {
+            do {
+                return try body()
+            } catch {
+                guard failures < retries else { throw error }
+                failures += 1
+                FileHandle.standardOutput.write(Data("failed \(txn): \(userMessage(for: error))\n".utf8))
+            }
+        }
     }
 
     private func runKeyValue(_ env: Environment) throws {
@@ -128,8 +151,10 @@ struct TortureCommand: ParsableCommand {
                 withUnsafeBytes(of: CRC32C.checksum(value).littleEndian) { value.append(contentsOf: $0) }
                 return value
             }
-            try env.write { txn in
-                for (i, value) in values.enumerated() { try txn.put(value, forKey: Self.key(txn: n, index: i), in: db) }
+            try committing(n) {
+                try env.write { txn in
+                    for (i, value) in values.enumerated() { try txn.put(value, forKey: Self.key(txn: n, index: i), in: db) }
+                }
             }
             acknowledge(n)
             next += 1
@@ -166,9 +191,11 @@ struct TortureCommand: ParsableCommand {
                 return TortureDocument(id: Self.key(txn: n, index: i), txn: n, index: i, records: records, payload: bytes,
                                        checksum: tortureChecksum(txn: n, index: i, payload: bytes))
             }
-            try store.write { tx in
-                try tx.park(documents)
-                try tx.park(TortureMarker(id: "last", txn: n))
+            try committing(n) {
+                try store.write { tx in
+                    try tx.park(documents)
+                    try tx.park(TortureMarker(id: "last", txn: n))
+                }
             }
             acknowledge(n)
             next += 1

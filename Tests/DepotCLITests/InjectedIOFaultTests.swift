@@ -1,3 +1,5 @@
+import Depot
+import DepotLMDB
 import Foundation
 import Testing
 import DepotTestSupport
@@ -8,7 +10,7 @@ import DepotTestSupport
 /// same store. A commit whose call failed must say so (status 1, the error named, no crash), must
 /// not have taken effect, and must leave a store that verifies and takes the next write; a
 /// commit that said nothing failed must be there.
-@Suite("Injected I/O faults under LMDB")
+@Suite("Injected I/O faults under LMDB", .serialized)
 struct InjectedIOFaultTests {
     let folder = TemporaryFolder("depot-iofault")
 
@@ -88,5 +90,54 @@ struct InjectedIOFaultTests {
         }
         #expect(cases >= 3, "the shim saw the data flush, the sync and the meta page write")
         print("InjectedIOFaultTests: one put's commit made \(calls.filter { $0.value > 0 }) calls on data.mdb; \(cases) faults injected")
+    }
+
+    /// A writer that goes on after a failed commit (`depot torture --retries`): whichever call of
+    /// its eight commits fails — including the meta-page write, after which LMDB refuses the
+    /// environment (`MDB_PANIC`) until Depot opens it again inside the process — the failure is
+    /// reported once, the retried commit and every later one are acknowledged, and every
+    /// acknowledged transaction is there, whole, with matching checksums.
+    @Test(arguments: ["kv", "documents"])
+    func aWriterRecoversFromEachFailedCallAndLosesNothing(mode: String) throws {
+        guard let shim = try buildShim() else {
+            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
+            return
+        }
+        let template = folder.sub("torture-template-\(mode)")
+        let first = try depot(["torture", "--path", template, "--mode", mode, "--count", "1", "--records", "\(tortureRecords)"])
+        #expect(first.status == 0, "\(first.err)")
+        let commits = 8
+        let arguments = ["torture", "--mode", mode, "--count", "\(commits)", "--records", "\(tortureRecords)",
+                         "--payload-size", "600", "--retries", "3"]
+        let counted = try copy(template, "torture-counted-\(mode)")
+        let probe = try depot(arguments + ["--path", counted], fault: "count", shim: shim)
+        #expect(probe.status == 0, "\(probe.err)")
+        let calls = counts(probe.err)
+        #expect((calls["pwrite"] ?? 0) >= commits, "a meta page per commit: \(probe.err)")
+
+        var faults = 0, panics = 0
+        for (function, count) in calls.sorted(by: { $0.key < $1.key }) where count > 0 {
+            for n in 1...count {
+                faults += 1
+                let what = "\(function) call \(n) of \(count) failing"
+                let dir = try copy(template, "torture-\(mode)-\(function)-\(n)")
+                let run = try depot(arguments + ["--path", dir], fault: "\(function):\(n)", shim: shim)
+                #expect(run.status == 0, "\(what): \(run.err)")
+                let lines = run.out.split(separator: "\n")
+                let failed = lines.filter { $0.hasPrefix("failed ") }
+                #expect(failed.count == 1, "\(what): one failed commit reported: \(run.out)")
+                if lines.contains(where: { $0.hasPrefix("reopened ") && $0 != "reopened 0" }) { panics += 1 }
+                let acks = lines.compactMap { $0.hasPrefix("ack ") ? UInt64($0.dropFirst(4)) : nil }
+                #expect(acks == Array(2...UInt64(commits + 1)), "\(what): every commit acknowledged once, in order: \(run.out)")
+                let env = try Environment.open(path: dir)
+                let last = mode == "kv" ? try CrashSafetyTests.verifyKeyValue(env, start: 1)
+                    : try CrashSafetyTests.verifyDocuments(try Store(environment: env), start: 1)
+                #expect(last == UInt64(commits + 1), "\(what): the last transaction present")
+                try env.close()
+                #expect(try depot(["verify", "--path", dir]).status == 0, "\(what)")
+            }
+        }
+        print("InjectedIOFaultTests (\(mode)): \(commits) commits made \(calls.filter { $0.value > 0 }) calls on data.mdb; \(faults) faults injected, \(panics) of them MDB_PANIC")
+        #expect(panics >= 1, "a failed meta-page write (MDB_PANIC, the environment opened again) was among the faults")
     }
 }
