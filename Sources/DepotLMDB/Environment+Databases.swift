@@ -164,6 +164,9 @@ extension Environment {
             return simulatedCopyFailure
         }
         if rc == 0 && simulated != 0 { rc = simulated }
+        // LMDB writes the copy (with O_DIRECT where it can) but never flushes it: a copy reported
+        // done could still be lost with the machine. Flush the file and the folder entries.
+        if rc == 0 { rc = Self.flushCopy(file: file, folder: destination, createdFolder: createdFolder) }
         if rc == EEXIST {
             // Another process made the file between the check and the copy (LMDB creates it
             // exclusively): it is not ours to remove.
@@ -183,6 +186,32 @@ extension Environment {
             throw disk.detail == nil ? plain : disk
         }
         _ = chmod(file, mode_t(options.fileMode))
+    }
+
+    /// Flushes a finished copy to stable storage: the file, its folder's entry for it and, when
+    /// the copy created the folder, the parent's entry for the folder. Returns 0 or the errno.
+    private static func flushCopy(file: String, folder: String, createdFolder: Bool) -> Int32 {
+        func flush(_ path: String, directory: Bool) -> Int32 {
+            #if canImport(Glibc)
+            let fd = Glibc.open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY)
+            guard fd >= 0 else { return errno }
+            defer { _ = Glibc.close(fd) }
+            #else
+            let fd = Darwin.open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY)
+            guard fd >= 0 else { return errno }
+            defer { _ = Darwin.close(fd) }
+            #endif
+            return fsync(fd) == 0 ? 0 : errno
+        }
+        var rc = flush(file, directory: false)
+        if rc == 0 { rc = flush(folder, directory: true) }
+        if rc == 0 && createdFolder {
+            var trimmed = Substring(folder)
+            while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+            let parent = trimmed.lastIndex(of: "/").map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
+            rc = flush(parent, directory: true)
+        }
+        return rc
     }
 
     /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.

@@ -92,6 +92,36 @@ struct InjectedIOFaultTests {
         print("InjectedIOFaultTests: one put's commit made \(calls.filter { $0.value > 0 }) calls on data.mdb; \(cases) faults injected")
     }
 
+    /// `depot backup` flushes the copy before it says it is done, and a failing write or flush of
+    /// the copy is an error that leaves no partial backup behind; the next backup succeeds.
+    @Test func aBackupIsFlushedAndAFailedCopyLeavesNothing() throws {
+        guard let shim = try buildShim() else {
+            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
+            return
+        }
+        let source = folder.sub("backup-source")
+        #expect(try depot(["fill", "--path", source, "--db", "t", "--count", "2000", "--value-size", "100"]).status == 0)
+        let probe = try depot(["backup", "--path", source, "--to", folder.sub("backup-counted")], fault: "count", shim: shim)
+        #expect(probe.status == 0, "\(probe.err)")
+        let calls = counts(probe.err)
+        #expect((calls["fsync"] ?? 0) + (calls["fdatasync"] ?? 0) >= 1, "the copy is flushed before 'copied': \(probe.err)")
+        var faults = 0
+        for (function, count) in calls.sorted(by: { $0.key < $1.key }) where count > 0 {
+            for n in 1...count {
+                faults += 1
+                let what = "\(function) call \(n) of the copy failing"
+                let destination = folder.sub("backup-\(function)-\(n)")
+                let run = try depot(["backup", "--path", source, "--to", destination], fault: "\(function):\(n)", shim: shim)
+                #expect(run.status == 1, "\(what): \(run.out)\(run.err)")
+                #expect(run.err.contains("input/output error") && run.err.contains("removed"), "\(what): \(run.err)")
+                #expect(!FileManager.default.fileExists(atPath: destination), "\(what): no partial backup is left")
+                #expect(try depot(["backup", "--path", source, "--to", destination]).status == 0, "\(what): the next backup")
+                #expect(try depot(["verify", "--path", destination]).status == 0, "\(what)")
+            }
+        }
+        #expect(faults >= 2, "the copy's writes and its flush")
+    }
+
     /// A writer that goes on after a failed commit (`depot torture --retries`): whichever call of
     /// its eight commits fails — including the meta-page write, after which LMDB refuses the
     /// environment (`MDB_PANIC`) until Depot opens it again inside the process — the failure is
