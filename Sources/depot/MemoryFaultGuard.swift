@@ -16,11 +16,10 @@ enum MemoryFaultGuard {
     /// Installs the handler for the process (with an alternate stack for the main thread, so that
     /// a fault from a stack overflow is reported too).
     static func install() {
-        let stackSize = 1 << 16
-        if let stack = malloc(stackSize) {
+        if let stack = alternateSignalStack {
             var alternate = stack_t()
             alternate.ss_sp = stack
-            alternate.ss_size = stackSize
+            alternate.ss_size = alternateSignalStackSize
             alternate.ss_flags = 0
             _ = sigaltstack(&alternate, nil)
         }
@@ -37,6 +36,11 @@ enum MemoryFaultGuard {
         }
     }
 }
+
+/// The main thread's stack for signal handlers, kept for the life of the process (held here so
+/// that leak checkers see it as reachable). Set once, before any handler can run.
+private let alternateSignalStackSize = 1 << 16
+nonisolated(unsafe) private let alternateSignalStack: UnsafeMutableRawPointer? = malloc(alternateSignalStackSize)
 
 /// The signal handler: one `write` of a fixed message, then `_exit(1)`.
 private func reportMemoryFault(_ signal: Int32) {
