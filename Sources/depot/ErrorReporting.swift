@@ -23,6 +23,20 @@ func reportingErrors<R>(json: Bool = false, _ body: () throws -> R) throws -> R 
     }
 }
 
+/// ``reportingErrors(json:_:)`` for an async body.
+func reportingErrors<R>(_ body: () async throws -> R) async throws -> R {
+    do {
+        return try await body()
+    } catch let error as ExitCode {
+        throw error
+    } catch let error as CleanExit {
+        throw error
+    } catch {
+        printError("error: \(userMessage(for: error))")
+        throw ExitCode(1)
+    }
+}
+
 /// What `--json` prints for an error.
 struct ErrorReport: Encodable {
     var message: String

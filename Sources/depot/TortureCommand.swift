@@ -33,7 +33,7 @@ func tortureChecksum(txn: UInt64, index: Int, payload: [UInt8]) -> UInt32 {
     return CRC32C.checksum(bytes)
 }
 
-struct TortureCommand: ParsableCommand {
+struct TortureCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "torture",
         abstract: "Load and crash-test writer: commits numbered, checksummed transactions and prints 'ack N' after each commit returns.",
@@ -52,7 +52,9 @@ struct TortureCommand: ParsableCommand {
             Each line 'ack N' is written with one write(2) after transaction N committed (durably). With \
             --retries R, a commit that fails is reported as 'failed N: <error>' and tried again, up to R times \
             (for I/O fault injection: the writer must recover inside the process); at the end, 'reopened K' \
-            says how often the environment was opened again after MDB_PANIC.
+            says how often the environment was opened again after MDB_PANIC. With --async-writers W (kv mode), W \
+            tasks commit the transactions through group commit (`try await env.write`), each taking the next \
+            number; acks then arrive in any order.
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
@@ -69,9 +71,13 @@ struct TortureCommand: ParsableCommand {
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
     @Option(help: "How often to try a failed commit again (kv and documents modes; default 0: stop at the first).")
     var retries: Int = 0
+    @Option(help: "kv mode: commit through group commit from this many concurrent tasks (default 0: one synchronous writer).")
+    var asyncWriters: Int = 0
 
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
+        guard (0...1_024).contains(asyncWriters) else { throw ValidationError("--async-writers must be 0 to 1024, got \(asyncWriters)") }
+        if asyncWriters > 0 && mode != .kv { throw ValidationError("--async-writers needs --mode kv") }
         guard (0...1_000).contains(retries) else { throw ValidationError("--retries must be 0 to 1000, got \(retries)") }
         guard (1...999).contains(records) else { throw ValidationError("--records must be 1 to 999, got \(records)") }
         try GeneratorLimits.checkValueSize(payloadSize, option: "--payload-size")
@@ -80,13 +86,14 @@ struct TortureCommand: ParsableCommand {
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
     }
 
-    func run() throws {
-        try reportingErrors {
+    func run() async throws {
+        try await reportingErrors {
             var options = EnvironmentOptions()
             options.maxDatabases = 1024
             if let mapSize { options.mapSize = mapSize }
             let env = try Environment.open(path: location.path, options: options)
             switch mode {
+            case .kv where asyncWriters > 0: try await runKeyValueConcurrently(env)
             case .kv: try runKeyValue(env)
             case .documents: try runDocuments(env)
             case .migration: try runMigration(env)
@@ -130,9 +137,10 @@ struct TortureCommand: ParsableCommand {
         }
     }
 
-    private func runKeyValue(_ env: Environment) throws {
+    /// The key/value database and the first transaction number to write.
+    func keyValueTarget(_ env: Environment) throws -> (Database<StringCodec, BytesCodec>, UInt64) {
         let db = try env.openDatabase(writer.map { "torture-\($0)" } ?? "torture", key: StringCodec.self, value: BytesCodec.self)
-        var next = try start ?? env.read { txn -> UInt64 in
+        let first = try start ?? env.read { txn -> UInt64 in
             var last: UInt64 = 0
             try txn.forEach(in: db, range: .all, reverse: true) { key, _ in
                 last = UInt64(key.prefix(10)) ?? 0
@@ -140,17 +148,28 @@ struct TortureCommand: ParsableCommand {
             }
             return last + 1
         }
+        return (db, first)
+    }
+
+    /// The values of key/value transaction `n`: txn u64 LE | index u32 LE | records u32 LE |
+    /// payload | CRC-32C u32 LE of everything before it.
+    func keyValueRecords(txn n: UInt64) -> [[UInt8]] {
+        (0..<records).map { i -> [UInt8] in
+            var value: [UInt8] = []
+            withUnsafeBytes(of: n.littleEndian) { value.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(i).littleEndian) { value.append(contentsOf: $0) }
+            withUnsafeBytes(of: UInt32(records).littleEndian) { value.append(contentsOf: $0) }
+            value.append(contentsOf: payload(txn: n, index: i))
+            withUnsafeBytes(of: CRC32C.checksum(value).littleEndian) { value.append(contentsOf: $0) }
+            return value
+        }
+    }
+
+    private func runKeyValue(_ env: Environment) throws {
+        var (db, next) = try keyValueTarget(env)
         for _ in 0..<count {
             let n = next
-            let values = (0..<records).map { i -> [UInt8] in
-                var value: [UInt8] = []
-                withUnsafeBytes(of: n.littleEndian) { value.append(contentsOf: $0) }
-                withUnsafeBytes(of: UInt32(i).littleEndian) { value.append(contentsOf: $0) }
-                withUnsafeBytes(of: UInt32(records).littleEndian) { value.append(contentsOf: $0) }
-                value.append(contentsOf: payload(txn: n, index: i))
-                withUnsafeBytes(of: CRC32C.checksum(value).littleEndian) { value.append(contentsOf: $0) }
-                return value
-            }
+            let values = keyValueRecords(txn: n)
             try committing(n) {
                 try env.write { txn in
                     for (i, value) in values.enumerated() { try txn.put(value, forKey: Self.key(txn: n, index: i), in: db) }

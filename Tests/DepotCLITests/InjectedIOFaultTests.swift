@@ -122,6 +122,49 @@ struct InjectedIOFaultTests {
         #expect(faults >= 2, "the copy's writes and its flush")
     }
 
+    /// The same through group commit: eight tasks commit 40 transactions with `try await
+    /// env.write` (`depot torture --async-writers 8`). Batches vary from run to run, so the faults
+    /// are spread over the calls a first run made; a fault that hit fails its whole batch, every
+    /// caller of it retries, and nothing acknowledged is missing.
+    @Test func groupCommitWritersRecoverFromFailedCallsAndLoseNothing() throws {
+        guard let shim = try buildShim() else {
+            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
+            return
+        }
+        let template = folder.sub("group-template")
+        #expect(try depot(["torture", "--path", template, "--mode", "kv", "--count", "1", "--records", "\(tortureRecords)"]).status == 0)
+        let commits = 40
+        let arguments = ["torture", "--mode", "kv", "--count", "\(commits)", "--records", "\(tortureRecords)",
+                         "--payload-size", "300", "--async-writers", "8", "--retries", "5"]
+        let probe = try depot(arguments + ["--path", try copy(template, "group-counted")], fault: "count", shim: shim)
+        #expect(probe.status == 0, "\(probe.err)")
+        let calls = counts(probe.err)
+        var hit = 0, recovered = 0
+        for (function, count) in calls.sorted(by: { $0.key < $1.key }) where count > 0 {
+            for n in Set(stride(from: 1, through: count, by: max(1, count / 6))) {
+                let what = "\(function) call \(n) failing"
+                let dir = try copy(template, "group-\(function)-\(n)")
+                let run = try depot(arguments + ["--path", dir], fault: "\(function):\(n)", shim: shim)
+                #expect(run.status == 0, "\(what): \(run.err)")
+                let lines = run.out.split(separator: "\n")
+                let acks = Set(lines.compactMap { $0.hasPrefix("ack ") ? UInt64($0.dropFirst(4)) : nil })
+                #expect(acks == Set(2...UInt64(commits + 1)), "\(what): every commit acknowledged")
+                let failed = lines.filter { $0.hasPrefix("failed ") }.count
+                if (counts(run.err)[function] ?? 0) >= n {
+                    hit += 1
+                    #expect(failed >= 1, "\(what): the failed batch is reported to its callers: \(run.out)")
+                }
+                if lines.contains(where: { $0.hasPrefix("reopened ") && $0 != "reopened 0" }) { recovered += 1 }
+                let env = try Environment.open(path: dir)
+                #expect(try CrashSafetyTests.verifyKeyValue(env, start: 1) == UInt64(commits + 1), "\(what)")
+                try env.close()
+                #expect(try depot(["verify", "--path", dir]).status == 0, "\(what)")
+            }
+        }
+        print("InjectedIOFaultTests (group commit): a first run made \(calls.filter { $0.value > 0 }) calls; \(hit) faults hit, \(recovered) runs reopened after MDB_PANIC")
+        #expect(hit >= 3, "faults in the data flush, the sync and the meta page write")
+    }
+
     /// A writer that goes on after a failed commit (`depot torture --retries`): whichever call of
     /// its eight commits fails — including the meta-page write, after which LMDB refuses the
     /// environment (`MDB_PANIC`) until Depot opens it again inside the process — the failure is

@@ -1,0 +1,64 @@
+import DepotLMDB
+import Foundation
+import Synchronization
+
+extension TortureCommand {
+    /// `--async-writers W`: W tasks commit the key/value transactions through group commit, each
+    /// taking the next transaction number, retrying a failed commit as `--retries` allows and
+    /// printing 'ack N' once its commit returned.
+    func runKeyValueConcurrently(_ env: Environment) async throws {
+        let (db, first) = try keyValueTarget(env)
+        let end = first + UInt64(count)
+        let next = TransactionNumbers(first: first, end: end)
+        // Everything the tasks need, computed here: the command itself stays on this task.
+        let retries = self.retries
+        let records = (first..<end).map { keyValueRecords(txn: $0) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<asyncWriters {
+                group.addTask {
+                    while let n = next.take() {
+                        let values = records[Int(n - first)]
+                        var failures = 0
+                        while true {
+                            do {
+                                try await env.write { txn in
+                                    for (i, value) in values.enumerated() {
+                                        try txn.put(value, forKey: TortureCommand.key(txn: n, index: i), in: db)
+                                    }
+                                }
+                                break
+                            } catch {
+                                guard failures < retries else { throw error }
+                                failures += 1
+                                FileHandle.standardOutput.write(Data("failed \(n): \(userMessage(for: error))\n".utf8))
+                            }
+                        }
+                        FileHandle.standardOutput.write(Data("ack \(n)\n".utf8))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The transaction numbers the writers take, one at a time. `Sendable`: the next number is
+/// guarded by a `Mutex`.
+private final class TransactionNumbers: Sendable {
+    private let next: Mutex<UInt64>
+    private let end: UInt64
+
+    init(first: UInt64, end: UInt64) {
+        next = Mutex(first)
+        self.end = end
+    }
+
+    /// The next number, or nil when all are taken.
+    func take() -> UInt64? {
+        next.withLock { value in
+            guard value < end else { return nil }
+            defer { value += 1 }
+            return value
+        }
+    }
+}
