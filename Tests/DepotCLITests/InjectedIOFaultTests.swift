@@ -20,12 +20,15 @@ struct InjectedIOFaultTests {
         return try runToEnd(exe, args, environment: ["DEPOT_FAULT": fault, "LD_PRELOAD": shim])
     }
 
-    /// The shim, compiled with the C compiler on PATH; nil (the test then says it is skipped) when
-    /// there is none.
-    func buildShim() throws -> String? {
+    /// The shim, compiled with the C compiler on PATH; nil, after saying that the test is
+    /// skipped, when there is none.
+    func buildShim(_ test: String = #function) throws -> String? {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures/io-fault-shim/io-fault-shim.c").path
-        guard let compiler = which("cc") ?? which("clang") ?? which("gcc") else { return nil }
+        guard let compiler = which("cc") ?? which("clang") ?? which("gcc") else {
+            print("InjectedIOFaultTests.\(test): SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
+            return nil
+        }
         try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
         let library = folder.sub("io-fault-shim.so")
         let build = try runToEnd(compiler, ["-shared", "-fPIC", "-o", library, source, "-ldl"])
@@ -51,10 +54,7 @@ struct InjectedIOFaultTests {
     }
 
     @Test func everyFailingCallOfACommitFailsItCleanly() throws {
-        guard let shim = try buildShim() else {
-            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
-            return
-        }
+        guard let shim = try buildShim() else { return }
         let template = folder.sub("template")
         #expect(try depot(["fill", "--path", template, "--db", "t", "--count", "300", "--value-size", "40"]).status == 0)
 
@@ -95,10 +95,7 @@ struct InjectedIOFaultTests {
     /// `depot backup` flushes the copy before it says it is done, and a failing write or flush of
     /// the copy is an error that leaves no partial backup behind; the next backup succeeds.
     @Test func aBackupIsFlushedAndAFailedCopyLeavesNothing() throws {
-        guard let shim = try buildShim() else {
-            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
-            return
-        }
+        guard let shim = try buildShim() else { return }
         let source = folder.sub("backup-source")
         #expect(try depot(["fill", "--path", source, "--db", "t", "--count", "2000", "--value-size", "100"]).status == 0)
         let probe = try depot(["backup", "--path", source, "--to", folder.sub("backup-counted")], fault: "count", shim: shim)
@@ -127,10 +124,7 @@ struct InjectedIOFaultTests {
     /// are spread over the calls a first run made; a fault that hit fails its whole batch, every
     /// caller of it retries, and nothing acknowledged is missing.
     @Test func groupCommitWritersRecoverFromFailedCallsAndLoseNothing() throws {
-        guard let shim = try buildShim() else {
-            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
-            return
-        }
+        guard let shim = try buildShim() else { return }
         let template = folder.sub("group-template")
         #expect(try depot(["torture", "--path", template, "--mode", "kv", "--count", "1", "--records", "\(tortureRecords)"]).status == 0)
         let commits = 40
@@ -172,10 +166,7 @@ struct InjectedIOFaultTests {
     /// acknowledged transaction is there, whole, with matching checksums.
     @Test(arguments: ["kv", "documents"])
     func aWriterRecoversFromEachFailedCallAndLosesNothing(mode: String) throws {
-        guard let shim = try buildShim() else {
-            print("InjectedIOFaultTests: SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
-            return
-        }
+        guard let shim = try buildShim() else { return }
         let template = folder.sub("torture-template-\(mode)")
         let first = try depot(["torture", "--path", template, "--mode", mode, "--count", "1", "--records", "\(tortureRecords)"])
         #expect(first.status == 0, "\(first.err)")
