@@ -35,6 +35,34 @@ struct GroupCommitPacingTests {
         #expect(pacer.expected == 16)
     }
 
+    /// The pacer keeps its caller sets as sorted arrays; a plain `Set` model of the same rule
+    /// must agree on every batch of unsorted callers with repeats, and on queued closures.
+    @Test func theSortedArraysAgreeWithSetsOnRandomBatches() {
+        struct Model {
+            var last: Set<Int> = [], earlier: Set<Int> = [], lastReturning: Set<Int> = []
+            mutating func finished(callers: [Int], queued: [Int]) -> Int {
+                let current = Set(callers)
+                let returning = current.filter { last.contains($0) || earlier.contains($0) }
+                let back = returning.union(lastReturning)
+                lastReturning = returning
+                earlier = last
+                last = current
+                return back.count + queued.filter { !back.contains($0) }.count
+            }
+        }
+        var rng = SeededRandom(seed: 0x9ACE)
+        var pacer = GroupCommitPacer()
+        var model = Model()
+        for batch in 0..<2_000 {
+            let callers = (0..<rng.below(40)).map { _ in rng.below(48) - 8 }
+            let queued = (0..<rng.below(12)).map { _ in rng.below(60) - 8 }
+            pacer.finished(callers: callers, queued: queued, at: UInt64(batch))
+            let expected = model.finished(callers: callers, queued: queued)
+            #expect(pacer.expected == expected, "batch \(batch)")
+            if pacer.expected != expected { return }
+        }
+    }
+
     @Test func aTaskKeepsItsIdentityAndOthersDiffer() async {
         let mine = withUnsafeCurrentTask { Environment.identity(of: $0) }
         #expect(mine != 0)
