@@ -10,14 +10,13 @@ extension TortureCommand {
         let (db, first) = try keyValueTarget(env)
         let end = first + UInt64(count)
         let next = TransactionNumbers(first: first, end: end)
-        // Everything the tasks need, computed here: the command itself stays on this task.
-        let retries = self.retries
-        let records = (first..<end).map { keyValueRecords(txn: $0) }
+        // What the tasks need, copied: the command itself stays on this task.
+        let retries = self.retries, records = self.records, payloadSize = self.payloadSize
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<asyncWriters {
                 group.addTask {
                     while let n = next.take() {
-                        let values = records[Int(n - first)]
+                        let values = TortureCommand.keyValueRecords(txn: n, records: records, payloadSize: payloadSize)
                         var failures = 0
                         while true {
                             do {

@@ -108,7 +108,9 @@ struct TortureCommand: AsyncParsableCommand {
     }
 
     /// Pseudo-random payload of transaction `txn`, record `index`.
-    func payload(txn: UInt64, index: Int) -> [UInt8] {
+    func payload(txn: UInt64, index: Int) -> [UInt8] { Self.payload(txn: txn, index: index, maxSize: payloadSize) }
+
+    static func payload(txn: UInt64, index: Int, maxSize payloadSize: Int) -> [UInt8] {
         var state = txn &* 0x9E37_79B9_7F4A_7C15 &+ UInt64(index) &* 0xBF58_476D_1CE4_E5B9 &+ 1
         func next() -> UInt64 {
             state = state &* 6364136223846793005 &+ 1442695040888963407
@@ -154,19 +156,24 @@ struct TortureCommand: AsyncParsableCommand {
     /// The values of key/value transaction `n`: txn u64 LE | index u32 LE | records u32 LE |
     /// payload | CRC-32C u32 LE of everything before it.
     func keyValueRecords(txn n: UInt64) -> [[UInt8]] {
+        Self.keyValueRecords(txn: n, records: records, payloadSize: payloadSize)
+    }
+
+    static func keyValueRecords(txn n: UInt64, records: Int, payloadSize: Int) -> [[UInt8]] {
         (0..<records).map { i -> [UInt8] in
             var value: [UInt8] = []
             withUnsafeBytes(of: n.littleEndian) { value.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(i).littleEndian) { value.append(contentsOf: $0) }
             withUnsafeBytes(of: UInt32(records).littleEndian) { value.append(contentsOf: $0) }
-            value.append(contentsOf: payload(txn: n, index: i))
+            value.append(contentsOf: payload(txn: n, index: i, maxSize: payloadSize))
             withUnsafeBytes(of: CRC32C.checksum(value).littleEndian) { value.append(contentsOf: $0) }
             return value
         }
     }
 
     private func runKeyValue(_ env: Environment) throws {
-        var (db, next) = try keyValueTarget(env)
+        let (db, first) = try keyValueTarget(env)
+        var next = first
         for _ in 0..<count {
             let n = next
             let values = keyValueRecords(txn: n)
