@@ -118,13 +118,17 @@ public enum FileValidator {
         let meta1 = try parse(second, pageNumber: 1, bad: bad)
         if meta1.pageSize != meta0.pageSize { throw bad(.corrupted, "the two meta pages disagree on the page size") }
         let pages = fileSize / pageSize
-        // LMDB reads the meta page with the higher transaction ID (the first on a tie) and never
-        // the other one, which the next commit overwrites. When writing a meta page fails, LMDB
-        // writes part of it back with the old transaction ID "to prevent it from being used": that
-        // page can then name roots past its own last page. It is harmless, so only the page LMDB
-        // uses is checked against the file (both must still be meta pages of one page size).
-        let current = meta1.transactionID > meta0.transactionID ? 1 : 0
-        for (index, meta) in [meta0, meta1].enumerated() where index == current {
+        // LMDB opens with the meta page of the higher transaction ID (the first on a tie), then
+        // reads page `transaction ID % 2` for every transaction; in a sound file both are the same
+        // page. The other one is never read, and the next commit overwrites it. When writing a meta
+        // page fails, LMDB writes part of it back with the old transaction ID "to prevent it from
+        // being used": that page can then name roots past its own last page. It is harmless, so
+        // only the pages LMDB reads are checked against the file (both must still be meta pages
+        // of one page size).
+        let metas = [meta0, meta1]
+        let picked = meta1.transactionID > meta0.transactionID ? 1 : 0
+        let read: Set<Int> = [picked, Int(metas[picked].transactionID & 1)]
+        for (index, meta) in metas.enumerated() where read.contains(index) {
             if meta.lastPage < 1 { throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) is below 1") }
             if meta.lastPage >= pages {
                 throw bad(.corrupted, "meta page \(index): last page \(meta.lastPage) lies beyond the file's \(pages) pages")

@@ -104,6 +104,22 @@ final class CorruptFileTests {
         #expect(try verify(dir).status == 0)
     }
 
+    /// LMDB opens with the newest meta page but then reads page `transaction ID % 2` for every
+    /// transaction: a current page whose ID points at the other, damaged page is refused too.
+    @Test func aCurrentMetaPageWhoseIDPointsAtTheOtherPageIsRefused() throws {
+        func txnid(_ page: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(base[page + 144 + $1]) << (8 * $1) } }
+        let other = pageSize - currentMeta
+        var data = patched(currentMeta + 144, le64(txnid(currentMeta) + 1))
+        data.replaceSubrange(other + 136..<other + 144, with: le64(UInt64(pages + 100)))
+        data.replaceSubrange(other + 128..<other + 136, with: le64(UInt64(pages + 50)))
+        let dir = try copy("meta-parity", data)
+        let report = try verify(dir)
+        #expect(report.status == 1, "\(report.text)")
+        #expect(report.text.contains("meta page \(other / pageSize)"), "\(report.text)")
+        let get = try runToEnd(exe, ["get", "--path", dir, "--db", "torture", "x"])
+        #expect(get.status == 1 && get.err.contains("damaged"), "refused before LMDB reads it: \(get.err)")
+    }
+
     @Test func pristineCopyEmptyFileAndJunkLockFile() throws {
         let pristine = try verify(try copy("pristine", base))
         #expect(pristine.status == 0, "\(pristine.text)")
