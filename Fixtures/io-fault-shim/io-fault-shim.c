@@ -6,10 +6,13 @@
 //   DEPOT_FAULT=count        LD_PRELOAD=./io-fault-shim.so depot put ...   # prints the calls made
 //   DEPOT_FAULT=fdatasync:1  LD_PRELOAD=./io-fault-shim.so depot put ...   # the 1st fdatasync fails (EIO)
 //   DEPOT_FAULT=writev:2:ENOSPC ...                                        # the 2nd writev fails (ENOSPC)
+//   DEPOT_FAULT=fsyncdir:1:EINVAL ...                # the 1st fsync of a folder fails (EINVAL)
 //
-// Only calls on a file named data.mdb are counted and failed; a failed call does nothing and
-// returns -1 with errno set; every other call goes through. At exit, the calls counted are
-// written to standard error as "io-fault-shim: pwrite=N writev=N fdatasync=N fsync=N write=N".
+// Only calls on a file named data.mdb are counted and failed (fsyncdir: fsync calls on folders);
+// a failed call does nothing and returns -1 with errno set (EIO, ENOSPC or EINVAL); every other
+// call goes through. At exit, the calls counted are written to standard error as
+// "io-fault-shim: pwrite=N writev=N fdatasync=N fsync=N write=N fsyncdir=N". Linux only
+// (/proc/self/fd, LD_PRELOAD).
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,12 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-enum { F_PWRITE, F_WRITEV, F_FDATASYNC, F_FSYNC, F_WRITE, F_COUNT };
-static const char *const names[F_COUNT] = {"pwrite", "writev", "fdatasync", "fsync", "write"};
+enum { F_PWRITE, F_WRITEV, F_FDATASYNC, F_FSYNC, F_WRITE, F_FSYNCDIR, F_COUNT };
+static const char *const names[F_COUNT] = {"pwrite", "writev", "fdatasync", "fsync", "write", "fsyncdir"};
 static atomic_long calls[F_COUNT];
 static int active = 0;
 static int target = -1;
@@ -39,14 +43,15 @@ __attribute__((constructor)) static void configure(void) {
     for (int i = 0; i < F_COUNT; i++) if (strcmp(name, names[i]) == 0) target = i;
     nth = n;
     if (strcmp(err, "ENOSPC") == 0) fault_errno = ENOSPC;
+    if (strcmp(err, "EINVAL") == 0) fault_errno = EINVAL;
 }
 
 __attribute__((destructor)) static void report(void) {
     if (!active) return;
     char line[160];
-    int len = snprintf(line, sizeof line, "io-fault-shim: pwrite=%ld writev=%ld fdatasync=%ld fsync=%ld write=%ld\n",
+    int len = snprintf(line, sizeof line, "io-fault-shim: pwrite=%ld writev=%ld fdatasync=%ld fsync=%ld write=%ld fsyncdir=%ld\n",
                        atomic_load(&calls[F_PWRITE]), atomic_load(&calls[F_WRITEV]), atomic_load(&calls[F_FDATASYNC]),
-                       atomic_load(&calls[F_FSYNC]), atomic_load(&calls[F_WRITE]));
+                       atomic_load(&calls[F_FSYNC]), atomic_load(&calls[F_WRITE]), atomic_load(&calls[F_FSYNCDIR]));
     if (len > 0) {
         ssize_t (*real_write)(int, const void *, size_t);
         *(void **)&real_write = dlsym(RTLD_NEXT, "write");
@@ -63,9 +68,15 @@ static int is_data_file(int fd) {
     return strcmp(path + len - 9, "/data.mdb") == 0;
 }
 
-/// Counts a call on the data file; true when it is the one to fail (errno is then set).
+static int is_directory(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/// Counts a call on the data file (a folder for fsyncdir); true when it is the one to fail
+/// (errno is then set).
 static int fails(int which, int fd) {
-    if (!active || !is_data_file(fd)) return 0;
+    if (!active || !(which == F_FSYNCDIR ? is_directory(fd) : is_data_file(fd))) return 0;
     long n = atomic_fetch_add(&calls[which], 1) + 1;
     if (which != target || n != nth) return 0;
     errno = fault_errno;
@@ -114,6 +125,6 @@ int fdatasync(int fd) {
 
 int fsync(int fd) {
     REAL("fsync", sync_fn);
-    if (fails(F_FSYNC, fd)) return -1;
+    if (fails(F_FSYNC, fd) || fails(F_FSYNCDIR, fd)) return -1;
     return real(fd);
 }

@@ -189,29 +189,34 @@ extension Environment {
     }
 
     /// Flushes a finished copy to stable storage: the file, its folder's entry for it and, when
-    /// the copy created the folder, the parent's entry for the folder. Returns 0 or the errno.
+    /// the copy created the folder, the parent's entry for the folder. Returns 0 or the errno of
+    /// the file's flush, or of a folder's flush that failed with an I/O error: a folder that
+    /// cannot be opened for reading (write-only) or a file system without folder flushes does not
+    /// undo a complete copy.
     private static func flushCopy(file: String, folder: String, createdFolder: Bool) -> Int32 {
-        func flush(_ path: String, directory: Bool) -> Int32 {
+        func flush(_ path: String, flags: Int32) -> Int32 {
             #if canImport(Glibc)
-            let fd = Glibc.open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY)
+            let fd = Glibc.open(path, flags)
             guard fd >= 0 else { return errno }
             defer { _ = Glibc.close(fd) }
             #else
-            let fd = Darwin.open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY)
+            let fd = Darwin.open(path, flags)
             guard fd >= 0 else { return errno }
             defer { _ = Darwin.close(fd) }
             #endif
             return fsync(fd) == 0 ? 0 : errno
         }
-        var rc = flush(file, directory: false)
-        if rc == 0 { rc = flush(folder, directory: true) }
-        if rc == 0 && createdFolder {
+        var rc = flush(file, flags: O_RDONLY)
+        if rc == EACCES { rc = flush(file, flags: O_WRONLY) } // a copy made under a umask without read
+        guard rc == 0 else { return rc }
+        var folders = [folder]
+        if createdFolder {
             var trimmed = Substring(folder)
             while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
-            let parent = trimmed.lastIndex(of: "/").map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? "."
-            rc = flush(parent, directory: true)
+            folders.append(trimmed.lastIndex(of: "/").map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? ".")
         }
-        return rc
+        for path in folders where flush(path, flags: O_RDONLY | O_DIRECTORY) == EIO { return EIO }
+        return 0
     }
 
     /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.
