@@ -10,7 +10,8 @@
 /// the last two batches and had also written in one of the two batches before that one.
 ///
 /// Caller sets are sorted arrays reused from batch to batch: the pacer runs under the writer's
-/// queue lock once per batch, so it neither hashes nor allocates there once warm.
+/// queue lock once per batch, so it does not hash there, and once warm it allocates only to sort
+/// batches of more than about 20 callers (the standard library's merge buffer).
 struct GroupCommitPacer {
     /// Callers of the last batch and of the one before it (sorted, no duplicates).
     private var lastCallers: [Int] = []

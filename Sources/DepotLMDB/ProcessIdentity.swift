@@ -1,5 +1,3 @@
-import Synchronization
-
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -7,7 +5,7 @@ import Darwin
 #endif
 
 /// The ID of the running process, cached so that the fork check on every entry point is one
-/// relaxed atomic load instead of a `getpid()` system call.
+/// load instead of a `getpid()` system call.
 ///
 /// LMDB forbids using an `MDB_env` (or any of its transactions) in a process forked from the
 /// one that opened it. Every ``Environment`` remembers the process that opened it and compares
@@ -15,19 +13,24 @@ import Darwin
 /// `pthread_atfork` child handler, registered when the cache is first used (that is, before any
 /// environment exists). A child made with a raw `fork` system call that bypasses the C library
 /// (so that no atfork handler runs) is not detected.
+///
+/// `@unchecked Sendable`: `pid` is written when the shared instance is made (under the static's
+/// one-time initialization) and by the atfork child handler, which runs in a new child while it
+/// has a single thread; every other access is a read. (A plain value rather than
+/// `Synchronization.Atomic`, which would raise the Apple platform floor to macOS 15 / iOS 18.)
 @usableFromInline
-final class ProcessIdentity: Sendable {
+final class ProcessIdentity: @unchecked Sendable {
     @usableFromInline static let shared = ProcessIdentity()
 
-    @usableFromInline let pid: Atomic<Int32>
+    @usableFromInline var pid: Int32
 
     private init() {
-        pid = Atomic(getpid())
+        pid = getpid()
         _ = pthread_atfork(nil, nil, {
-            ProcessIdentity.shared.pid.store(getpid(), ordering: .relaxed)
+            ProcessIdentity.shared.pid = getpid()
         })
     }
 
     /// The ID of the running process.
-    @inlinable static var current: Int32 { shared.pid.load(ordering: .relaxed) }
+    @inlinable static var current: Int32 { shared.pid }
 }

@@ -13,8 +13,8 @@ import Darwin
 /// locks) and ends the process with `_exit`: nothing is committed, since a transaction that has
 /// not returned from its commit is not durable, and LMDB's meta pages keep the last commit intact.
 enum MemoryFaultGuard {
-    /// Installs the handler for the process (with an alternate stack for the main thread, so that
-    /// a fault from a stack overflow is reported too).
+    /// Installs the handler for the process, with an alternate stack for the main thread (so that a
+    /// stack overflow there is reported too; one on another thread still ends with the signal).
     static func install() {
         if let stack = alternateSignalStack {
             var alternate = stack_t()
@@ -30,7 +30,7 @@ enum MemoryFaultGuard {
             #else
             action.__sigaction_u.__sa_handler = reportMemoryFault
             #endif
-            action.sa_flags = Int32(truncatingIfNeeded: Int(SA_ONSTACK) | Int(SA_RESETHAND)) // 0x8000_0000 on Linux
+            action.sa_flags = Int32(truncatingIfNeeded: Int(SA_ONSTACK) | Int(SA_RESETHAND)) // SA_RESETHAND is 0x8000_0000 on Linux
             sigemptyset(&action.sa_mask)
             _ = sigaction(signal, &action, nil)
         }

@@ -1,6 +1,5 @@
 import DepotLMDB
 import Foundation
-import Synchronization
 
 extension TortureCommand {
     /// `--async-writers W`: W tasks commit the key/value transactions through group commit, each
@@ -27,7 +26,8 @@ extension TortureCommand {
                                 }
                                 break
                             } catch {
-                                guard failures < retries else { throw error }
+                                // Cancelled (another writer gave up): stop, do not count it as a failure.
+                                guard failures < retries, !(error is CancellationError) else { throw error }
                                 failures += 1
                                 FileHandle.standardOutput.write(Data("failed \(n): \(userMessage(for: error))\n".utf8))
                             }
@@ -41,23 +41,25 @@ extension TortureCommand {
     }
 }
 
-/// The transaction numbers the writers take, one at a time. `Sendable`: the next number is
-/// guarded by a `Mutex`.
-private final class TransactionNumbers: Sendable {
-    private let next: Mutex<UInt64>
+/// The transaction numbers the writers take, one at a time. `@unchecked Sendable`: `next` is
+/// only touched under `lock` (an `NSLock`: `Synchronization.Mutex` would raise the Apple platform
+/// floor).
+private final class TransactionNumbers: @unchecked Sendable {
+    private let lock = NSLock()
+    private var next: UInt64
     private let end: UInt64
 
     init(first: UInt64, end: UInt64) {
-        next = Mutex(first)
+        next = first
         self.end = end
     }
 
     /// The next number, or nil when all are taken.
     func take() -> UInt64? {
-        next.withLock { value in
-            guard value < end else { return nil }
-            defer { value += 1 }
-            return value
+        lock.withLock {
+            guard next < end else { return nil }
+            defer { next += 1 }
+            return next
         }
     }
 }

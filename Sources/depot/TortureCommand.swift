@@ -54,7 +54,8 @@ struct TortureCommand: AsyncParsableCommand {
             (for I/O fault injection: the writer must recover inside the process); at the end, 'reopened K' \
             says how often the environment was opened again after MDB_PANIC. With --async-writers W (kv mode), W \
             tasks commit the transactions through group commit (`try await env.write`), each taking the next \
-            number; acks then arrive in any order.
+            number; acks then arrive in any order, so a kill can leave gaps below the last committed number: \
+            use it for fault injection, not with SIGKILL.
             """)
 
     enum Mode: String, ExpressibleByArgument, CaseIterable {
