@@ -215,8 +215,9 @@ extension Environment {
             while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
             folders.append(trimmed.lastIndex(of: "/").map { $0 == trimmed.startIndex ? "/" : String(trimmed[..<$0]) } ?? ".")
         }
-        for path in folders where flush(path, flags: O_RDONLY | O_DIRECTORY) == EIO { return EIO }
-        return 0
+        // Only an I/O error counts: EACCES (a write-only folder) or EINVAL (no folder flushes) does not.
+        let failures = folders.map { flush($0, flags: O_RDONLY | O_DIRECTORY) }
+        return failures.contains(EIO) ? EIO : 0
     }
 
     /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.

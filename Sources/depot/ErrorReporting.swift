@@ -9,32 +9,30 @@ import Foundation
 func reportingErrors<R>(json: Bool = false, _ body: () throws -> R) throws -> R {
     do {
         return try body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as CleanExit {
-        throw error
     } catch {
-        if json, let line = try? JSONOutput.line(["error": ErrorReport(error)]) {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-        } else {
-            printError("error: \(userMessage(for: error))")
-        }
-        throw ExitCode(1)
+        throw reported(error, json: json)
     }
 }
 
 /// ``reportingErrors(json:_:)`` for an async body.
-func reportingErrors<R>(_ body: () async throws -> R) async throws -> R {
+func reportingErrors<R>(json: Bool = false, _ body: () async throws -> R) async throws -> R {
     do {
         return try await body()
-    } catch let error as ExitCode {
-        throw error
-    } catch let error as CleanExit {
-        throw error
     } catch {
-        printError("error: \(userMessage(for: error))")
-        throw ExitCode(1)
+        throw reported(error, json: json)
     }
+}
+
+/// Prints `error` for the user (as JSON with `json`) and returns exit status 1 to throw; an
+/// `ExitCode` or `CleanExit` is returned as it is, unprinted.
+private func reported(_ error: any Error, json: Bool) -> any Error {
+    if error is ExitCode || error is CleanExit { return error }
+    if json, let line = try? JSONOutput.line(["error": ErrorReport(error)]) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    } else {
+        printError("error: \(userMessage(for: error))")
+    }
+    return ExitCode(1)
 }
 
 /// What `--json` prints for an error.

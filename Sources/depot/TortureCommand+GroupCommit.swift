@@ -16,23 +16,14 @@ extension TortureCommand {
                 group.addTask {
                     while let n = next.take() {
                         let values = TortureCommand.keyValueRecords(txn: n, records: records, payloadSize: payloadSize)
-                        var failures = 0
-                        while true {
-                            do {
-                                try await env.write { txn in
-                                    for (i, value) in values.enumerated() {
-                                        try txn.put(value, forKey: TortureCommand.key(txn: n, index: i), in: db)
-                                    }
+                        try await TortureCommand.committing(n, retries: retries) {
+                            try await env.write { txn in
+                                for (i, value) in values.enumerated() {
+                                    try txn.put(value, forKey: TortureCommand.key(txn: n, index: i), in: db)
                                 }
-                                break
-                            } catch {
-                                // Cancelled (another writer gave up): stop, do not count it as a failure.
-                                guard failures < retries, !(error is CancellationError) else { throw error }
-                                failures += 1
-                                FileHandle.standardOutput.write(Data("failed \(n): \(userMessage(for: error))\n".utf8))
                             }
                         }
-                        FileHandle.standardOutput.write(Data("ack \(n)\n".utf8))
+                        TortureCommand.acknowledge(n)
                     }
                 }
             }

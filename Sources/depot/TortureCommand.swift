@@ -95,8 +95,8 @@ struct TortureCommand: AsyncParsableCommand {
             let env = try Environment.open(path: location.path, options: options)
             switch mode {
             case .kv where asyncWriters > 0: try await runKeyValueConcurrently(env)
-            case .kv: try runKeyValue(env)
-            case .documents: try runDocuments(env)
+            case .kv: try await runKeyValue(env)
+            case .documents: try await runDocuments(env)
             case .migration: try runMigration(env)
             }
             // How often the environment was opened again after MDB_PANIC (a failed meta-page write).
@@ -121,19 +121,19 @@ struct TortureCommand: AsyncParsableCommand {
         return (0..<size).map { _ in UInt8(truncatingIfNeeded: next()) }
     }
 
-    func acknowledge(_ txn: UInt64) {
+    static func acknowledge(_ txn: UInt64) {
         FileHandle.standardOutput.write(Data("ack \(txn)\n".utf8))
     }
 
-    /// Runs `body` (transaction `txn`'s commit); after a failure, reports it and runs it again
-    /// while `--retries` allows.
-    func committing(_ txn: UInt64, _ body: () throws -> Void) throws {
+    /// Runs `body` (transaction `txn`'s commit); after a failure, reports it and runs it again up
+    /// to `retries` times. Cancellation (another writer gave up) ends it without a retry.
+    static func committing(_ txn: UInt64, retries: Int, _ body: () async throws -> Void) async throws {
         var failures = 0
         while true {
             do {
-                return try body()
+                return try await body()
             } catch {
-                guard failures < retries else { throw error }
+                guard failures < retries, !(error is CancellationError) else { throw error }
                 failures += 1
                 FileHandle.standardOutput.write(Data("failed \(txn): \(userMessage(for: error))\n".utf8))
             }
@@ -172,18 +172,18 @@ struct TortureCommand: AsyncParsableCommand {
         }
     }
 
-    private func runKeyValue(_ env: Environment) throws {
+    private func runKeyValue(_ env: Environment) async throws {
         let (db, first) = try keyValueTarget(env)
         var next = first
         for _ in 0..<count {
             let n = next
             let values = keyValueRecords(txn: n)
-            try committing(n) {
+            try await Self.committing(n, retries: retries) {
                 try env.write { txn in
                     for (i, value) in values.enumerated() { try txn.put(value, forKey: Self.key(txn: n, index: i), in: db) }
                 }
             }
-            acknowledge(n)
+            Self.acknowledge(n)
             next += 1
         }
     }
@@ -208,7 +208,7 @@ struct TortureCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data("migrated\n".utf8))
     }
 
-    private func runDocuments(_ env: Environment) throws {
+    private func runDocuments(_ env: Environment) async throws {
         let store = try Store(environment: env)
         var next = try start ?? store.read { tx in (try tx.retrieve(TortureMarker.self, id: "last")?.txn ?? 0) + 1 }
         for _ in 0..<count {
@@ -218,13 +218,13 @@ struct TortureCommand: AsyncParsableCommand {
                 return TortureDocument(id: Self.key(txn: n, index: i), txn: n, index: i, records: records, payload: bytes,
                                        checksum: tortureChecksum(txn: n, index: i, payload: bytes))
             }
-            try committing(n) {
+            try await Self.committing(n, retries: retries) {
                 try store.write { tx in
                     try tx.park(documents)
                     try tx.park(TortureMarker(id: "last", txn: n))
                 }
             }
-            acknowledge(n)
+            Self.acknowledge(n)
             next += 1
         }
     }
