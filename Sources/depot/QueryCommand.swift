@@ -8,7 +8,8 @@ struct QueryCommand: ParsableCommand {
         commandName: "query",
         abstract: "Print the documents of a collection that match conditions, as JSON Lines (like export).",
         discussion: """
-            --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix. FIELD is a \
+            --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix, or the \
+            three as one quoted argument ('age >= 30'; the rest after OP is the value). FIELD is a \
             field path (address.zip). VALUE is read as JSON when it parses (42, 1.5, true, null, "text"), \
             else as text. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
             Example: depot query --path ./data --collection Employee --where salary '>' 100 --sort name --limit 10
@@ -53,7 +54,12 @@ struct QueryCommand: ParsableCommand {
 
     func parsedConditions() throws -> [FieldCondition] {
         try conditions.map { raw in
-            let parts = raw.split(separator: Self.separator, omittingEmptySubsequences: false).map(String.init)
+            var parts = raw.split(separator: Self.separator, omittingEmptySubsequences: false).map(String.init)
+            if parts.count == 1 {
+                // One argument with spaces whose second word is no operator: say so, below.
+                let words = raw.split(separator: " ", maxSplits: 2).map(String.init)
+                if words.count == 3 { parts = words }
+            }
             guard parts.count == 3 else {
                 throw ValidationError("--where needs three words: FIELD OP VALUE (got '\(raw.replacingOccurrences(of: String(Self.separator), with: " "))')")
             }
@@ -117,12 +123,20 @@ struct QueryCommand: ParsableCommand {
 
 extension DepotCommand {
     /// Joins the three words after each `--where` into one value, so that values such as `-5`
-    /// are not taken for options.
+    /// are not taken for options. A condition quoted as one argument (`--where 'age >= 30'`)
+    /// is split at its first two runs of spaces when its second word is an operator; the rest,
+    /// spaces and all, is the value.
     static func preprocess(_ arguments: [String]) -> [String] {
         var out: [String] = []
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
+            if arg == "--where", i + 1 < arguments.count, let words = quotedCondition(arguments[i + 1]) {
+                out.append(arg)
+                out.append(words.joined(separator: String(QueryCommand.separator)))
+                i += 2
+                continue
+            }
             if arg == "--where", i + 3 < arguments.count {
                 out.append(arg)
                 out.append(arguments[(i + 1)...(i + 3)].joined(separator: String(QueryCommand.separator)))
@@ -133,5 +147,14 @@ extension DepotCommand {
             i += 1
         }
         return out
+    }
+
+    /// FIELD, OP and VALUE of a condition written as one argument, or nil when `text` is not
+    /// one (no spaces, or a second word that is not an operator).
+    static func quotedCondition(_ text: String) -> [String]? {
+        let words = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+        guard words.count == 3, FieldCondition.Operator(rawValue: String(words[1])) != nil else { return nil }
+        let value = words[2].drop(while: { $0 == " " })
+        return [String(words[0]), String(words[1]), String(value)]
     }
 }

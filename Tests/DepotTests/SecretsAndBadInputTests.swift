@@ -169,4 +169,17 @@ struct BadInputTests {
         #expect(try store.alias("Never").count(Department.self) == 0, "an alias that holds nothing reads as empty")
         #expect(try store.aliases() == [], "reading an unknown alias creates nothing")
     }
+
+    @Test func emptyAndOversizedIDsNameTheCollection() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let empty = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(Department(id: "", name: "Ops")) } }
+        #expect(empty?.code == .invalidKey)
+        #expect(empty?.description.contains("the ID of a document in collection 'Department' is empty") == true, "\(String(describing: empty))")
+        let long = String(repeating: "k", count: 600)
+        let oversized = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(Department(id: long, name: "Ops")) } }
+        #expect(oversized?.description.contains("collection 'Department' is 600 bytes; the limit is 511") == true, "\(String(describing: oversized))")
+        #expect(oversized?.description.contains(long) == false, "the ID itself is not echoed")
+        #expect(try store.count(Department.self) == 0)
+    }
 }

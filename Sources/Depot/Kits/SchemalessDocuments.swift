@@ -67,13 +67,13 @@ extension DocumentTransaction {
         let existing = try context.existingTarget(alias: alias, collection: collection)
         let kind = existing?.kind ?? idKind ?? Self.inferredIDKind(id: id, document: document)
         guard let kind else {
-            throw DepotError.invalidKey(detail: "the ID of a \(collection) document must be a string, an integer or a UUID")
+            throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' must be a string, an integer or a UUID")
         }
         guard let target = try context.target(alias: alias, collection: collection, kind: idKind ?? kind, create: true) else {
             throw DepotError.invalidState("the collection '\(collection)' could not be created")
         }
         guard let key = target.kind.key(for: id), !key.isEmpty else {
-            if case .string("") = id { throw DepotError.invalidKey(detail: "the ID of a \(collection) document is empty") }
+            if case .string("") = id { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is empty") }
             throw DepotError.invalidKey(detail: "the ID \(displayID(id)) does not fit the \(target.kind.rawValue) IDs of collection '\(collection)'")
         }
         let bytes = document.binary()

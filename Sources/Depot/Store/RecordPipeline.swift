@@ -64,10 +64,10 @@ extension DocumentTransaction {
 
     /// Checks a key against the storage's limit; errors name the collection.
     func checkKey(_ key: UnsafeRawBufferPointer, collection: String) throws {
-        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(collection) document is empty") }
+        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is empty") }
         let limit = context.maxKeySize
         if key.count > limit {
-            throw DepotError.invalidKey(detail: "the ID of a \(collection) document is \(key.count) bytes; the limit is \(limit)")
+            throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is \(key.count) bytes; the limit is \(limit)")
         }
     }
 

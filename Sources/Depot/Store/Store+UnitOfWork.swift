@@ -69,9 +69,9 @@ extension Store {
     /// that it encodes.
     private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
         let key = document.id.keyBytes
-        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is empty") }
+        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(D.collection)' is empty") }
         if key.count > maxKeySize {
-            throw DepotError.invalidKey(detail: "the ID of a \(D.collection) document is \(key.count) bytes; the limit is \(maxKeySize)")
+            throw DepotError.invalidKey(detail: "the ID of a document in collection '\(D.collection)' is \(key.count) bytes; the limit is \(maxKeySize)")
         }
         let collector = ReferenceCollector()
         var encoder = BinaryEncoder()
