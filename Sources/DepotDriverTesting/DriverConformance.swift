@@ -118,3 +118,8 @@ public struct DriverConformanceReport: Sendable, CustomStringConvertible {
         "driver conformance on \(location): \(passed.count) passed" + (skipped.isEmpty ? "" : ", skipped: " + skipped.joined(separator: ", "))
     }
 }
+
+extension DriverConformanceFailure: LocalizedError {
+    /// The ``description``: the check, the driver's location and what happened.
+    public var errorDescription: String? { description }
+}

@@ -57,6 +57,10 @@ struct FaultTests {
         let error = #expect(throws: LMDBError.incompatible) { _ = try Environment.open(path: folder.path) }
         #expect(error?.description.contains("maxReaders: 126 requested, 50 in use") == true, "\(String(describing: error))")
         #expect(try env.info().maxReaders == 50, "the open environment is unchanged")
+        // localizedDescription (and an NSError's) shows the message too, not "could not be completed".
+        let ns = try #require(error as NSError?)
+        #expect(ns.localizedDescription.contains("maxReaders: 126 requested, 50 in use"), "\(ns.localizedDescription)")
+        #expect(ns.domain == LMDBError.errorDomain && ns.code == Int(LMDBError.incompatible.code))
     }
 
     @Test func aFailedMetaPageWriteIsReportedAndTheEnvironmentRecovers() throws {

@@ -129,6 +129,7 @@ struct SeedTests {
         #expect(error?.kind == .conflictingDuplicate)
         #expect(error?.description.contains("EngineeringDepartment.seed.json") == true)
         #expect(error?.description.contains("CompanyA.seed.json") == true)
+        #expect(error.map { ($0 as NSError).localizedDescription } == error?.description, "localizedDescription is the message")
     }
 
     struct Failure: CustomTestStringConvertible, Sendable {

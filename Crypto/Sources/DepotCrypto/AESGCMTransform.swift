@@ -28,7 +28,7 @@ public struct AESGCMTransform: RecordTransform, CustomStringConvertible {
     public let current: UInt8
 
     /// What went wrong, without secrets.
-    public enum Failure: Error, Sendable, Equatable {
+    public enum Failure: Error, Sendable, Equatable, LocalizedError {
         /// A key is not 256 bits.
         case keySize(id: UInt8, bits: Int)
         /// `current` names no key.
@@ -39,6 +39,17 @@ public struct AESGCMTransform: RecordTransform, CustomStringConvertible {
         case malformed
         /// Authentication failed: the wrong key, or the record was changed.
         case authentication
+
+        /// What went wrong, with key IDs only (never key material).
+        public var errorDescription: String? {
+            switch self {
+            case .keySize(let id, let bits): return "AES-GCM key \(id) has \(bits) bits; keys must have 256"
+            case .unknownCurrentKey(let id): return "AES-GCM: the current key ID \(id) names no configured key"
+            case .unknownKey(let id): return "AES-GCM: the record was sealed with key ID \(id), which is not configured"
+            case .malformed: return "AES-GCM: not a record sealed by this transform (too short, or another format)"
+            case .authentication: return "AES-GCM: authentication failed (the wrong key, or the record was changed)"
+            }
+        }
     }
 
     /// A transform with `keys` by ID (each 256 bits) that seals with `current`.

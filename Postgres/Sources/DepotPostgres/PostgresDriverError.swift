@@ -1,3 +1,5 @@
+import Foundation
+
 /// Errors of ``PostgresDriver``. Messages name the server, the database and the SQLSTATE, never
 /// a password, a key or a value.
 public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -54,4 +56,9 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         if case .server(let state, _) = self { return state == "40001" || state == "40P01" }
         return false
     }
+}
+
+extension PostgresDriverError: LocalizedError {
+    /// The ``description`` (server, database and SQLSTATE; never a password, key or value).
+    public var errorDescription: String? { description }
 }
