@@ -81,12 +81,15 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let missingSubstitution = Code(rawValue: "missingSubstitution")
         /// A substitution variable has a value of the wrong type, or was not declared.
         public static let mistypedSubstitution = Code(rawValue: "mistypedSubstitution")
+        /// The store-level `delete` or `setSyncStatus` named a document that is not stored
+        /// (GarageStorage's `failedToRetrieveObject`).
+        public static let notStored = Code(rawValue: "notStored")
 
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
             .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed,
-            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution,
+            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored,
         ]
     }
 
@@ -166,6 +169,8 @@ extension DepotError {
     public static let missingSubstitution = DepotError(pattern: .missingSubstitution)
     /// Matches ``Code/mistypedSubstitution``.
     public static let mistypedSubstitution = DepotError(pattern: .mistypedSubstitution)
+    /// Matches ``Code/notStored``.
+    public static let notStored = DepotError(pattern: .notStored)
 
     // Constructors, one per failure.
     /// An error with code ``Code/checksumMismatch`` and its message.
@@ -289,6 +294,14 @@ extension DepotError {
     /// An error with code ``Code/missingSubstitution`` and its message.
     public static func missingSubstitution(request: String, variable: String) -> DepotError {
         DepotError(code: .missingSubstitution, message: "fetch request '\(request)' needs a value for '\(variable)'")
+    }
+    /// An error with code ``Code/notStored`` and its message: `operation` names what was asked
+    /// (`delete`, `set the sync status of`); `others` counts further missing IDs of the call.
+    public static func notStored(operation: String, alias: String, collection: String, id: String, others: Int = 0) -> DepotError {
+        let more = others > 0 ? " (and \(others) more of the IDs given)" : ""
+        return DepotError(code: .notStored,
+                          message: "cannot \(operation) \(collection)/\(id)\(more): no such document is stored in alias '\(alias)'; nothing was changed",
+                          alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/mistypedSubstitution`` and its message.
     public static func mistypedSubstitution(request: String, variable: String, expected: String, actual: String) -> DepotError {

@@ -15,8 +15,8 @@ public enum SyncStatus: UInt8, Sendable, Codable, Hashable, CaseIterable {
 }
 
 /// A document that carries its sync status in a property. Depot keeps the property and the
-/// record's status in step: parking stores the property's value (or `.notSynced` when it is
-/// `.undetermined`), retrieving sets the property from the record, and
+/// record's status in step: parking stores the property's value as it is (`.undetermined`
+/// too, as GarageStorage does), retrieving sets the property from the record, and
 /// ``DocumentTransaction/setSyncStatus(_:for:ids:)`` changes both. Syncable types get a status
 /// index automatically.
 public protocol Syncable: Document {

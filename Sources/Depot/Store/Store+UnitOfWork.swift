@@ -95,14 +95,24 @@ extension Store {
     }
 
     /// Deletes `document` now, or in the unit of work when autosave is off.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    ///   the unit of work), as GarageStorage's `deleteObject` does;
+    ///   ``DocumentTransaction/delete(_:)`` returns false instead.
     public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
 
     /// Deletes by ID now, or in the unit of work when autosave is off.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    ///   the unit of work).
     public func delete<D: Document>(_ type: D.Type, id: D.ID) throws {
         if autosave {
-            try write { _ = try $0.delete(D.self, id: id) }
+            try write { tx in
+                guard try tx.delete(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
+            }
             return
         }
+        guard try exists(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
         let key = id.keyBytes
         lock.withLock { work.delete(alias: alias, collection: D.collection, key: key, apply: { _ = try $0.delete(D.self, id: id) }) }
     }
@@ -110,6 +120,9 @@ extension Store {
     /// Sets the sync status of `document` now, or in the unit of work when autosave is off
     /// (GarageStorage's `setSyncStatus`; `save()` applies it, `rollback()` drops it, reads
     /// through the store see it). A later park of the document stores its own status again.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when the document is not stored (nor parked in
+    ///   the unit of work).
     public func setSyncStatus<D: Document>(_ status: SyncStatus, for document: D) throws {
         try setSyncStatus(status, for: D.self, ids: [document.id])
     }
@@ -132,14 +145,23 @@ extension Store {
         }
     }
 
-    /// Sets the sync status of the documents of `D` with `ids`, now or in the unit of work.
-    /// IDs that are not stored are ignored (use ``DocumentTransaction/setSyncStatus(_:for:ids:)``
-    /// to learn which).
+    /// Sets the sync status of the documents of `D` with `ids`, now or in the unit of work: all
+    /// of them or, when one is not stored, none.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` naming the first ID that is not stored (nor
+    ///   parked in the unit of work), as GarageStorage's `setSyncStatus` does;
+    ///   ``DocumentTransaction/setSyncStatus(_:for:ids:)`` returns the missing IDs instead.
     public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws {
+        let operation = "set the sync status of"
         if autosave {
-            try write { _ = try $0.setSyncStatus(status, for: D.self, ids: ids) }
+            try write { tx in
+                let missing = try tx.setSyncStatus(status, for: D.self, ids: ids)
+                if !missing.isEmpty { throw notStored(operation, D.self, missing) }
+            }
             return
         }
+        let missing = try readThrough { tx in try ids.filter { try !tx.exists(D.self, id: $0) } }
+        if !missing.isEmpty { throw notStored(operation, D.self, missing) }
         lock.withLock {
             for id in ids {
                 work.setStatus(status, alias: alias, collection: D.collection, key: id.keyBytes,
@@ -174,4 +196,10 @@ extension Store {
     public func count<D: Document>(_ type: D.Type) throws -> Int { try readThrough { try $0.count(D.self) } }
     /// Whether a document of type `D` with `id` is stored (seeing unsaved changes).
     public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool { try readThrough { try $0.exists(D.self, id: id) } }
+
+    /// ``DepotError/Code/notStored`` for the first of `missing` (not empty).
+    private func notStored<D: Document>(_ operation: String, _ type: D.Type, _ missing: [D.ID]) -> DepotError {
+        DepotError.notStored(operation: operation, alias: alias, collection: D.collection,
+                             id: missing.first.map { displayID($0.documentValue) } ?? "", others: max(0, missing.count - 1))
+    }
 }
