@@ -100,4 +100,50 @@ struct ReferenceGraphTests {
             #expect(try tx.fetch(FetchRequest<Worker>().matching(\.firm, .equalTo(Reference(firm)))).isEmpty)
         }
     }
+
+    @Test func anOwnerCascadesToTheDocumentsItReferences() throws {
+        _ = try seedGraph()
+        try store.write { tx in try tx.park(Badge2(id: "b1", holder: Reference(id: "bob"))) }
+        // The owner's side: deleting the firm deletes its staff (an array of references) and,
+        // through the rule on the badge, nullifies what referenced the deleted workers.
+        store.registerCascade(from: Firm.self, via: \.staff)
+        store.registerDeleteRule(.nullify, from: Badge2.self, via: \.holder)
+        // Without the rule, deleting a worker leaves the firm; the cascade is one-directional.
+        #expect(try store.write { tx in try tx.delete(Worker.self, id: "eve") })
+        #expect(try store.read { try $0.exists(Firm.self, id: "acme") })
+        #expect(try store.write { tx in try tx.delete(Firm.self, id: "acme") })
+        try store.read { tx throws in
+            #expect(try tx.count(Firm.self) == 0)
+            #expect(try tx.count(Worker.self) == 0, "ada and bob went with the firm")
+            #expect(try tx.retrieve(Badge2.self, id: "b1")?.holder == nil, "the owned documents' own rules applied")
+        }
+    }
+
+    @Test func ownerCascadesFollowChainsStopAtCyclesAndSkipMissingTargets() throws {
+        // Schemaless collections: a ring of three that each own the next, plus a dangling link.
+        let kinds = ["A", "B", "C"]
+        try store.write { tx in
+            for (i, kind) in kinds.enumerated() {
+                let next = kinds[(i + 1) % kinds.count]
+                _ = try tx.put(document: .object(pairs: [
+                    ("next", .reference(collection: next, id: .string("1"))),
+                    ("gone", .array([.reference(collection: "Nowhere", id: .string("x")),
+                                     .reference(collection: next, id: .string("missing"))])),
+                ]),
+                               in: kind, id: .string("1"))
+            }
+            _ = try tx.put(document: .object(pairs: [("keep", .bool(true))]), in: "A", id: .string("2"))
+        }
+        for kind in kinds {
+            try store.registerCascade(fromCollection: kind, field: "next")
+            try store.registerCascade(fromCollection: kind, field: "gone")
+        }
+        #expect(try store.write { tx in try tx.deleteDocument(in: "B", id: .string("1")) })
+        try store.read { tx throws in
+            for kind in kinds { #expect(try tx.document(in: kind, id: .string("1")) == nil, "\(kind)/1 went round the ring once") }
+            #expect(try tx.document(in: "A", id: .string("2")) != nil, "an unreferenced document stays")
+        }
+        #expect(throws: DepotError.self) { try store.registerCascade(fromCollection: "", field: "next") }
+        #expect(throws: DepotError.self) { try store.registerCascade(fromCollection: "A", field: "") }
+    }
 }

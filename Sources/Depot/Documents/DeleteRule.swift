@@ -12,12 +12,15 @@ public enum DeleteRule: String, Sendable, Hashable {
     case deny
 }
 
-/// A registered rule: documents of `source` whose `field` references a document of `target`.
+/// A registered rule: documents of `source` whose `field` references a document of `target`;
+/// or, `owning`, a cascade from a deleted `source` (== `target`) to the documents its `field`
+/// references.
 struct RegisteredDeleteRule: Sendable, Hashable {
     var rule: DeleteRule
     var source: String
     var field: String
     var target: String
+    var owning = false
 }
 
 extension Store {
@@ -38,6 +41,27 @@ extension Store {
         core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: Self.field(Source.self, keyPath), target: Target.collection))
     }
 
+    /// When an `Owner` is deleted, deletes the documents its `keyPath` references too, with
+    /// their own rules applied: one reference or an array of them, eager (a `Document`-typed
+    /// property) or lazy (``Reference``). This is Core Data's cascade on the owner's
+    /// relationship — DLData's `Company.employees` — where `registerDeleteRule(_:from:via:)`
+    /// is the rule on the referencing side.
+    public func registerCascade<Owner: Document, Value>(from owner: Owner.Type, via keyPath: KeyPath<Owner, Value> & Sendable) {
+        let field = Self.field(Owner.self, keyPath)
+        core.register(RegisteredDeleteRule(rule: .cascade, source: Owner.collection, field: field, target: Owner.collection, owning: true))
+    }
+
+    /// ``registerCascade(from:via:)`` for a collection and a field path, for collections without
+    /// a Swift type (seeded or schemaless documents).
+    ///
+    /// - Throws: ``DepotError/Code/invalidCollectionName`` or ``DepotError/Code/invalidState``
+    ///   for an invalid collection name or an empty field path.
+    public func registerCascade(fromCollection collection: String, field: String) throws {
+        try StoreLayout.validateCollection(collection)
+        guard !field.isEmpty else { throw DepotError.invalidState("registerCascade(fromCollection: '\(collection)'): the field path is empty") }
+        core.register(RegisteredDeleteRule(rule: .cascade, source: collection, field: field, target: collection, owning: true))
+    }
+
     private static func field<Source: Document>(_ source: Source.Type, _ keyPath: AnyKeyPath) -> String {
         Source.indexes.first { $0.keyPath == keyPath }?.field ?? DocumentIndex<Source>.fieldName(of: keyPath)
     }
@@ -45,15 +69,21 @@ extension Store {
 
 extension DocumentTransaction {
     /// Applies the delete rules registered for the collection of `target` before the record
-    /// under `key` is deleted.
-    func applyDeleteRules(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws {
+    /// under `key` is deleted. Returns false, doing nothing, when that record's delete is
+    /// already under way (a cascade came back to it): the delete further up deletes it.
+    @discardableResult
+    func applyDeleteRules(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         if target.deleteRules == nil { target.deleteRules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection) }
-        guard let rules = target.deleteRules, !rules.isEmpty else { return }
+        guard let rules = target.deleteRules, !rules.isEmpty else { return true }
         let marker = ChangeRecorder.Key(alias: target.alias, collection: target.collection, key: [UInt8](key))
-        guard context.deleting.insert(marker).inserted else { return } // a cascade came back to it
+        guard context.deleting.insert(marker).inserted else { return false } // a cascade came back to it
         defer { context.deleting.remove(marker) }
         let reference = DocumentValue.reference(collection: target.collection, id: target.kind.value(ofKey: key))
         for rule in rules {
+            if rule.owning {
+                try deleteOwned(by: target, key: key, field: rule.field)
+                continue
+            }
             guard let source = try context.existingTarget(alias: target.alias, collection: rule.source) else { continue }
             let referencing = try keys(in: source, whereField: rule.field, is: reference)
             if referencing.isEmpty { continue }
@@ -77,6 +107,7 @@ extension DocumentTransaction {
                 }
             }
         }
+        return true
     }
 
     /// The keys of the records of `source` whose `field` holds `value`: through an index on the
@@ -99,6 +130,24 @@ extension DocumentTransaction {
         }
         return try candidates.filter { key in
             try key.withUnsafeBytes { k in try storedDocument(source, key: k)?.document.value(atPath: field) == value }
+        }
+    }
+
+    /// Deletes the documents that the `field` of the record under `key` references (one
+    /// reference or an array of them), each through the record pipeline (their rules apply).
+    private func deleteOwned(by owner: RecordTarget, key: UnsafeRawBufferPointer, field: String) throws {
+        guard let value = try storedDocument(owner, key: key)?.document[path: field] else { return }
+        var references: [(collection: String, id: DocumentValue)] = []
+        switch value {
+        case .reference(let collection, let id): references = [(collection, id)]
+        case .array(let items):
+            for case .reference(let collection, let id) in items { references.append((collection, id)) }
+        default: return
+        }
+        for reference in references {
+            guard let owned = try context.existingTarget(alias: owner.alias, collection: reference.collection),
+                  let ownedKey = owned.kind.key(for: reference.id) else { continue }
+            _ = try ownedKey.withUnsafeBytes { try deleteRecord(owned, key: $0) }
         }
     }
 

@@ -154,7 +154,8 @@ extension DocumentTransaction {
     func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try prepareForWriting(target)
         if key.isEmpty || key.count > context.maxKeySize { return false }
-        if target.deleteRules?.isEmpty != true { try applyDeleteRules(target, key: key) }
+        // A record whose delete is under way further up (a cascade came back to it) is left to it.
+        if target.deleteRules?.isEmpty != true, try !applyDeleteRules(target, key: key) { return false }
         try captureUndo(target, key: key)
         let schema = target.schema
         var oldFields: [[UInt8]]?
@@ -204,7 +205,7 @@ extension DocumentTransaction {
         if target.deleteRules?.isEmpty == false {
             var keys: [[UInt8]] = []
             try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
-            for key in keys { try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
+            for key in keys { _ = try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
         }
         let count = try txn.count(target.keyspace)
         if context.undoLog != nil {

@@ -160,7 +160,7 @@ final class StoreCore: @unchecked Sendable {
     func register(_ rule: RegisteredDeleteRule) {
         lock.withLock {
             var rules = deleteRulesByTarget[rule.target, default: []]
-            rules.removeAll { $0.source == rule.source && $0.field == rule.field }
+            rules.removeAll { $0.source == rule.source && $0.field == rule.field && $0.owning == rule.owning }
             rules.append(rule)
             deleteRulesByTarget[rule.target] = rules
         }
