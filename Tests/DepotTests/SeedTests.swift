@@ -248,4 +248,47 @@ struct SeedTests {
         #expect(summary.documentsPerCollection == ["Company": 5, "Employee": employees])
         #expect(summary.filesRead == files)
     }
+
+    /// DLData's own seed files: "<uniqueID>" asks for a generated unique number (in the
+    /// identifying attribute or any other property) and `bundleResource://Name.seed` links a
+    /// file of the seed folder (`Name.seed`, else `Name.seed.json`).
+    @Test func dlDataUniqueIDMarkersAndBundleResourceLinks() throws {
+        let root = URL(fileURLWithPath: folder.sub("dldata"))
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let files = [
+            "Main.seed.json": #"{"seedlings": [{"seedUrl": "bundleResource://CompanyA.seed"}]}"#,
+            "CompanyA.seed.json": #"""
+                {"Company": {"companyName": "Diabolical Labs, LLC", "companyID": "<uniqueID>",
+                             "employees": {"seedlings": [{"seedUrl": "bundleResource://CompanyAEmployees.seed"}]}}}
+                """#,
+            "CompanyAEmployees.seed.json": #"""
+                {"Employee": [{"employeeName": "Tess", "employeeID": "<uniqueID>", "badge": "<uniqueID>"},
+                              {"employeeName": "Lex", "employeeID": "<uniqueID>", "badge": "<uniqueID>"}]}
+                """#,
+        ]
+        for (name, text) in files { try Data(text.utf8).write(to: root.appendingPathComponent(name)) }
+        let summary = try store.seed(from: root.appendingPathComponent("Main.seed.json"))
+        #expect(summary.documentsPerCollection == ["Company": 1, "Employee": 2])
+        #expect(summary.generatedIDs == 5)
+        try store.read { tx throws in
+            let employees = try exported(tx, "Employee")
+            #expect(employees.count == 2)
+            var numbers: [UInt64] = []
+            for employee in employees {
+                guard case .uint(let id) = employee.id, case .uint(let badge)? = employee.document["badge"] else {
+                    Issue.record("generated values are numbers: \(employee.id), \(String(describing: employee.document["badge"]))")
+                    continue
+                }
+                numbers += [id, badge]
+            }
+            #expect(Set(numbers).count == 4, "every generated value is unique")
+            let company = try #require(try exported(tx, "Company").first)
+            let staff = company.document["employees"]
+            #expect(staff == .array(employees.map { .reference(collection: "Employee", id: $0.id) }), "the relationship points at the generated IDs")
+        }
+        // A bundleResource link to a file that is not there names what it looked for.
+        try Data(#"{"seedlings": [{"seedUrl": "bundleResource://Nope.seed"}]}"#.utf8).write(to: root.appendingPathComponent("Bad.seed.json"))
+        let error = #expect(throws: SeedError.self) { try store.seed(from: root.appendingPathComponent("Bad.seed.json")) }
+        #expect(error?.kind == .missingFile && error?.description.contains("'Nope.seed.json'") == true, "\(String(describing: error))")
+    }
 }

@@ -89,7 +89,19 @@ final class SeedReader {
             if !isInsideRoot(resolved) { throw fail(.outsideRoot, "seedUrl '\(text)' leads outside the seed folder") }
             return .file(resolved)
         }
-        guard scheme == "http" || scheme == "https" else { throw fail(.invalidSeed, "seedUrl '\(text)': only http, https and file URLs are supported") }
+        if scheme == "bundleresource", let range = text.range(of: "://") {
+            // DLData's `bundleResource://Name.seed`: a resource of the app bundle, here a file
+            // in the seed folder (the name as given, or with `.json` added).
+            let name = String(text[range.upperBound...])
+            for candidate in [name, name + ".json"] where !name.isEmpty {
+                let path = ((root as NSString).appendingPathComponent(candidate) as NSString).standardizingPath
+                if isInsideRoot(path), let resolved = Self.realPath(path), isInsideRoot(resolved) { return .file(resolved) }
+            }
+            throw fail(.missingFile, "seedUrl '\(text)': no file '\(name)' or '\(name).json' in the seed folder (bundleResource links resolve there)")
+        }
+        guard scheme == "http" || scheme == "https" else {
+            throw fail(.invalidSeed, "seedUrl '\(text)': only http, https, file and bundleResource URLs are supported")
+        }
         if options.remoteLoader == nil {
             guard let host = url.host, options.allowedRemoteHosts.contains(host) else {
                 throw fail(.remoteNotAllowed, "seedUrl '\(text)': remote loading is not enabled for host '\(url.host ?? "")' (allow it with allowedRemoteHosts / --allow-remote)")

@@ -42,6 +42,10 @@ final class Seeder {
     private var chain: [SeedSource] = []
     private var found = 0
     private(set) var generated = 0
+    /// Generated values of properties other than the ID ("<uniqueID>"): numbers.
+    private var numericSlots = Set<Int>()
+    /// DLData's placeholder for a generated unique number.
+    static let uniqueIDMarker = "<uniqueID>"
 
     init(reader: SeedReader, types: [String: SeedTypeRegistration]) {
         self.reader = reader
@@ -109,6 +113,7 @@ final class Seeder {
         let first = try UniqueIDs.allocate(count: UInt64(generated), in: tx.context.txn, core: tx.context.core)
         var kinds: [Int: IDKind] = [:]
         for instance in ordered { if let slot = instance.generatedSlot { kinds[slot] = instance.kind } }
+        for slot in numericSlots { kinds[slot] = .unsigned }
         func real(_ slot: Int) throws -> DocumentValue {
             let n = first + UInt64(slot)
             switch kinds[slot] ?? .string {
@@ -253,6 +258,12 @@ final class Seeder {
         }
         let registration = types[entity]
         let idField = fields.contains { $0.key == "id" } ? "id" : Self.idFieldName(for: entity)
+        // DLData: any other property holding "<uniqueID>" gets a generated unique number too.
+        for i in fields.indices where fields[i].key != idField && fields[i].value == .string(Self.uniqueIDMarker) {
+            numericSlots.insert(generated)
+            fields[i].value = Self.placeholder(generated)
+            generated += 1
+        }
         var kind: IDKind
         var key: [UInt8]
         var id: DocumentValue?
@@ -260,11 +271,12 @@ final class Seeder {
         if let index = fields.firstIndex(where: { $0.key == idField }) {
             let idValue = fields[index].value
             let wanted = registration?.idKind
-            if case .string(let s) = idValue, s.isEmpty {
+            if case .string(let s) = idValue, s.isEmpty || s == Self.uniqueIDMarker {
                 // A generated ID: a placeholder until the write transaction allocates it.
                 slot = generated
                 generated += 1
-                kind = wanted ?? .string
+                // DLData's "<uniqueID>" is a number; "" takes the collection's kind, else text.
+                kind = wanted ?? (s.isEmpty ? .string : .unsigned)
                 let placeholder = Self.placeholder(generated - 1)
                 fields[index].value = placeholder
                 key = Self.placeholderKey(generated - 1)
