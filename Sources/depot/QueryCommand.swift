@@ -131,9 +131,11 @@ extension DepotCommand {
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
-            if arg == "--where", i + 1 < arguments.count, let words = quotedCondition(arguments[i + 1]) {
+            if arg == "--where", i + 1 < arguments.count, arguments[i + 1].contains(" ") {
+                // One argument: split here, or left whole for `parsedConditions` to name what
+                // is wrong (never taking the arguments after it as its words).
                 out.append(arg)
-                out.append(words.joined(separator: String(QueryCommand.separator)))
+                out.append(quotedCondition(arguments[i + 1])?.joined(separator: String(QueryCommand.separator)) ?? arguments[i + 1])
                 i += 2
                 continue
             }

@@ -183,6 +183,8 @@ struct CLIQueryTests {
         #expect(oneArgument.status == 0 && oneArgument.ids == older.ids, "a condition quoted as one argument")
         #expect(try query("--where", "name == P 7").ids.isEmpty, "the rest of the argument, spaces and all, is the value")
         #expect(try query("--where", "age = 3").status == 64, "'=' is not an operator: the argument is not split")
+        let wrong = try query("--where", "age => 30", "--limit", "1")
+        #expect(wrong.status == 64 && wrong.err.contains("unknown operator '=>'"), "the arguments after it stay options: \(wrong.err)")
         #expect(try query("--where", "age", "~", "3").status == 64)
         #expect(try query("--where", "age").status == 64)
         let missing = try runProcess(exe, ["query", "--path", folder.path, "--collection", "Nobody"])

@@ -73,8 +73,8 @@ extension DocumentTransaction {
     /// already under way (a cascade came back to it): the delete further up deletes it.
     @discardableResult
     func applyDeleteRules(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
-        if target.deleteRules == nil { target.deleteRules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection) }
-        guard let rules = target.deleteRules, !rules.isEmpty else { return true }
+        let rules = deleteRules(of: target)
+        if rules.isEmpty { return true }
         let marker = ChangeRecorder.Key(alias: target.alias, collection: target.collection, key: [UInt8](key))
         guard context.deleting.insert(marker).inserted else { return false } // a cascade came back to it
         defer { context.deleting.remove(marker) }

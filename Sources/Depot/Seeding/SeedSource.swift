@@ -95,7 +95,9 @@ final class SeedReader {
             let name = String(text[range.upperBound...])
             for candidate in [name, name + ".json"] where !name.isEmpty {
                 let path = ((root as NSString).appendingPathComponent(candidate) as NSString).standardizingPath
-                if isInsideRoot(path), let resolved = Self.realPath(path), isInsideRoot(resolved) { return .file(resolved) }
+                guard let resolved = Self.realPath(path) else { continue }
+                guard isInsideRoot(path), isInsideRoot(resolved) else { throw fail(.outsideRoot, "seedUrl '\(text)' leads outside the seed folder") }
+                return .file(resolved)
             }
             throw fail(.missingFile, "seedUrl '\(text)': no file '\(name)' or '\(name).json' in the seed folder (bundleResource links resolve there)")
         }

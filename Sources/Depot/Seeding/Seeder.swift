@@ -32,6 +32,9 @@ final class Seeder {
         var place: (file: String, path: String)
         /// The number of the generated ID this instance waits for, if any.
         var generatedSlot: Int?
+        /// The first of the generated values its other "<uniqueID>" properties wait for (one
+        /// each, in field order), and their kind.
+        var propertySlots: (first: Int, kind: IDKind)?
     }
 
     let reader: SeedReader
@@ -42,8 +45,6 @@ final class Seeder {
     private var chain: [SeedSource] = []
     private var found = 0
     private(set) var generated = 0
-    /// Generated values of properties other than the ID ("<uniqueID>"): numbers.
-    private var numericSlots = Set<Int>()
     /// DLData's placeholder for a generated unique number.
     static let uniqueIDMarker = "<uniqueID>"
 
@@ -112,8 +113,13 @@ final class Seeder {
         if generated == 0 { return ordered }
         let first = try UniqueIDs.allocate(count: UInt64(generated), in: tx.context.txn, core: tx.context.core)
         var kinds: [Int: IDKind] = [:]
-        for instance in ordered { if let slot = instance.generatedSlot { kinds[slot] = instance.kind } }
-        for slot in numericSlots { kinds[slot] = .unsigned }
+        for instance in ordered {
+            if let slot = instance.generatedSlot { kinds[slot] = instance.kind }
+            if let slots = instance.propertySlots, case .object(let fields) = instance.value {
+                let markers = fields.filter { $0.value == .string(Self.uniqueIDMarker) && $0.key != Self.idField(of: instance, in: fields) }
+                for i in markers.indices { kinds[slots.first + i] = slots.kind }
+            }
+        }
         func real(_ slot: Int) throws -> DocumentValue {
             let n = first + UInt64(slot)
             switch kinds[slot] ?? .string {
@@ -135,7 +141,16 @@ final class Seeder {
         }
         return try ordered.map { planned in
             var instance = planned
-            instance.value = try substitute(planned.value)
+            if let slots = planned.propertySlots, case .object(var fields) = planned.value {
+                let idField = Self.idField(of: planned, in: fields)
+                var next = slots.first
+                for i in fields.indices where fields[i].key != idField && fields[i].value == .string(Self.uniqueIDMarker) {
+                    fields[i].value = try real(next)
+                    next += 1
+                }
+                instance.value = .object(fields)
+            }
+            instance.value = try substitute(instance.value)
             if let slot = planned.generatedSlot {
                 let id = try real(slot)
                 guard let key = instance.kind.key(for: id) else {
@@ -258,12 +273,6 @@ final class Seeder {
         }
         let registration = types[entity]
         let idField = fields.contains { $0.key == "id" } ? "id" : Self.idFieldName(for: entity)
-        // DLData: any other property holding "<uniqueID>" gets a generated unique number too.
-        for i in fields.indices where fields[i].key != idField && fields[i].value == .string(Self.uniqueIDMarker) {
-            numericSlots.insert(generated)
-            fields[i].value = Self.placeholder(generated)
-            generated += 1
-        }
         var kind: IDKind
         var key: [UInt8]
         var id: DocumentValue?
@@ -311,9 +320,23 @@ final class Seeder {
                                 detail: "'\(entity)' instances mix \(existingKind.rawValue) and \(kind.rawValue) identifiers")
             }
             instances[entity, default: [:]][key] = ordered.count
-            ordered.append(Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path), generatedSlot: slot))
+            var instance = Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path), generatedSlot: slot)
+            // DLData: any other property holding "<uniqueID>" gets a generated unique value too
+            // (a number; the ID's kind for a registered type). The marker stays in the plan, so
+            // the same object in another file compares equal; `apply` fills in the values.
+            let markers = fields.filter { $0.key != idField && $0.value == .string(Self.uniqueIDMarker) }.count
+            if markers > 0 {
+                instance.propertySlots = (generated, registration?.idKind ?? .unsigned)
+                generated += markers
+            }
+            ordered.append(instance)
         }
         return .reference(collection: entity, id: id ?? key.withUnsafeBytes { kind.value(ofKey: $0) })
+    }
+
+    /// The identifying attribute of a planned instance (as `plan` chose it).
+    private static func idField(of instance: Instance, in fields: [DocumentValue.Field]) -> String {
+        fields.contains { $0.key == "id" } ? "id" : idFieldName(for: instance.collection)
     }
 
     /// `Company` → `companyID`.

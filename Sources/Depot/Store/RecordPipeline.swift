@@ -149,13 +149,34 @@ extension DocumentTransaction {
         return revision
     }
 
-    /// Deletes the record under `key`. Returns whether it was stored.
+    /// Deletes the record under `key`, with the delete rules of its collection unless
+    /// `applyingRules` is false (undo and redo restore every record of a step themselves).
+    /// Returns whether it was stored. With rules, all or nothing: a rule that fails (deny)
+    /// undoes what the others did.
     @discardableResult
-    func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
+    func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
         try prepareForWriting(target)
         if key.isEmpty || key.count > context.maxKeySize { return false }
-        // A record whose delete is under way further up (a cascade came back to it) is left to it.
-        if target.deleteRules?.isEmpty != true, try !applyDeleteRules(target, key: key) { return false }
+        if applyingRules, !deleteRules(of: target).isEmpty {
+            return try savepoint {
+                // A record whose delete is under way further up (a cascade came back to it) is left to it.
+                guard try applyDeleteRules(target, key: key) else { return false }
+                return try removeRecord(target, key: key)
+            }
+        }
+        return try removeRecord(target, key: key)
+    }
+
+    /// The delete rules that apply when a record of `target` is deleted (looked up once).
+    func deleteRules(of target: RecordTarget) -> [RegisteredDeleteRule] {
+        if let rules = target.deleteRules { return rules }
+        let rules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection)
+        target.deleteRules = rules
+        return rules
+    }
+
+    /// Deletes the record under `key` with its index and sync entries, no rules applied.
+    private func removeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try captureUndo(target, key: key)
         let schema = target.schema
         var oldFields: [[UInt8]]?
@@ -198,15 +219,24 @@ extension DocumentTransaction {
     }
 
     /// Deletes every record of `target` with its index and sync entries. Returns how many.
+    /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
     func clearRecords(_ target: RecordTarget) throws -> Int {
         try prepareForWriting(target)
-        let txn = context.txn
-        if target.deleteRules == nil { target.deleteRules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection) }
-        if target.deleteRules?.isEmpty == false {
+        if deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
+        return try savepoint {
+            // Counted first: a cascade within the collection deletes some of them one by one.
+            let count = try context.txn.count(target.keyspace)
             var keys: [[UInt8]] = []
-            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
             for key in keys { _ = try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
+            _ = try removeAllRecords(target)
+            return count
         }
+    }
+
+    /// Deletes every record of `target` with its index and sync entries, no rules applied.
+    private func removeAllRecords(_ target: RecordTarget) throws -> Int {
+        let txn = context.txn
         let count = try txn.count(target.keyspace)
         if context.undoLog != nil {
             var keys: [[UInt8]] = []

@@ -114,7 +114,10 @@ extension Store {
         }
         guard try exists(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
         let key = id.keyBytes
-        lock.withLock { work.delete(alias: alias, collection: D.collection, key: key, apply: { _ = try $0.delete(D.self, id: id) }) }
+        let cascades = core.deleteRules(for: D.collection).contains { $0.owning }
+        lock.withLock {
+            work.delete(alias: alias, collection: D.collection, key: key, keepingPark: cascades, apply: { _ = try $0.delete(D.self, id: id) })
+        }
     }
 
     /// Sets the sync status of `document` now, or in the unit of work when autosave is off

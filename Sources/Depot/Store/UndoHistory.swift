@@ -188,7 +188,7 @@ extension DocumentTransaction {
                     buffer.append(contentsOf: restore[Record.headerSize...])
                 }
             } else {
-                _ = try deleteRecord(target, key: key)
+                _ = try deleteRecord(target, key: key, applyingRules: false) // the step restores every record itself
             }
         }
     }

@@ -60,10 +60,21 @@ struct UnitOfWork {
         touched.insert(CollectionKey(alias: alias, collection: collection))
     }
 
-    mutating func delete(alias: String, collection: String, key: [UInt8], apply: @escaping (DocumentTransaction) throws -> Void) {
+    /// Records a delete. With `keepingPark` (the collection cascades to what its documents
+    /// reference), a park of the same document before it is kept, applied first, so that the
+    /// delete cascades to what the parked document referenced, as with autosave on.
+    mutating func delete(alias: String, collection: String, key: [UInt8], keepingPark: Bool = false,
+                         apply: @escaping (DocumentTransaction) throws -> Void) {
         nextSequence += 1
         let k = Key(alias: alias, collection: collection, key: key)
-        entries[k] = Entry(sequence: nextSequence, document: nil, apply: apply)
+        var steps = apply
+        if keepingPark, let parked = entries[k], parked.document != nil, let park = parked.apply {
+            steps = { tx in
+                try park(tx)
+                try apply(tx)
+            }
+        }
+        entries[k] = Entry(sequence: nextSequence, document: nil, apply: steps)
         statuses[k] = nil
         touched.insert(CollectionKey(alias: alias, collection: collection))
     }
