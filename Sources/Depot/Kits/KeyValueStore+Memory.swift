@@ -73,8 +73,8 @@ extension KeyValueStore {
     func drop(_ keys: [String], reason: KeyValueEviction.Reason) {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             keys.compactMap { key in
-                guard let old = cache.removeValue(forKey: key) else { return nil }
-                bytesCached -= old.bytes?.count ?? 0
+                guard let old = cache[key] else { return nil }
+                put(key, nil)
                 return KeyValueEviction(key: key, reason: reason, discardedUnsavedChange: old.dirty)
             }
         }
@@ -85,8 +85,7 @@ extension KeyValueStore {
     func dropAll(setUpTo version: UInt64, reason: KeyValueEviction.Reason) {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             let gone = cache.filter { $0.value.version <= version }
-            for key in gone.keys { cache[key] = nil }
-            bytesCached = cache.values.reduce(0) { $0 + ($1.bytes?.count ?? 0) }
+            for key in gone.keys { put(key, nil) }
             return gone.sorted { $0.key < $1.key }
                 .map { KeyValueEviction(key: $0.key, reason: reason, discardedUnsavedChange: $0.value.dirty) }
         }

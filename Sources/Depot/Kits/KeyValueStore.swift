@@ -51,6 +51,10 @@ public final class KeyValueStore: @unchecked Sendable {
     var cache: [String: Entry] = [:]
     var clock: UInt64 = 0
     var bytesCached = 0
+    /// Keys whose cached value is unsaved (never evicted).
+    var dirtyKeys = Set<String>()
+    /// Saved entries by last use, for eviction.
+    var lru = KeyValueLRU()
     let evictionHub = KeyValueEvictionHub()
     private var hits = 0
     private var misses = 0
@@ -70,8 +74,7 @@ public final class KeyValueStore: @unchecked Sendable {
             var evicted: [KeyValueEviction] = []
             for key in keys {
                 guard let entry = cache[key], !entry.dirty else { continue }
-                cache[key] = nil
-                bytesCached -= entry.bytes?.count ?? 0
+                put(key, nil)
                 evicted.append(KeyValueEviction(key: key, reason: .changedElsewhere, discardedUnsavedChange: false))
             }
             return evicted
@@ -87,7 +90,7 @@ public final class KeyValueStore: @unchecked Sendable {
     }
 
     /// Whether values were set but not saved.
-    public var hasUnsavedChanges: Bool { lock.withLock { cache.values.contains { $0.dirty } } }
+    public var hasUnsavedChanges: Bool { lock.withLock { !dirtyKeys.isEmpty } }
 
     /// The value under `key` as `T`: from the cache, else from disk (then cached).
     /// Setting keeps the value in memory only (nil marks the key for deletion) until ``save()``.
@@ -104,7 +107,7 @@ public final class KeyValueStore: @unchecked Sendable {
             guard var entry = cache[key] else { return nil }
             clock += 1
             entry.lastUse = clock
-            cache[key] = entry
+            put(key, entry)
             hits += 1
             return entry
         }) {
@@ -137,13 +140,20 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Writes every unsaved value in one transaction. On error nothing is written and the values
     /// stay unsaved.
     public func save() throws {
-        let dirty = lock.withLock { cache.filter { $0.value.dirty } }
+        let dirty = lock.withLock { () -> [String: Entry] in
+            var dirty: [String: Entry] = [:]
+            for key in dirtyKeys { dirty[key] = cache[key] }
+            return dirty
+        }
         try write(dirty)
     }
 
     /// Writes the unsaved value of `key` (if any).
     public func save(_ key: String) throws {
-        let dirty = lock.withLock { cache.filter { $0.key == key && $0.value.dirty } }
+        let dirty = lock.withLock { () -> [String: Entry] in
+            guard dirtyKeys.contains(key), let entry = cache[key] else { return [:] }
+            return [key: entry]
+        }
         try write(dirty)
     }
 
@@ -190,9 +200,7 @@ public final class KeyValueStore: @unchecked Sendable {
             clock += 1
             entry.lastUse = clock
             entry.version = clock
-            if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
-            cache[key] = entry
-            bytesCached += entry.bytes?.count ?? 0
+            put(key, entry)
             return evict()
         }
         evictionHub.publish(evicted)
@@ -203,12 +211,36 @@ public final class KeyValueStore: @unchecked Sendable {
     private func evict() -> [KeyValueEviction] {
         var evicted: [KeyValueEviction] = []
         while cache.count > maxEntries || bytesCached > maxBytes {
-            guard let victim = cache.filter({ !$0.value.dirty }).min(by: { $0.value.lastUse < $1.value.lastUse }) else { break }
-            cache[victim.key] = nil
-            bytesCached -= victim.value.bytes?.count ?? 0
-            evicted.append(KeyValueEviction(key: victim.key, reason: .capacity, discardedUnsavedChange: false))
+            let victim = lru.popOldest { use, key in
+                guard let entry = cache[key] else { return false }
+                return !entry.dirty && entry.lastUse == use
+            }
+            guard let victim else { break } // only unsaved entries are left
+            put(victim, nil)
+            evicted.append(KeyValueEviction(key: victim, reason: .capacity, discardedUnsavedChange: false))
         }
         return evicted
+    }
+
+    /// Stores or removes the entry of `key` (under `lock`), keeping the byte count, the unsaved
+    /// keys and the saved entries' use order in step with the cache.
+    func put(_ key: String, _ entry: Entry?) {
+        if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
+        cache[key] = entry
+        guard let entry else {
+            dirtyKeys.remove(key)
+            return
+        }
+        bytesCached += entry.bytes?.count ?? 0
+        if entry.dirty {
+            dirtyKeys.insert(key)
+            return
+        }
+        dirtyKeys.remove(key)
+        lru.push(entry.lastUse, key)
+        if lru.count > 2 * cache.count + 64 {
+            lru.rebuild(cache.compactMap { $0.value.dirty ? nil : ($0.value.lastUse, $0.key) })
+        }
     }
 
     private func load(_ key: String) throws -> [UInt8]? {
@@ -259,10 +291,10 @@ public final class KeyValueStore: @unchecked Sendable {
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile
                 if current.deleted {
-                    cache[key] = nil
+                    put(key, nil)
                 } else {
                     current.dirty = false
-                    cache[key] = current
+                    put(key, current)
                 }
             }
             return evict()
