@@ -88,6 +88,45 @@ struct UndoTests {
         #expect(!history.canRedo, "a new commit clears redo")
     }
 
+    @Test func groupsInARowAndRolledBackSavepointsUndoExactly() throws {
+        let history = store.enableUndo()
+        try store.write { tx in try tx.park(staff(1)) }
+        // Two groups in a row, each changing staff 1 twice: each undoes to its own start.
+        for round in 0..<2 {
+            try history.group {
+                for step in 0..<2 {
+                    var changed = staff(1)
+                    changed.name = "round \(round) step \(step)"
+                    try store.write { tx in try tx.park(changed) }
+                }
+            }
+        }
+        #expect(history.undoCount == 3)
+        try history.undo()
+        #expect(try store.read { try $0.retrieve(Staff.self, id: 1) }?.name == "round 0 step 1")
+        try history.undo()
+        #expect(try store.read { try $0.retrieve(Staff.self, id: 1) } == staff(1))
+        // A savepoint rolled back, then the same record changed again in the transaction: the
+        // step keeps the state from before the transaction.
+        try store.write { tx in
+            for attempt in 0..<3 {
+                _ = try? tx.savepoint {
+                    var changed = staff(1)
+                    changed.name = "attempt \(attempt)"
+                    try tx.park(changed)
+                    throw CancellationError()
+                }
+            }
+            var kept = staff(1)
+            kept.name = "kept"
+            try tx.park(kept)
+            try tx.park(staff(2))
+        }
+        try history.undo()
+        #expect(try store.read { try $0.retrieve(Staff.self, id: 1) } == staff(1))
+        #expect(try store.read { try $0.retrieve(Staff.self, id: 2) } == nil)
+    }
+
     @Test func aRecordChangedSinceIsAConflictNotAnOverwrite() throws {
         let history = store.enableUndo()
         try store.write { tx in try tx.park(staff(1)) }

@@ -98,6 +98,52 @@ func autosaveOff(_ n: Int) throws -> Double {
     })
 }
 
+/// Undo on: n commits in one group (one undo step), then the step undone.
+func undoGroup(_ n: Int) throws -> Double {
+    try measure(n, { store in
+        let history = store.enableUndo()
+        try history.group { for i in 0..<n { try store.write { tx in try tx.park(employee(i)) } } }
+        try history.undo()
+        let left = try store.count(Employee.self)
+        if left != 0 { throw Mismatch(description: "\(left) employees left after undoing the group") }
+    })
+}
+
+/// Undo on: one transaction with n savepoints that roll back, then n parks.
+func undoSavepoints(_ n: Int) throws -> Double {
+    struct Rollback: Error {}
+    return try measure(n, { store in
+        _ = store.enableUndo()
+        try store.write { tx in
+            for i in 0..<n {
+                _ = try? tx.savepoint { try tx.park(employee(i)); throw Rollback() }
+                try tx.park(employee(n + i))
+            }
+        }
+    })
+}
+
+/// The key/value cache (maxEntries 100): n values set, unsaved, then one save.
+func keyValueUnsaved(_ n: Int) throws -> Double {
+    try measure(n, { store in
+        let kv = store.keyValue(maxEntries: 100)
+        for i in 0..<n { kv["k\(i)"] = i }
+        try kv.save()
+        if kv.statistics.entries != 100 { throw Mismatch(description: "\(kv.statistics.entries) entries cached after save") }
+    })
+}
+
+/// The key/value cache (maxEntries 1,000): each value set and saved (a full cache evicts).
+func keyValueSetSave(_ n: Int) throws -> Double {
+    try measure(n, { store in
+        let kv = store.keyValue(maxEntries: 1_000)
+        for i in 0..<n {
+            kv["k\(i)"] = i
+            try kv.save("k\(i)")
+        }
+    })
+}
+
 // `--point NAME N`: one measurement only (for callgrind: instructions per document are the
 // difference between two sizes divided by the difference in documents).
 if let i = arguments.firstIndex(of: "--point"), arguments.indices.contains(i + 2), let n = Int(arguments[i + 2]) {
@@ -106,7 +152,12 @@ if let i = arguments.firstIndex(of: "--point"), arguments.indices.contains(i + 2
     case "insert": run = insert(observed: false)
     case "insert-observed": run = insert(observed: true)
     case "autosave-off": run = autosaveOff
-    default: throw Mismatch(description: "unknown point '\(arguments[i + 1])' (insert, insert-observed, autosave-off)")
+    case "undo-group": run = undoGroup
+    case "undo-savepoints": run = undoSavepoints
+    case "kv-unsaved": run = keyValueUnsaved
+    case "kv-set-save": run = keyValueSetSave
+    default:
+        throw Mismatch(description: "unknown point '\(arguments[i + 1])' (insert, insert-observed, autosave-off, undo-group, undo-savepoints, kv-unsaved, kv-set-save)")
     }
     print(String(format: "%@ %d: %.0f ns per document", arguments[i + 1], n, try run(n)))
     exit(0)
@@ -118,6 +169,10 @@ let curves: [(String, [Int], (Int) throws -> Double)] = [
     ("insert, one transaction, no observer", [base, base * 10, base * 100], insert(observed: false)),
     ("insert, one transaction, observer attached", [base, base * 10, base * 100], insert(observed: true)),
     ("autosave off: park, read, save", [base / 10, base, base * 10], autosaveOff),
+    ("undo on: commits in one group, then undone", [base / 10, base, base * 10], undoGroup),
+    ("undo on: rolled-back savepoints in one transaction", [base / 10, base, base * 10], undoSavepoints),
+    ("key/value: unsaved sets, then one save", [base, base * 10, base * 100], keyValueUnsaved),
+    ("key/value: set and save each, full cache", [base / 10, base, base * 10], keyValueSetSave),
 ]
 print("curve | documents | ns per document | vs first point")
 print("---|---:|---:|---:")

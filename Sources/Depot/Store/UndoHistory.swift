@@ -27,6 +27,13 @@ public final class UndoHistory: @unchecked Sendable {
     private var redoSteps: [Step] = []
     private var groupDepth = 0
     private var openGroup: [UndoLog.Entry] = []
+    /// Where each record of the open group is in `openGroup`.
+    private var openGroupIndex: [GroupKey: Int] = [:]
+
+    private struct GroupKey: Hashable {
+        var target: UndoLog.Target
+        var key: [UInt8]
+    }
     private var mode = Mode.recording
     private weak var store: Store?
     /// How many steps are kept (the oldest are forgotten).
@@ -52,6 +59,7 @@ public final class UndoHistory: @unchecked Sendable {
             undoSteps.removeAll()
             redoSteps.removeAll()
             openGroup.removeAll()
+            openGroupIndex.removeAll()
         }
     }
 
@@ -68,6 +76,7 @@ public final class UndoHistory: @unchecked Sendable {
             if groupDepth == 0 && !openGroup.isEmpty {
                 push(Step(entries: openGroup))
                 openGroup.removeAll()
+                openGroupIndex.removeAll()
             }
         }
     }
@@ -129,7 +138,7 @@ public final class UndoHistory: @unchecked Sendable {
                 trim()
             case .recording:
                 redoSteps.removeAll()
-                if groupDepth > 0 { openGroup = Self.coalesce(openGroup + entries) } else { push(Step(entries: entries)) }
+                if groupDepth > 0 { addToOpenGroup(entries) } else { push(Step(entries: entries)) }
             }
         }
     }
@@ -143,20 +152,18 @@ public final class UndoHistory: @unchecked Sendable {
         if undoSteps.count > levels { undoSteps.removeFirst(undoSteps.count - levels) }
     }
 
-    /// One entry per record: the first before-image and the last after-image.
-    private static func coalesce(_ entries: [UndoLog.Entry]) -> [UndoLog.Entry] {
-        var index: [String: Int] = [:]
-        var result: [UndoLog.Entry] = []
+    /// Adds a commit's entries to the open group, one entry per record: the first before-image
+    /// and the last after-image. O(entries added), however large the group.
+    private func addToOpenGroup(_ entries: [UndoLog.Entry]) {
         for entry in entries {
-            let id = "\(entry.target)\u{0}" + entry.key.map { String($0) }.joined(separator: ",")
-            if let i = index[id] {
-                result[i].after = entry.after
+            let key = GroupKey(target: entry.target, key: entry.key)
+            if let i = openGroupIndex[key] {
+                openGroup[i].after = entry.after
             } else {
-                index[id] = result.count
-                result.append(entry)
+                openGroupIndex[key] = openGroup.count
+                openGroup.append(entry)
             }
         }
-        return result
     }
 }
 

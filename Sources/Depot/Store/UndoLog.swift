@@ -43,8 +43,12 @@ final class UndoLog {
     /// Forgets what was captured after `mark` (a savepoint rolled back).
     func revert(to mark: Int) {
         guard entries.count > mark else { return }
+        // Only the reverted entries leave `seen` (rebuilding it from every entry made n rolled
+        // back savepoints in one transaction quadratic).
+        for entry in entries[mark...] {
+            entry.key.withUnsafeBytes { _ = seen.remove(Seen(target: entry.target, key: PackedKey($0))) }
+        }
         entries.removeLast(entries.count - mark)
-        seen = Set(entries.map { entry in entry.key.withUnsafeBytes { Seen(target: entry.target, key: PackedKey($0)) } })
     }
 
     /// Reads the after-images, at the end of the transaction (before it commits). Entries that
