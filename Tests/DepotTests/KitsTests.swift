@@ -180,3 +180,30 @@ struct PersistentTests {
         #expect(object.value?.name == "theirs")
     }
 }
+
+@Suite("Kits: persistent objects share one watcher")
+struct SharedWatcherTests {
+    /// Many observed keys of one store share one external-change watcher (one thread, one
+    /// lease), which stops when the last observation goes.
+    @Test func observationsOfOneStoreShareAWatcher() async throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let repository = StoreRepository(store: store)
+        let other = StoreRepository(store: try store.alias("B"))
+        let second = try Store(path: folder.path)
+        weak let shared: ExternalChangeWatcher?
+        do {
+            var tokens = try (0..<20).map { i in try repository.observe("k\(i)") {} }
+            tokens.append(try other.observe("x") {})
+            let watchers = tokens.compactMap { ($0 as? StoreRepository.ObservationToken)?.watcher }
+            #expect(watchers.count == 21)
+            #expect(Set(watchers.map(ObjectIdentifier.init)).count == 1, "one watcher for the store")
+            shared = watchers.first
+            let handle = try StoreRepository(store: second).observe("k0") {}
+            #expect((handle as? StoreRepository.ObservationToken)?.watcher === watchers.first, "another handle on the same files shares it")
+        }
+        #expect(await eventually { shared == nil }, "the last observation gone, the watcher stopped and went")
+        let again = try repository.observe("k0") {}
+        #expect((again as? StoreRepository.ObservationToken)?.watcher != nil, "a new observation starts a new one")
+    }
+}

@@ -171,9 +171,44 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
     public func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
         let observer = KeyObserver(alias: store.alias, key: key, handler: handler)
         store.addObserver(observer)
-        let watcher = try store.watchExternalChanges()
-        return ObservationToken(observer: observer, watcher: watcher)
+        let watcher = try Self.acquireWatcher(for: store)
+        return ObservationToken(observer: observer, watcher: watcher, core: ObjectIdentifier(store.core))
     }
+
+    /// One external-change watcher per store (its core), shared by every observed key while any
+    /// observation holds it: one polling thread and one lease however many persistent objects
+    /// there are (one each made m objects cost m threads polling and decoding every change).
+    private static func acquireWatcher(for store: Store) throws -> ExternalChangeWatcher {
+        try sharedWatchersLock.withLock {
+            let id = ObjectIdentifier(store.core)
+            if let shared = sharedWatchers[id] {
+                sharedWatchers[id]?.users += 1
+                return shared.watcher
+            }
+            let watcher = try store.watchExternalChanges()
+            sharedWatchers[id] = (watcher, 1)
+            return watcher
+        }
+    }
+
+    /// An observation of the store with core `id` ended: the last one stops the watcher.
+    fileprivate static func releaseWatcher(core id: ObjectIdentifier) {
+        let last: ExternalChangeWatcher? = sharedWatchersLock.withLock {
+            guard let shared = sharedWatchers[id] else { return nil }
+            if shared.users > 1 {
+                sharedWatchers[id]?.users -= 1
+                return nil
+            }
+            sharedWatchers[id] = nil
+            return shared.watcher
+        }
+        last?.stop()
+    }
+
+    private static let sharedWatchersLock = NSLock()
+    // Guarded by `sharedWatchersLock`. A watcher keeps its core alive, so an entry's key names
+    // that core while the entry exists.
+    nonisolated(unsafe) private static var sharedWatchers: [ObjectIdentifier: (watcher: ExternalChangeWatcher, users: Int)] = [:]
 
     final class KeyObserver: StoreObserver, @unchecked Sendable {
         // @unchecked Sendable: immutable.
@@ -190,8 +225,13 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
     final class ObservationToken {
         let observer: KeyObserver
         let watcher: ExternalChangeWatcher
-        init(observer: KeyObserver, watcher: ExternalChangeWatcher) { self.observer = observer; self.watcher = watcher }
-        deinit { watcher.stop() }
+        let core: ObjectIdentifier
+        init(observer: KeyObserver, watcher: ExternalChangeWatcher, core: ObjectIdentifier) {
+            self.observer = observer
+            self.watcher = watcher
+            self.core = core
+        }
+        deinit { StoreRepository.releaseWatcher(core: core) }
     }
 }
 
