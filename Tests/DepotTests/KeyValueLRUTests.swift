@@ -54,4 +54,30 @@ struct KeyValueLRUTests {
         #expect((kv["k0"] as Int?) == 0)
         #expect(kv.statistics.hits == hits + 2, "the oldest went first")
     }
+
+    /// The cache's bookkeeping (bytes, unsaved keys, the bound) after every step of a random
+    /// workload of reads, sets, deletes, saves and clears.
+    @Test func bookkeepingHoldsUnderARandomWorkload() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let kv = store.keyValue(maxEntries: 8, maxBytes: 1 << 20)
+        var rng = SystemRandomNumberGenerator()
+        for step in 0..<3_000 {
+            let key = "k\(Int.random(in: 0..<30, using: &rng))"
+            switch Int.random(in: 0..<10, using: &rng) {
+            case 0...3: _ = kv[key] as Int?
+            case 4...5: kv[key] = step
+            case 6: kv[key] = Int?.none
+            case 7: try kv.save()
+            case 8: kv.clearCache(forKey: key)
+            default: if step % 50 == 0 { kv.clearCache() } else { try kv.save(key) }
+            }
+            kv.lock.withLock {
+                #expect(kv.cache.values.reduce(0) { $0 + ($1.bytes?.count ?? 0) } == kv.bytesCached, "step \(step)")
+                #expect(Set(kv.cache.filter { $0.value.dirty }.keys) == kv.dirtyKeys, "step \(step)")
+                let saved = kv.cache.filter { !$0.value.dirty }.count
+                #expect(kv.cache.count <= kv.maxEntries || saved == 0, "step \(step): \(kv.cache.count) entries, \(saved) saved")
+            }
+        }
+    }
 }

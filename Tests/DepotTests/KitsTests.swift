@@ -206,4 +206,29 @@ struct SharedWatcherTests {
         let again = try repository.observe("k0") {}
         #expect((again as? StoreRepository.ObservationToken)?.watcher != nil, "a new observation starts a new one")
     }
+
+    /// Starting a shared watcher takes a lease (a write): it must not hold the table's lock
+    /// meanwhile, or a writer releasing an observation of another store waits for it forever.
+    @Test func startingAWatcherDoesNotBlockAWriterReleasingAnother() throws {
+        let first = TemporaryFolder(), second = TemporaryFolder()
+        let store1 = try Store(path: first.path), store2 = try Store(path: second.path)
+        let held = LockedBox<Persistent<Int>?>(try Persistent<Int>(key: "b", store: store2))
+        let inWrite = DispatchSemaphore(value: 0), writerDone = DispatchSemaphore(value: 0)
+        Thread {
+            try? store1.write { _ in
+                inWrite.signal()
+                Thread.sleep(forTimeInterval: 0.3) // the other thread is starting store1's watcher
+                held.set(nil)                      // releases store2's observation
+            }
+            writerDone.signal()
+        }.start()
+        inWrite.wait()
+        let created = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? Persistent<Int>(key: "a", store: store1)
+            created.signal()
+        }.start()
+        #expect(writerDone.wait(timeout: .now() + 20) == .success, "the writer finished")
+        #expect(created.wait(timeout: .now() + 20) == .success, "the persistent object was created")
+    }
 }

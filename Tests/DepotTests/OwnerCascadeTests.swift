@@ -40,6 +40,35 @@ struct OCBadged: Document {
     enum CodingKeys: String, CodingKey { case id = "badgedID", badge }
 }
 
+@Suite("Deletes with rules where there are no savepoints")
+struct DeleteRulesWithoutSavepointsTests {
+    /// A driver without savepoints (JSONFileDriver) and LMDB with `writeMap` (no child
+    /// transactions) delete with rules as before: no savepoint is asked for.
+    @Test func aDriverWithoutSavepointsAndWriteMap() throws {
+        let folder = TemporaryFolder()
+        var options = StoreOptions()
+        options.environment.unsafeDurability = [.writeMap]
+        let stores = [
+            try Store(driver: JSONFileDriver(folder: URL(fileURLWithPath: folder.sub("json")))),
+            try Store(path: folder.sub("writemap"), options: options),
+        ]
+        #expect(!stores[1].capabilities.contains(.savepoints), "LMDB with writeMap has no child transactions")
+        for store in stores {
+            store.registerCascade(from: OCOwner.self, via: \.items)
+            try store.write { tx in
+                try tx.park(OCItem(id: "i1"))
+                try tx.park(OCItem(id: "i2"))
+                try tx.park(OCOwner(id: "o", items: [Reference(id: "i1")]))
+                try tx.park(OCOwner(id: "p", items: [Reference(id: "i2")]))
+            }
+            try store.delete(OCOwner.self, id: "o")
+            #expect(try store.read { try $0.retrieveAll(OCItem.self) }.map(\.id) == ["i2"])
+            #expect(try store.write { tx in try tx.deleteAll(OCOwner.self) } == 1)
+            #expect(try store.read { try $0.count(OCItem.self) } == 0)
+        }
+    }
+}
+
 @Suite("Owner-side cascades, undo, unit of work and DLData seed markers")
 struct OwnerCascadeAndSeedMarkerTests {
     let folder = TemporaryFolder()

@@ -179,16 +179,25 @@ public final class StoreRepository: PersistentRepository, @unchecked Sendable {
     /// observation holds it: one polling thread and one lease however many persistent objects
     /// there are (one each made m objects cost m threads polling and decoding every change).
     private static func acquireWatcher(for store: Store) throws -> ExternalChangeWatcher {
-        try sharedWatchersLock.withLock {
-            let id = ObjectIdentifier(store.core)
-            if let shared = sharedWatchers[id] {
+        let id = ObjectIdentifier(store.core)
+        if let shared = sharedWatchersLock.withLock({ () -> ExternalChangeWatcher? in
+            guard let shared = sharedWatchers[id] else { return nil }
+            sharedWatchers[id]?.users += 1
+            return shared.watcher
+        }) { return shared }
+        // Started outside the lock: taking its lease is a write, which may wait for a writer
+        // that is itself releasing an observation (and so waiting for this lock).
+        let started = try store.watchExternalChanges()
+        let (watcher, extra) = sharedWatchersLock.withLock { () -> (ExternalChangeWatcher, ExternalChangeWatcher?) in
+            if let shared = sharedWatchers[id] { // another thread was first
                 sharedWatchers[id]?.users += 1
-                return shared.watcher
+                return (shared.watcher, started)
             }
-            let watcher = try store.watchExternalChanges()
-            sharedWatchers[id] = (watcher, 1)
-            return watcher
+            sharedWatchers[id] = (started, 1)
+            return (started, nil)
         }
+        extra?.stop()
+        return watcher
     }
 
     /// An observation of the store with core `id` ended: the last one stops the watcher.

@@ -54,7 +54,13 @@ public final class LMDBDriver: StorageDriver {
     /// A driver over an open environment.
     public init(environment: Environment) { self.environment = environment }
 
-    public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
+    /// Transactions, snapshots, durability and several processes; savepoints unless the
+    /// environment uses `writeMap` (LMDB has no child transactions with `MDB_WRITEMAP`).
+    public var capabilities: StorageCapabilities {
+        environment.options.unsafeDurability.contains(.writeMap)
+            ? [.transactions, .snapshots, .durable, .multiProcess]
+            : [.transactions, .savepoints, .snapshots, .durable, .multiProcess]
+    }
     public var location: String { environment.path }
     /// The environment's logger (`EnvironmentOptions.logger`).
     public var logger: DepotLogger { environment.options.logger }

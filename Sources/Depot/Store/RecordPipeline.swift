@@ -151,20 +151,26 @@ extension DocumentTransaction {
 
     /// Deletes the record under `key`, with the delete rules of its collection unless
     /// `applyingRules` is false (undo and redo restore every record of a step themselves).
-    /// Returns whether it was stored. With rules, all or nothing: a rule that fails (deny)
-    /// undoes what the others did.
+    /// Returns whether it was stored. With rules, all or nothing where the driver has
+    /// savepoints: a rule that fails (deny) undoes what the others did.
     @discardableResult
     func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
         try prepareForWriting(target)
         if key.isEmpty || key.count > context.maxKeySize { return false }
         if applyingRules, !deleteRules(of: target).isEmpty {
-            return try savepoint {
+            return try allOrNothing {
                 // A record whose delete is under way further up (a cascade came back to it) is left to it.
                 guard try applyDeleteRules(target, key: key) else { return false }
                 return try removeRecord(target, key: key)
             }
         }
         return try removeRecord(target, key: key)
+    }
+
+    /// Runs `body` in a savepoint where the driver has them (LMDB without `writeMap`, the
+    /// in-memory drivers, PostgreSQL), else as it is.
+    private func allOrNothing<R>(_ body: () throws -> R) throws -> R {
+        context.core.driver.capabilities.contains(.savepoints) ? try savepoint(body) : try body()
     }
 
     /// The delete rules that apply when a record of `target` is deleted (looked up once).
@@ -223,7 +229,7 @@ extension DocumentTransaction {
     func clearRecords(_ target: RecordTarget) throws -> Int {
         try prepareForWriting(target)
         if deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
-        return try savepoint {
+        return try allOrNothing {
             // Counted first: a cascade within the collection deletes some of them one by one.
             let count = try context.txn.count(target.keyspace)
             var keys: [[UInt8]] = []
