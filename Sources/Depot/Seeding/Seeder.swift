@@ -112,17 +112,11 @@ final class Seeder {
     private func resolveGeneratedIDs(in tx: DocumentTransaction) throws -> [Instance] {
         if generated == 0 { return ordered }
         let first = try UniqueIDs.allocate(count: UInt64(generated), in: tx.context.txn, core: tx.context.core)
-        var kinds: [Int: IDKind] = [:]
-        for instance in ordered {
-            if let slot = instance.generatedSlot { kinds[slot] = instance.kind }
-            if let slots = instance.propertySlots, case .object(let fields) = instance.value {
-                let markers = fields.filter { $0.value == .string(Self.uniqueIDMarker) && $0.key != Self.idField(of: instance, in: fields) }
-                for i in markers.indices { kinds[slots.first + i] = slots.kind }
-            }
-        }
-        func real(_ slot: Int) throws -> DocumentValue {
+        var kinds: [Int: IDKind] = [:] // of the generated IDs, which references name too
+        for instance in ordered { if let slot = instance.generatedSlot { kinds[slot] = instance.kind } }
+        func real(_ slot: Int, as kind: IDKind? = nil) throws -> DocumentValue {
             let n = first + UInt64(slot)
-            switch kinds[slot] ?? .string {
+            switch kind ?? kinds[slot] ?? .string {
             case .signed:
                 guard let signed = Int64(exactly: n) else { throw DepotError.invalidState("the unique ID counter passed the largest signed ID") }
                 return .int(signed)
@@ -132,7 +126,7 @@ final class Seeder {
         }
         func substitute(_ value: DocumentValue) throws -> DocumentValue {
             switch value {
-            case .bytes: return try Self.slot(of: value).map(real) ?? value
+            case .bytes: return try Self.slot(of: value).map { try real($0) } ?? value
             case .array(let items): return .array(try items.map(substitute))
             case .object(let fields): return .object(try fields.map { DocumentValue.Field($0.key, try substitute($0.value)) })
             case .reference(let collection, let id): return .reference(collection: collection, id: try substitute(id))
@@ -142,10 +136,10 @@ final class Seeder {
         return try ordered.map { planned in
             var instance = planned
             if let slots = planned.propertySlots, case .object(var fields) = planned.value {
-                let idField = Self.idField(of: planned, in: fields)
+                let idField = Self.idField(of: planned.collection, in: fields)
                 var next = slots.first
                 for i in fields.indices where fields[i].key != idField && fields[i].value == .string(Self.uniqueIDMarker) {
-                    fields[i].value = try real(next)
+                    fields[i].value = try real(next, as: slots.kind)
                     next += 1
                 }
                 instance.value = .object(fields)
@@ -272,7 +266,7 @@ final class Seeder {
             fields[i].value = .array(try followSeedlings(links.value, from: source, file: file, path: relationPath + ".seedlings"))
         }
         let registration = types[entity]
-        let idField = fields.contains { $0.key == "id" } ? "id" : Self.idFieldName(for: entity)
+        let idField = Self.idField(of: entity, in: fields)
         var kind: IDKind
         var key: [UInt8]
         var id: DocumentValue?
@@ -334,9 +328,10 @@ final class Seeder {
         return .reference(collection: entity, id: id ?? key.withUnsafeBytes { kind.value(ofKey: $0) })
     }
 
-    /// The identifying attribute of a planned instance (as `plan` chose it).
-    private static func idField(of instance: Instance, in fields: [DocumentValue.Field]) -> String {
-        fields.contains { $0.key == "id" } ? "id" : idFieldName(for: instance.collection)
+    /// The identifying attribute of an instance of `entity` with `fields`: `id`, else
+    /// `<entity>ID`.
+    private static func idField(of entity: String, in fields: [DocumentValue.Field]) -> String {
+        fields.contains { $0.key == "id" } ? "id" : idFieldName(for: entity)
     }
 
     /// `Company` → `companyID`.
