@@ -35,7 +35,9 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        .target(name: "DepotLMDB", dependencies: ["CLMDB"]),
+        // Word-sized atomics for the reader gate (Synchronization's `Atomic` is above the Apple floor).
+        .target(name: "CDepotAtomic"),
+        .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
         .target(name: "Depot", dependencies: ["DepotLMDB", "CDepotCRC"]),

@@ -54,8 +54,8 @@ extension Environment {
     /// Runs `body`, which uses ``handle`` outside a transaction, registered with the gate: it is
     /// refused on a closed environment or in a forked child, and ``close()`` waits for it.
     func withHandleUse<R>(_ operation: StaticString, _ body: () throws(LMDBError) -> R) throws(LMDBError) -> R {
-        try gate.enterHandleUse(operation)
-        defer { gate.exitHandleUse() }
+        let stripe = try gate.enterHandleUse(operation)
+        defer { gate.exitHandleUse(stripe) }
         return try body()
     }
 

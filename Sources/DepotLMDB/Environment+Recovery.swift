@@ -67,15 +67,14 @@ extension Environment {
     /// of this process alive) and `databaseLock`.
     private func reopenHoldingExclusiveAccess() throws(LMDBError) {
         guard gate.panicked else { return } // another thread recovered meanwhile
-        for txn in gate.pool { mdb_txn_abort(txn) }
-        gate.pool.removeAll()
+        for txn in gate.drainCachedTransactions() { mdb_txn_abort(txn) }
         let mapSize = infoHoldingHandle().mapSize
         mdb_env_close(handle)
         do {
             handle = try Self.reopenedHandle(path: path, options: options, mapSize: mapSize, databases: databaseCache)
         } catch {
             // Nothing is open any more: the environment is closed for good.
-            gate.closed = true
+            gate.markClosedHoldingExclusive()
             gate.panicked = false
             EnvironmentRegistry.shared.remove(registryKey) {}
             throw error.with(detail: "reopening '\(path)' after MDB_PANIC failed; the environment is closed: open the folder again")

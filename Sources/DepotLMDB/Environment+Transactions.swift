@@ -5,13 +5,18 @@ extension Environment {
 
     /// Runs `body` in a read-only snapshot and returns its result.
     ///
-    /// Reads are cheap: a reset transaction from a small pool is renewed instead of begun anew.
+    /// Reads are cheap and scale with cores: each reading thread renews a reset transaction it
+    /// keeps instead of beginning one anew, and takes no lock (see ``EnvironmentOptions/readTransactionPoolSize``).
     /// Any number of reads may run at once, from any threads, alongside one writer. The closure is
     /// synchronous; bytes and cursors obtained inside must not escape it.
     @inlinable
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        let txn = try beginRead(scoped: true)
-        defer { endRead(txn) }
+        var txn = try beginRead(scoped: true)
+        defer {
+            endRead(txn)
+            // A closure that kept the transaction: from now on it must keep the environment.
+            if _slowPath(!isKnownUniquelyReferenced(&txn)) { txn.keepAlive = self }
+        }
         return try body(txn)
     }
 
@@ -102,7 +107,8 @@ extension Environment {
         var attempt = 0
         while true {
             attempt += 1
-            var txn = try gate.enterReader()
+            let (stripe, cached) = try gate.enterReader()
+            var txn = cached
             var rc: Int32 = 0
             if let pooled = txn {
                 rc = mdb_txn_renew(pooled)
@@ -112,9 +118,9 @@ extension Environment {
                 rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
             }
             if rc == 0, let txn {
-                return Transaction(environment: self, handle: txn, readOnly: true, scoped: scoped)
+                return Transaction(environment: self, handle: txn, readOnly: true, scoped: scoped, readerStripe: stripe)
             }
-            _ = gate.exitReader(returning: nil)
+            _ = gate.exitReader(stripe, returning: nil)
             if attempt < 3 && rc == MDB_MAP_RESIZED {
                 try adoptMapSize()
                 continue
@@ -133,12 +139,12 @@ extension Environment {
 
     @usableFromInline
     func endRead(_ txn: Transaction) {
-        guard let h = txn.handle else { return }
+        guard let h = txn.handle, let stripe = txn.readerStripe else { return }
         txn.handle = nil
         txn.attachment = nil // upper layers' state often points back at the transaction
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
-        if let extra = gate.exitReader(returning: h) { mdb_txn_abort(extra) }
+        if let extra = gate.exitReader(stripe, returning: h) { mdb_txn_abort(extra) }
     }
 
     /// A read transaction that opened databases: LMDB closed those handles at reset, so open

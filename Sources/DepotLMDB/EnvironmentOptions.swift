@@ -24,8 +24,12 @@ public struct EnvironmentOptions: Sendable, Hashable {
     public var directoryMode: UInt32 = 0o700
     /// Do not use read-ahead (`MDB_NORDAHEAD`): helps random reads on databases larger than RAM.
     public var noReadAhead: Bool = false
-    /// How many reset read transactions are kept for reuse (reset/renew) to make `read {}` cheap.
-    public var readTransactionPoolSize: Int = 8
+    /// How many reading threads keep a reset read transaction for reuse (reset/renew), which
+    /// makes `read {}` cheap: one each, for the threads numbered below this (threads are
+    /// numbered from 0 in the order they first read, and a number is reused after its thread
+    /// exits). Each kept transaction holds one of ``maxReaders`` slots. 0 keeps none; values
+    /// above 64 act as 64.
+    public var readTransactionPoolSize: Int = 64
     /// Bounds of the group-commit writer used by async writes.
     public var groupCommit = GroupCommitOptions()
     /// Flags that trade durability for speed. Empty by default; see ``UnsafeDurabilityFlags``.

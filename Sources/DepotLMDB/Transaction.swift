@@ -15,7 +15,16 @@ import Darwin
 /// Any use after it ended throws ``LMDBError/badTransaction`` naming the mistake.
 public final class Transaction {
     /// The environment this transaction belongs to.
-    public let environment: Environment
+    public var environment: Environment { unownedEnvironment }
+    /// The environment, not retained: a scoped read must not touch the environment's reference
+    /// count, which every reading thread would share (one cache line bouncing between cores).
+    /// Safe because `keepAlive` holds it whenever the transaction can outlive its caller's
+    /// reference: explicit transactions, writes, and a scoped read whose closure kept it.
+    @usableFromInline unowned(unsafe) let unownedEnvironment: Environment
+    /// The environment, retained, unless this is a scoped read still inside its closure.
+    @usableFromInline var keepAlive: Environment?
+    /// The reader gate's stripe this read transaction registered on (nil for writes).
+    @usableFromInline let readerStripe: UnsafeMutableRawPointer?
     /// The current `MDB_txn*` (the innermost child while ``nested(_:)`` runs).
     // Unchecked exclusivity: the transaction is confined to one thread, and the check costs
     // two runtime calls on every operation of the hot paths (measured on the scan workload).
@@ -50,8 +59,11 @@ public final class Transaction {
     /// How many ``nested(_:)`` child transactions are open right now (0 at the top level).
     public var nestingDepth: Int { childDepth }
 
-    init(environment: Environment, handle: OpaquePointer, readOnly: Bool, scoped: Bool) {
-        self.environment = environment
+    init(environment: Environment, handle: OpaquePointer, readOnly: Bool, scoped: Bool,
+         readerStripe: UnsafeMutableRawPointer? = nil) {
+        self.unownedEnvironment = environment
+        self.keepAlive = readOnly && scoped ? nil : environment
+        self.readerStripe = readerStripe
         self.handle = handle
         self.isReadOnly = readOnly
         self.isScoped = scoped

@@ -1,3 +1,4 @@
+import CDepotAtomic
 import CLMDB
 
 #if canImport(Glibc)
@@ -11,17 +12,32 @@ import Darwin
 /// - one write transaction at a time in this process (and no write inside a write on one thread);
 /// - `mdb_env_set_mapsize` only while no transaction of this process is active;
 /// - no new transaction once the environment is closed, and no close while one is alive;
-/// - a small pool of reset read transactions that `read {}` renews instead of beginning anew.
+/// - a reset read transaction kept per reading thread, which `read {}` renews instead of
+///   beginning anew.
 ///
-/// `@unchecked Sendable`: every stored property is read and written with `lock` held.
+/// **Readers take no lock and share no written memory.** Each thread has a stripe (chosen by
+/// ``ThreadIndex``): a cache line with its reader count and its cached reset transaction. A reader
+/// adds one to its stripe's count, then reads ``state`` (written only by close and map resizing,
+/// so every core keeps it cached); an exclusive request stores ``state`` first, then sums the
+/// counts. Both use sequentially consistent atomics, so at least one of the two sees the other
+/// (Dekker's argument): a reader that sees the request steps back and waits on the lock, and the
+/// requester waits until the counts are zero. Writers, close and resizing use the lock.
+///
+/// `@unchecked Sendable`: the stripes and ``state`` are accessed with atomics only; every other
+/// stored property is read and written with `lock` held.
 @usableFromInline
 final class TransactionGate: @unchecked Sendable {
     @usableFromInline let lock = ConditionLock()
-    @usableFromInline var activeReaders = 0
-    @usableFromInline var exclusiveRequested = false
-    @usableFromInline var closed = false
-    @usableFromInline var pool: [OpaquePointer] = []
-    @usableFromInline let poolLimit: Int
+    /// Bit ``exclusiveBit``: map resizing, panic recovery or close wants no reader; bit
+    /// ``closedBit``: closed. Written under `lock` only, read by readers without it.
+    @usableFromInline let state: UnsafeMutablePointer<Int>
+    /// ``stripeCount`` stripes of ``stripeStride`` bytes: the reader count (`Int`) at offset 0,
+    /// the cached reset `MDB_txn*` at offset 8, and at offset 16 whether this stripe may cache one.
+    @usableFromInline let stripes: UnsafeMutableRawPointer
+    @usableFromInline static let stripeCount = 64
+    @usableFromInline static let stripeStride = 128
+    @usableFromInline static let exclusiveBit = 1
+    @usableFromInline static let closedBit = 2
     /// The process that opened the environment.
     @usableFromInline let ownerPID: Int32
     /// Set when LMDB reported `MDB_PANIC`: the environment must be reopened before the next
@@ -31,38 +47,98 @@ final class TransactionGate: @unchecked Sendable {
     private var writerThread = pthread_t(bitPattern: 0)
     private var writersWaiting = 0
 
+    /// `poolLimit`: how many stripes keep a reset read transaction (the threads numbered below it).
     init(poolLimit: Int, ownerPID: Int32) {
-        self.poolLimit = max(0, poolLimit)
         self.ownerPID = ownerPID
-        pool.reserveCapacity(self.poolLimit)
+        state = .allocate(capacity: Self.stripeStride / MemoryLayout<Int>.stride)
+        state.initialize(repeating: 0, count: Self.stripeStride / MemoryLayout<Int>.stride)
+        stripes = .allocate(byteCount: Self.stripeCount * Self.stripeStride, alignment: Self.stripeStride)
+        stripes.initializeMemory(as: UInt8.self, repeating: 0, count: Self.stripeCount * Self.stripeStride)
+        for index in 0..<Self.stripeCount {
+            (stripes + index * Self.stripeStride + 16).storeBytes(of: index < poolLimit ? 1 : 0, as: Int.self)
+        }
+    }
+
+    deinit {
+        state.deallocate()
+        stripes.deallocate()
     }
 
     // MARK: Readers
 
-    /// Registers a reader; returns a pooled reset transaction to renew, if there is one.
-    @inlinable
-    func enterReader() throws(LMDBError) -> OpaquePointer? {
-        try checkProcess("begin read transaction")
-        lock.lock()
-        defer { lock.unlock() }
-        if _slowPath(closed) { throw Self.closedError("begin read transaction") }
-        while _slowPath(exclusiveRequested) { lock.wait() }
-        activeReaders += 1
-        return pool.popLast()
+    /// The calling thread's stripe.
+    @inlinable @inline(__always)
+    func currentStripe() -> UnsafeMutableRawPointer {
+        stripes + (ThreadIndex.current & (Self.stripeCount - 1)) * Self.stripeStride
     }
 
-    /// Unregisters a reader. Returns the handle back if the pool is full (the caller aborts it).
+    @inlinable @inline(__always)
+    static func counter(_ stripe: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Int> {
+        stripe.assumingMemoryBound(to: Int.self)
+    }
+
+    @inlinable @inline(__always)
+    static func cachedSlot(_ stripe: UnsafeMutableRawPointer) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        (stripe + 8).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    }
+
+    /// Registers a reader on the calling thread's stripe; returns the stripe (to give to
+    /// ``exitReader(_:returning:)``) and the stripe's cached reset transaction, if it has one.
     @inlinable
-    func exitReader(returning handle: OpaquePointer?) -> OpaquePointer? {
+    func enterReader() throws(LMDBError) -> (stripe: UnsafeMutableRawPointer, cached: OpaquePointer?) {
+        try checkProcess("begin read transaction")
+        let stripe = currentStripe()
+        _ = cdepot_atomic_add(Self.counter(stripe), 1)
+        if _slowPath(cdepot_atomic_load(state) != 0) { try enterReaderWaiting(stripe) }
+        let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripe), nil)
+        return (stripe, OpaquePointer(cached))
+    }
+
+    /// The reader met an exclusive request or a closed gate: steps back, waits for the request
+    /// to end under the lock, and registers again (or throws when closed).
+    @usableFromInline
+    func enterReaderWaiting(_ stripe: UnsafeMutableRawPointer) throws(LMDBError) {
+        _ = cdepot_atomic_add(Self.counter(stripe), -1)
         lock.lock()
         defer { lock.unlock() }
-        activeReaders -= 1
-        if _slowPath(exclusiveRequested && activeReaders == 0) { lock.broadcast() }
-        if let handle, !closed, pool.count < poolLimit {
-            pool.append(handle)
-            return nil
+        while cdepot_atomic_load(state) & Self.exclusiveBit != 0 { lock.wait() }
+        if cdepot_atomic_load(state) & Self.closedBit != 0 { throw Self.closedError("begin read transaction") }
+        // Under the lock: no exclusive request can start before the count is visible.
+        _ = cdepot_atomic_add(Self.counter(stripe), 1)
+    }
+
+    /// Unregisters a reader of `stripe`, keeping `handle` (a reset transaction) in the stripe's
+    /// cache when it is free. Returns the handle when it was not kept (the caller aborts it).
+    @inlinable
+    func exitReader(_ stripe: UnsafeMutableRawPointer, returning handle: OpaquePointer?) -> OpaquePointer? {
+        var extra = handle
+        if let handle, (stripe + 16).load(as: Int.self) != 0,
+           cdepot_atomic_compare_exchange_pointer(Self.cachedSlot(stripe), nil, UnsafeMutableRawPointer(handle)) != 0 {
+            extra = nil
         }
-        return handle
+        _ = cdepot_atomic_add(Self.counter(stripe), -1)
+        return extra
+    }
+
+    /// The number of registered readers (and handle uses) right now.
+    func activeReaderCount() -> Int {
+        var total = 0
+        for index in 0..<Self.stripeCount {
+            total += cdepot_atomic_load(Self.counter(stripes + index * Self.stripeStride))
+        }
+        return total
+    }
+
+    /// Takes every cached reset transaction out of the stripes. The caller holds the lock with
+    /// the exclusive bit set (or the gate closed), so no reader can take or return one meanwhile.
+    func drainCachedTransactions() -> [OpaquePointer] {
+        var handles: [OpaquePointer] = []
+        for index in 0..<Self.stripeCount {
+            if let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripes + index * Self.stripeStride), nil) {
+                handles.append(OpaquePointer(cached))
+            }
+        }
+        return handles
     }
 
     // MARK: Writer
@@ -74,7 +150,7 @@ final class TransactionGate: @unchecked Sendable {
         let me = pthread_self()
         lock.lock()
         defer { lock.unlock() }
-        if closed { throw Self.closedError("begin write transaction") }
+        if isClosedHoldingLock { throw Self.closedError("begin write transaction") }
         if writerActive && pthread_equal(writerThread, me) != 0 {
             throw LMDBError(code: LMDBError.deadlock.code, operation: "begin write transaction",
                             detail: "this thread already has a write transaction open; use txn.nested {} for a child transaction")
@@ -82,7 +158,7 @@ final class TransactionGate: @unchecked Sendable {
         writersWaiting += 1
         while writerActive { lock.wait() }
         writersWaiting -= 1
-        if closed { lock.broadcast(); throw Self.closedError("begin write transaction") }
+        if isClosedHoldingLock { lock.broadcast(); throw Self.closedError("begin write transaction") }
         writerActive = true
         writerThread = me
     }
@@ -109,47 +185,68 @@ final class TransactionGate: @unchecked Sendable {
     /// transaction is active either. Gives up after `timeout` seconds if readers stay open.
     func withExclusiveAccess<R>(timeout: Double, _ body: () throws -> R) throws -> R {
         lock.lock()
-        exclusiveRequested = true
-        let deadline = monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while activeReaders > 0 {
-            if !lock.wait(untilNanoseconds: deadline), activeReaders > 0 {
-                exclusiveRequested = false
-                lock.broadcast()
-                let open = activeReaders
-                lock.unlock()
-                throw LMDBError(code: LMDBError.busy.code, operation: "resize map",
-                                detail: "\(open) read transaction(s) stayed open for \(timeout) s; a write inside a read on the same thread cannot grow the map")
-            }
-        }
-        defer {
-            exclusiveRequested = false
-            lock.broadcast()
-            lock.unlock()
-        }
+        defer { lock.unlock() }
+        try requestExclusiveHoldingLock(timeout: timeout, operation: "resize map",
+                                        hint: "a write inside a read on the same thread cannot grow the map")
+        defer { endExclusiveHoldingLock() }
         return try body()
+    }
+
+    /// Sets the exclusive bit and waits (polling, with growing pauses: this is rare) until no
+    /// reader is registered; on timeout clears the bit again and throws `busy`.
+    private func requestExclusiveHoldingLock(timeout: Double, operation: String, hint: String) throws(LMDBError) {
+        cdepot_atomic_store(state, cdepot_atomic_load(state) | Self.exclusiveBit)
+        let deadline = monotonicNanoseconds() + UInt64(max(0, timeout) * 1e9)
+        var pause: UInt64 = 1_000 // ns
+        while true {
+            let open = activeReaderCount()
+            if open == 0 { return }
+            if monotonicNanoseconds() >= deadline {
+                endExclusiveHoldingLock()
+                throw LMDBError(code: LMDBError.busy.code, operation: operation,
+                                detail: "\(open) read transaction(s) stayed open for \(timeout) s; \(hint)")
+            }
+            var request = timespec(tv_sec: 0, tv_nsec: Int(pause))
+            _ = nanosleep(&request, nil)
+            pause = min(pause * 2, 1_000_000)
+        }
+    }
+
+    private func endExclusiveHoldingLock() {
+        cdepot_atomic_store(state, cdepot_atomic_load(state) & ~Self.exclusiveBit)
+        lock.broadcast()
     }
 
     // MARK: Closing
 
-    /// Marks the gate closed if nothing is active and returns the pooled handles to abort;
+    /// Marks the gate closed if nothing is active and returns the cached handles to abort;
     /// nil when it was already closed.
     func close() throws(LMDBError) -> [OpaquePointer]? {
         try checkProcess("close environment")
-        return try lock.withLock { () throws(LMDBError) -> [OpaquePointer]? in
-            if closed { return nil }
-            if activeReaders > 0 || writerActive || writersWaiting > 0 {
-                throw LMDBError(code: LMDBError.busy.code, operation: "close environment",
-                                detail: "\(activeReaders) read and \(writerActive ? 1 : 0) write transaction(s) are still open")
-            }
-            closed = true
-            let handles = pool
-            pool.removeAll()
-            lock.broadcast()
-            return handles
+        lock.lock()
+        defer { lock.unlock() }
+        if isClosedHoldingLock { return nil }
+        if writerActive || writersWaiting > 0 {
+            throw LMDBError(code: LMDBError.busy.code, operation: "close environment",
+                            detail: "\(activeReaderCount()) read and \(writerActive ? 1 : 0) write transaction(s) are still open")
         }
+        // A reader that is only starting steps back within microseconds; an open one stays.
+        try requestExclusiveHoldingLock(timeout: 0.002, operation: "close environment",
+                                        hint: "end them before closing")
+        markClosedHoldingExclusive()
+        let handles = drainCachedTransactions()
+        endExclusiveHoldingLock()
+        return handles
     }
 
-    var isClosed: Bool { lock.withLock { closed } }
+    /// Marks the gate closed; the caller holds the lock with the exclusive bit set.
+    func markClosedHoldingExclusive() {
+        cdepot_atomic_store(state, cdepot_atomic_load(state) | Self.closedBit)
+    }
+
+    private var isClosedHoldingLock: Bool { cdepot_atomic_load(state) & Self.closedBit != 0 }
+
+    var isClosed: Bool { cdepot_atomic_load(state) & Self.closedBit != 0 }
 
     /// Whether a panic waits for recovery.
     var isPanicked: Bool { lock.withLock { panicked } }
@@ -184,16 +281,19 @@ final class TransactionGate: @unchecked Sendable {
     // MARK: Plain handle use
 
     /// Registers a short use of the `MDB_env*` outside any transaction (`mdb_env_info`,
-    /// `mdb_reader_list`, …): refused when closed or in another process; blocks ``close()``
-    /// (which reports busy) and the map resizing / panic recovery until ``exitHandleUse()``.
-    func enterHandleUse(_ operation: StaticString) throws(LMDBError) {
+    /// `mdb_reader_list`, …) as a reader: refused when closed or in another process; blocks
+    /// ``close()`` (which reports busy) and the map resizing / panic recovery until
+    /// ``exitHandleUse(_:)`` with the stripe it returns.
+    func enterHandleUse(_ operation: StaticString) throws(LMDBError) -> UnsafeMutableRawPointer {
         try checkProcess(operation)
-        try lock.withLock { () throws(LMDBError) in
-            if closed { throw Self.closedError("\(operation)") }
-            activeReaders += 1
+        let stripe = currentStripe()
+        _ = cdepot_atomic_add(Self.counter(stripe), 1)
+        if cdepot_atomic_load(state) != 0 {
+            do { try enterReaderWaiting(stripe) } catch { throw Self.closedError("\(operation)") }
         }
+        return stripe
     }
 
     /// Ends a use registered with ``enterHandleUse(_:)``.
-    func exitHandleUse() { _ = exitReader(returning: nil) }
+    func exitHandleUse(_ stripe: UnsafeMutableRawPointer) { _ = exitReader(stripe, returning: nil) }
 }

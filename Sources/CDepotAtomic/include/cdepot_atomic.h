@@ -1,0 +1,42 @@
+#ifndef CDEPOT_ATOMIC_H
+#define CDEPOT_ATOMIC_H
+
+// Word-sized atomics for DepotLMDB's reader gate. Swift's own `Atomic` (Synchronization) needs
+// macOS 15 / iOS 18, above Depot's platform floor; these inline functions compile to the same
+// instructions and are inlined into the Swift callers.
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Sequentially consistent load of `*p`.
+static inline intptr_t cdepot_atomic_load(const intptr_t *p) {
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/// Sequentially consistent store of `value` to `*p`.
+static inline void cdepot_atomic_store(intptr_t *p, intptr_t value) {
+    __atomic_store_n(p, value, __ATOMIC_SEQ_CST);
+}
+
+/// Adds `delta` to `*p` (sequentially consistent) and returns the new value.
+static inline intptr_t cdepot_atomic_add(intptr_t *p, intptr_t delta) {
+    return __atomic_add_fetch(p, delta, __ATOMIC_SEQ_CST);
+}
+
+/// Replaces the pointer at `*p` with `value` and returns the one it held.
+static inline void *cdepot_atomic_exchange_pointer(void **p, void *value) {
+    return __atomic_exchange_n(p, value, __ATOMIC_ACQ_REL);
+}
+
+/// Stores `desired` at `*p` if it holds `expected`; returns 1 when it did.
+static inline int cdepot_atomic_compare_exchange_pointer(void **p, void *expected, void *desired) {
+    return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 1 : 0;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif
