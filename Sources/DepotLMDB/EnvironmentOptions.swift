@@ -6,8 +6,9 @@ import CLMDB
 /// files are private to their owner (data and lock files `0600`, folder `0700`), and the map
 /// grows on demand from ``mapSize`` up to ``maxMapSize``.
 public struct EnvironmentOptions: Sendable, Hashable {
-    /// Initial size of the memory map in bytes. Rounded up to whole pages by LMDB.
-    public var mapSize: Int = 64 << 20
+    /// Initial size of the memory map in bytes. Rounded up to whole pages by LMDB. Defaults to
+    /// ``defaultMapSize``.
+    public var mapSize: Int = EnvironmentOptions.defaultMapSize
     /// The largest size automatic growth may reach. Growth doubles the map each time.
     public var maxMapSize: Int = 1 << 40
     /// Grow the map automatically when a closure-scoped write hits `MDB_MAP_FULL`.
@@ -40,8 +41,23 @@ public struct EnvironmentOptions: Sendable, Hashable {
     /// Creates the default options.
     public init() {}
 
+    /// The default ``mapSize``: 16 GiB on 64-bit Linux and macOS, 1 GiB elsewhere (iOS and the
+    /// other Apple systems limit a process's address space; 32-bit systems have little).
+    ///
+    /// The map is address space, not memory or disk: `data.mdb` grows with the data written, not
+    /// with the map (unless ``UnsafeDurabilityFlags/writeMap`` is set, which sizes the file to the
+    /// map, sparsely). A map that fills up makes a closure-scoped write abort, grow the map and run
+    /// its closure again, so a large map means a large transaction runs its closure once.
+    public static let defaultMapSize: Int = {
+        #if (os(Linux) || os(macOS)) && (arch(x86_64) || arch(arm64))
+        return 16 << 30
+        #else
+        return 1 << 30
+        #endif
+    }()
+
     /// Creates options with the most common settings.
-    public init(mapSize: Int = 64 << 20, maxDatabases: Int = 256, maxReaders: Int = 126, readOnly: Bool = false) {
+    public init(mapSize: Int = EnvironmentOptions.defaultMapSize, maxDatabases: Int = 256, maxReaders: Int = 126, readOnly: Bool = false) {
         self.mapSize = mapSize
         self.maxDatabases = maxDatabases
         self.maxReaders = maxReaders

@@ -3,8 +3,27 @@ import Foundation
 import Testing
 @testable import Depot
 
+/// A requirement that `Employee` meets with a stored property: `\P.salary` formed in generic code
+/// is a key path to the protocol's (computed) requirement, not to the stored property.
+protocol Salaried { var salary: Int { get } }
+extension Employee: Salaried {}
+
+/// The projection `field(_:of:)` from generic code: the key path is formed inside.
+func salaryInGenericCode<P: Document & Salaried>(_: P.Type, _ tx: DocumentTransaction, _ id: P.ID) throws -> Int? {
+    try tx.field(\P.salary, of: id)
+}
+
 @Suite("Projections")
 struct ProjectionTests {
+    @Test func aKeyPathFormedInGenericCodeReadsTheField() throws {
+        let people = (0..<50).map { sampleEmployee("g\($0)", salary: 1_000 + $0, department: Department(id: "d", name: "D")) }
+        try store.write { tx in for p in people { try tx.park(p) } }
+        try store.read { tx throws in
+            for p in people { #expect(try salaryInGenericCode(Employee.self, tx, p.id) == p.salary) }
+            #expect(try salaryInGenericCode(Employee.self, tx, "nobody") == nil)
+        }
+    }
+
     let folder = TemporaryFolder()
     let store: Store
     init() throws { store = try Store(path: folder.path) }

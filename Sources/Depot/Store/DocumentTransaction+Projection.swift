@@ -41,6 +41,9 @@ extension DocumentTransaction {
     public func field<D: Document, V: Decodable>(_ keyPath: KeyPath<D, V>, of id: D.ID) throws -> V? {
         guard let facts = try anyFacts(D.self, create: false) else { return nil }
         let path = facts.knownFieldPath(of: keyPath) ?? storedFieldPath(D.self, keyPath, facts)
+        // A key path that names no stored property (a computed one, or a protocol requirement's
+        // key path formed in generic code): read the document and apply it.
+        if _slowPath(!path.isStored) { return try retrieve(D.self, id: id).map { $0[keyPath: keyPath] } }
         var result: V? = nil
         try id.withKeyBytes { key in
             try withStoredField(path, of: facts, key: key) { decoder, resolver, payload, offset in
@@ -89,10 +92,15 @@ extension DocumentTransaction {
 struct StoredFieldPath {
     let name: String
     let segments: [[UInt8]]
+    /// Whether the path names stored properties. A key path to a computed property, or to a
+    /// protocol requirement formed in generic code (`\P.age` with `P` generic), describes
+    /// itself as `<computed 0x… (Int)>`: no stored field to walk to.
+    @usableFromInline let isStored: Bool
 
     init(_ name: String) {
         self.name = name
         segments = name.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+        isStored = !name.isEmpty && !name.contains("<") && !name.contains(" ")
     }
 }
 
