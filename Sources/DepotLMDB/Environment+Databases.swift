@@ -79,9 +79,7 @@ extension Environment {
     }
 
     func cachedDatabase<K, V>(_ name: String?, key: K.Type, value: V.Type) -> Database<K, V>? {
-        databaseLock.withLock {
-            databaseCache[name ?? ""].map { Database(dbi: $0.dbi, name: name, flags: $0.flags, maxKeySize: maxKeySize) }
-        }
+        publishedDatabase(name ?? "").map { Database(dbi: $0.dbi, name: name, flags: $0.flags, maxKeySize: maxKeySize) }
     }
 
     /// Names of the named databases in the environment (keys of the main database that hold a

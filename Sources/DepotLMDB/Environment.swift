@@ -1,3 +1,4 @@
+import CDepotAtomic
 import CLMDB
 
 #if canImport(Glibc)
@@ -62,14 +63,44 @@ public final class Environment: @unchecked Sendable {
 
     @usableFromInline let gate: TransactionGate
     let databaseLock = ConditionLock(recursive: true)
-    var databaseCache: [String: DatabaseRecord] = [:]
+    /// Database handles by name (`""` for the main database); changed under `databaseLock`.
+    /// Every change publishes an immutable copy that transactions read without the lock.
+    var databaseCache: [String: DatabaseRecord] = [:] {
+        didSet { publishDatabaseCache() }
+    }
+    /// The published copy of ``databaseCache`` (an unretained `DatabaseCacheSnapshot`), read and
+    /// written atomically.
+    let publishedDatabases = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+    /// Every snapshot published, kept until the environment goes away: a reader may still be
+    /// looking at an older one. Database opens are rare (at most `maxDatabases` names).
+    var databaseSnapshots: [DatabaseCacheSnapshot] = []
     let registryKey: EnvironmentRegistry.Key
     var asyncWriterStorage: AsyncWriter?
     let asyncWriterLock = ConditionLock()
     /// Bounds of the group-commit writer; set before the first async write.
     public let groupCommitOptions: GroupCommitOptions
 
-    struct DatabaseRecord { let dbi: MDB_dbi; let flags: DatabaseFlags }
+    struct DatabaseRecord: Sendable { let dbi: MDB_dbi; let flags: DatabaseFlags }
+
+    /// An immutable copy of the database cache.
+    final class DatabaseCacheSnapshot: Sendable {
+        let records: [String: DatabaseRecord]
+        init(_ records: [String: DatabaseRecord]) { self.records = records }
+    }
+
+    /// Publishes ``databaseCache`` for lock-free readers. The caller holds `databaseLock`.
+    func publishDatabaseCache() {
+        let snapshot = DatabaseCacheSnapshot(databaseCache)
+        databaseSnapshots.append(snapshot)
+        cdepot_atomic_store_pointer(publishedDatabases, Unmanaged.passUnretained(snapshot).toOpaque())
+    }
+
+    /// The published handle of database `name`, without the lock.
+    @inline(__always)
+    func publishedDatabase(_ name: String) -> DatabaseRecord? {
+        guard let raw = cdepot_atomic_load_pointer(publishedDatabases) else { return nil }
+        return Unmanaged<DatabaseCacheSnapshot>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.records[name] }
+    }
 
     /// The version of the LMDB library loaded at run time, such as `"LMDB 0.9.24: (July 24, 2019)"`.
     public static var libraryVersion: String { String(cString: mdb_version(nil, nil, nil)) }
@@ -132,6 +163,7 @@ public final class Environment: @unchecked Sendable {
         rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode))
         if rc != 0 { throw fail(rc, "open environment") }
         self.handle = env
+        publishedDatabases.initialize(to: nil)
         self.path = path
         self.options = options
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
@@ -143,6 +175,7 @@ public final class Environment: @unchecked Sendable {
     }
 
     deinit {
+        defer { publishedDatabases.deallocate() }
         // In a forked child the handle is the parent's: never touch LMDB (closing it would
         // clear the parent's reader slots), only forget it.
         guard gate.isOwnerProcess else { return }

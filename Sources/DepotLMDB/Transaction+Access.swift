@@ -163,11 +163,16 @@ extension Transaction {
         _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
     ) throws -> Database<K, V> {
         let txn = try liveHandle("open database")
-        let env = environment
         if let name, name.isEmpty {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database", detail: "a database name must not be empty")
         }
         let cacheKey = name ?? ""
+        // Opened before: found in the published cache without taking the lock (nor retaining
+        // the environment, whose reference count every reading thread would share).
+        if !holdsDatabaseLock, let record = unownedEnvironment.publishedDatabase(cacheKey) {
+            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: unownedEnvironment.maxKeySize)
+        }
+        let env = environment
         if !holdsDatabaseLock { env.databaseLock.lock() }
         var keepLock = false
         defer { if !holdsDatabaseLock && !keepLock { env.databaseLock.unlock() } }

@@ -26,6 +26,16 @@ static inline intptr_t cdepot_atomic_add(intptr_t *p, intptr_t delta) {
     return __atomic_add_fetch(p, delta, __ATOMIC_SEQ_CST);
 }
 
+/// Acquire load of the pointer at `*p`.
+static inline void *cdepot_atomic_load_pointer(void *const *p) {
+    return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/// Release store of `value` to the pointer at `*p`.
+static inline void cdepot_atomic_store_pointer(void **p, void *value) {
+    __atomic_store_n(p, value, __ATOMIC_RELEASE);
+}
+
 /// Replaces the pointer at `*p` with `value` and returns the one it held.
 static inline void *cdepot_atomic_exchange_pointer(void **p, void *value) {
     return __atomic_exchange_n(p, value, __ATOMIC_ACQ_REL);
