@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
-        .target(name: "Depot", dependencies: ["DepotLMDB", "CDepotCRC"]),
+        .target(name: "Depot", dependencies: ["DepotLMDB", "CDepotCRC", "CDepotAtomic"]),
         .target(name: "DepotDriverTesting", dependencies: ["Depot"]),
         // swift-log adapter for DepotLogger; the core targets never depend on swift-log.
         .target(

@@ -4,14 +4,34 @@ import Foundation
 /// What every ``Store`` handle on one environment shares: the environment, the observers and
 /// the descriptors of known collections.
 ///
-/// `@unchecked Sendable`: mutable state is guarded by `lock`; the environment is `Sendable`.
+/// `@unchecked Sendable`: mutable state is guarded by `lock`; what every read transaction
+/// consults (collection descriptors, cached schemas, the record transform) is in `readState`,
+/// changed under `lock` and read without it; the environment is `Sendable`.
 final class StoreCore: @unchecked Sendable {
     /// The storage backend.
     let driver: any StorageDriver
     /// The LMDB environment, when the driver is LMDB.
-    var environment: Environment? { (driver as? LMDBDriver)?.environment }
+    let environment: Environment?
     private let lock = NSLock()
-    private var descriptors: [String: IDKind] = [:]
+
+    /// What read transactions consult, published for lock-free reads (see ``Published``).
+    struct ReadState {
+        /// ID kinds of known collections, by database name.
+        var descriptors: [String: IDKind] = [:]
+        /// Collection schemas as last read, valid for one schema version (see ``CollectionSchema``).
+        var schemaVersion: UInt64 = 0
+        var schemas: [TransactionContext.CollectionName: CollectionSchema] = [:]
+        var transform: (any RecordTransform)?
+    }
+    private let readState = Published(ReadState())
+
+    /// Changes the read state under the lock, publishing it when `change` returns true.
+    private func updateReadState(_ change: (inout ReadState) throws -> Bool) rethrows {
+        try lock.withLock {
+            var state = readState.value
+            if try change(&state) { readState.publish(state) }
+        }
+    }
 
     private static let registryLock = NSLock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: WeakCore] = [:]
@@ -44,6 +64,7 @@ final class StoreCore: @unchecked Sendable {
 
     private init(driver: any StorageDriver) throws {
         self.driver = driver
+        self.environment = (driver as? LMDBDriver)?.environment
         // LMDB: open the meta database once, outside any transaction, so that read transactions
         // find its handle cached.
         if let environment = (driver as? LMDBDriver)?.environment {
@@ -76,34 +97,48 @@ final class StoreCore: @unchecked Sendable {
 
     // MARK: Collection descriptors
 
-    func knownKind(of database: String) -> IDKind? { lock.withLock { descriptors[database] } }
+    func knownKind(of database: String) -> IDKind? { readState.read { $0.descriptors[database] } }
 
-    func remember(_ kind: IDKind, for database: String) { lock.withLock { descriptors[database] = kind } }
+    func remember(_ kind: IDKind, for database: String) {
+        updateReadState { state in
+            if state.descriptors[database] == kind { return false }
+            state.descriptors[database] = kind
+            return true
+        }
+    }
 
     func forget(databases: [String]) {
-        lock.withLock {
-            for d in databases { descriptors[d] = nil }
+        guard !databases.isEmpty else { return }
+        updateReadState { state in
+            for d in databases { state.descriptors[d] = nil }
+            return true
         }
     }
 
     // MARK: Schemas
 
-    /// Collection schemas as last read, valid for one schema version (see ``CollectionSchema``).
-    private var schemaCache: (version: UInt64, entries: [TransactionContext.CollectionName: CollectionSchema]) = (0, [:])
-
     func cachedSchema(_ name: TransactionContext.CollectionName, version: UInt64) -> CollectionSchema? {
-        lock.withLock { schemaCache.version == version ? schemaCache.entries[name] : nil }
+        readState.read { $0.schemaVersion == version ? $0.schemas[name] : nil }
     }
 
     func cacheSchema(_ schema: CollectionSchema, for name: TransactionContext.CollectionName, version: UInt64) {
-        lock.withLock {
-            if schemaCache.version != version { schemaCache = (version, [:]) }
-            schemaCache.entries[name] = schema
+        updateReadState { state in
+            if state.schemaVersion == version && state.schemas[name] == schema { return false }
+            if state.schemaVersion != version { state.schemaVersion = version; state.schemas = [:] }
+            state.schemas[name] = schema
+            return true
         }
     }
 
     /// Forgets every cached schema (a transaction changed one and committed).
-    func resetSchemas() { lock.withLock { schemaCache = (0, [:]) } }
+    func resetSchemas() {
+        updateReadState { state in
+            if state.schemaVersion == 0 && state.schemas.isEmpty { return false }
+            state.schemaVersion = 0
+            state.schemas = [:]
+            return true
+        }
+    }
 
     // MARK: Unique IDs
 
@@ -129,28 +164,29 @@ final class StoreCore: @unchecked Sendable {
 
     // MARK: Record transform
 
-    private var transform: (any RecordTransform)?
-
     /// The record transform of this store, if any.
-    var recordTransform: (any RecordTransform)? { lock.withLock { transform } }
+    var recordTransform: (any RecordTransform)? { readState.read { $0.transform } }
 
     /// Takes the transform a store was opened with; a second handle must agree on whether there
     /// is one.
     func adopt(_ new: (any RecordTransform)?) throws {
-        try lock.withLock {
-            switch (transform, new) {
-            case (nil, let new?): transform = new
+        try updateReadState { state in
+            switch (state.transform, new) {
+            case (nil, let new?):
+                state.transform = new
+                return true
             case (_?, nil):
                 throw DepotError.invalidState("the store at '\(driver.location)' is already open with a record transform; open it with one too")
-            default: break
+            default:
+                return false
             }
         }
     }
 
     /// `txn` seen through the record transform (itself when there is none).
     func wrap(_ txn: any StorageTransaction) -> any StorageTransaction {
+        guard let transform = readState.read({ $0.transform }) else { return txn }
         if txn is TransformingTransaction { return txn }
-        guard let transform = recordTransform else { return txn }
         return TransformingTransaction(base: txn, transform: transform)
     }
 
