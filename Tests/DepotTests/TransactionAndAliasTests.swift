@@ -25,6 +25,29 @@ struct TransactionAndAliasTests {
         #expect(try s.read { try $0.collections() } == ["Department", "Employee"])
     }
 
+    /// Read transactions reuse what an earlier read resolved for a type (collection handle, ID
+    /// kind) while the schema version holds: a dropped and re-created collection must be seen
+    /// as it is now, whatever the earlier reads cached.
+    @Test func readsSeeACollectionDroppedAndCreatedAgain() throws {
+        let a = try store.alias("Temp")
+        for round in 0..<3 {
+            try a.write { tx throws in
+                _ = try tx.park(Department(id: "d\(round)", name: "round \(round)"))
+            }
+            for _ in 0..<3 { // the first read resolves and caches; the others reuse it
+                #expect(try a.read { try $0.retrieve(Department.self, id: "d\(round)") }?.name == "round \(round)")
+                #expect(try a.read { try $0.retrieve(Department.self, id: "d\(round - 1)") } == nil)
+            }
+            #expect(try a.read { try $0.fetch(Department.self) }.count == 1)
+            try store.dropAlias("Temp")
+            #expect(try a.read { try $0.retrieve(Department.self, id: "d\(round)") } == nil)
+            #expect(try a.read { try $0.fetch(Department.self) }.isEmpty)
+        }
+        // Another type on the same collection name after a drop: its own ID kind.
+        try a.write { tx throws in _ = try tx.park(Department(id: "x", name: "x")) }
+        #expect(try a.read { try $0.retrieve(Department.self, id: "x") }?.name == "x")
+    }
+
     @Test func aliasesAreIsolatedAndOneTransactionSpansThem() throws {
         let a = try store.alias("ManagerA"), b = try store.alias("ManagerB")
         try a.write { tx throws in

@@ -61,6 +61,18 @@ struct DepotCompare: AsyncParsableCommand {
     @Option(help: "Writes per group-commit configuration (default 2000, or 400 with --quick).")
     var groupCommitWrites: Int?
 
+    @Flag(help: "Run only the read-scaling measurement: one read transaction per lookup from 1, 2, 4, … threads, for C, the binding and documents.")
+    var readScaling = false
+
+    @Option(help: "With --read-scaling: thread counts (comma-separated; default 1, 2, 4, … up to the cores).")
+    var threads: String?
+
+    @Option(help: "With --read-scaling: records in each store (default 200000, or 20000 with --quick).")
+    var records: Int?
+
+    @Option(help: "With --read-scaling: seconds per point (default 2, or 0.5 with --quick).")
+    var seconds: Double?
+
     mutating func run() async throws {
         // Keep freed heap memory in the process (no trimming back to the OS), so that no engine
         // pays page faults for memory another engine just returned: LMDB mallocs every dirty page.
@@ -74,6 +86,23 @@ struct DepotCompare: AsyncParsableCommand {
         if let groupCommitWrites { sizes.groupCommitWrites = max(1, groupCommitWrites) }
         if noSync && !groupCommitOnly { throw ValidationError("--no-sync is only for --group-commit-only") }
         if interleavedKeys && !groupCommitOnly { throw ValidationError("--interleaved-keys is only for --group-commit-only") }
+        if readScaling {
+            var counts = [1]
+            while counts.last! * 2 <= Machine.cores { counts.append(counts.last! * 2) }
+            if counts.last! != Machine.cores { counts.append(Machine.cores) }
+            if let threads {
+                counts = threads.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+                guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 }) else { throw ValidationError("--threads: positive integers, e.g. 1,2,4") }
+            }
+            let records = records ?? (quick ? 20_000 : 200_000)
+            guard records > 0 else { throw ValidationError("--records: a positive integer") }
+            let seconds = seconds ?? (quick ? 0.5 : 2)
+            guard seconds > 0 else { throw ValidationError("--seconds: a positive number") }
+            let scratch = try Scratch(base: dir)
+            defer { scratch.cleanup() }
+            try ReadScaling.measure(threadCounts: counts, records: records, seconds: seconds, scratch: scratch, json: json)
+            return
+        }
         if groupCommitOnly {
             guard !skipGroupCommit else { throw ValidationError("--group-commit-only and --skip-group-commit exclude each other") }
             let scratch = try Scratch(base: dir)

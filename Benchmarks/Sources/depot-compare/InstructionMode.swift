@@ -14,10 +14,11 @@ enum InstructionMode {
     static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .codec]
 
     static func run(_ arguments: [String]) -> Int32 {
+        if arguments.first == readTransaction { return runReadTransactions(Array(arguments.dropFirst())) }
         guard arguments.count >= 3, let workload = Workload(rawValue: arguments[0]), workloads.contains(workload),
               let n = Int(arguments[2]), n > 0
         else {
-            log("usage: depot-compare --callgrind WORKLOAD ENGINE N [DIR]; workloads: \(workloads.map(\.rawValue).joined(separator: ", "))")
+            log("usage: depot-compare --callgrind WORKLOAD ENGINE N [DIR]; workloads: \(workloads.map(\.rawValue).joined(separator: ", ")), \(readTransaction)")
             return 2
         }
         let engine = arguments[1]
@@ -145,6 +146,37 @@ enum InstructionMode {
         guard workload != .docInsert else { return insert }
         try insert()
         return get
+    }
+
+    /// `read_txn`: N read transactions of one get each, on one thread (the request pattern of
+    /// `--read-scaling`), for engines c, lmdb, documents and codable; stores of `READ_TXN_RECORDS`
+    /// (default 20000) records.
+    static let readTransaction = "read_txn"
+
+    static func runReadTransactions(_ arguments: [String]) -> Int32 {
+        guard arguments.count >= 2, let engine = ReadScaling.Engine(rawValue: arguments[0]), let n = Int(arguments[1]), n > 0 else {
+            log("usage: depot-compare --callgrind read_txn c|lmdb|documents|codable N [DIR]")
+            return 2
+        }
+        do {
+            let scratch = try Scratch(base: arguments.count > 2 ? arguments[2] : nil)
+            defer { scratch.cleanup() }
+            let records = ProcessInfo.processInfo.environment["READ_TXN_RECORDS"].flatMap { Int($0) } ?? 20_000
+            let stores = try ReadScaling.prepare(n: records, scratch: scratch)
+            _ = try ReadScaling.run(engine, stores: stores, threads: 1, seconds: 0, opsPerThread: min(n, 2_000)) // untimed warm-up
+            let readsBefore = clmdb_bench_clock_reads()
+            if clmdb_bench_count_between_clock_reads() == 0 {
+                log("warning: built without <valgrind/callgrind.h>: callgrind counts the whole run")
+            }
+            let result = try ReadScaling.run(engine, stores: stores, threads: 1, seconds: 0, opsPerThread: n)
+            let reads = clmdb_bench_clock_reads() - readsBefore
+            guard reads == 2 else { throw BenchError("read_txn/\(engine) read the clock \(reads) times, expected 2") }
+            print("read_txn \(engine.rawValue) \(n): checksum \(result.checksum)")
+            return 0
+        } catch {
+            log("depot-compare --callgrind: \(error)")
+            return 1
+        }
     }
 
     static func unknown(_ engine: String, _ workload: Workload) -> BenchError {

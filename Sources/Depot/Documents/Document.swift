@@ -87,17 +87,24 @@ extension Document {
     public static var collection: String { TypeNames.name(of: Self.self) }
 }
 
-/// Caches `String(describing:)` of types, which demangles the type name on every call.
+/// Caches `String(describing:)` of types, which demangles the type name on every call. Read
+/// without a lock (every document read asks for its collection's name); new names are added
+/// under `lock`.
 enum TypeNames {
     private static let lock = NSLock()
-    // Guarded by `lock`.
-    nonisolated(unsafe) private static var names: [ObjectIdentifier: String] = [:]
+    private static let names = Published<[ObjectIdentifier: String]>([:])
 
     static func name(of type: Any.Type) -> String {
         let key = ObjectIdentifier(type)
-        if let cached = lock.withLock({ names[key] }) { return cached }
+        if let cached = names.read({ $0[key] }) { return cached }
         let name = String(describing: type)
-        lock.withLock { names[key] = name }
+        lock.withLock {
+            var known = names.value
+            if known[key] == nil {
+                known[key] = name
+                names.publish(known)
+            }
+        }
         return name
     }
 }

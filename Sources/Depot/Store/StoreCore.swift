@@ -22,6 +22,43 @@ final class StoreCore: @unchecked Sendable {
         var schemaVersion: UInt64 = 0
         var schemas: [TransactionContext.CollectionName: CollectionSchema] = [:]
         var transform: (any RecordTransform)?
+        /// What read transactions resolved for a document type and alias, valid in snapshots of
+        /// schema version `readTargetsVersion` (every collection drop bumps the version).
+        var readTargetsVersion: UInt64 = 0
+        var readTargets: [ReadTargetKey: ReadTarget] = [:]
+    }
+
+    struct ReadTargetKey: Hashable {
+        let type: ObjectIdentifier
+        let alias: String
+    }
+
+    /// A collection as a read transaction resolved it: reused by later read transactions of
+    /// the same schema version instead of validating the name, reading the descriptor and the
+    /// schema again.
+    struct ReadTarget {
+        let collection: String
+        let keyspace: Keyspace
+        let kind: IDKind
+        let typeVersion: Int
+    }
+
+    func readTarget(_ key: ReadTargetKey, version: UInt64) -> ReadTarget? {
+        readState.read { $0.readTargetsVersion == version ? $0.readTargets[key] : nil }
+    }
+
+    func rememberReadTarget(_ target: ReadTarget, for key: ReadTargetKey, version: UInt64) {
+        updateReadState { state in
+            if state.readTargetsVersion != version {
+                // Only move forward: a reader of an older snapshot does not evict newer entries.
+                if version < state.readTargetsVersion { return false }
+                state.readTargetsVersion = version
+                state.readTargets = [:]
+            }
+            if state.readTargets[key] != nil { return false }
+            state.readTargets[key] = target
+            return true
+        }
     }
     private let readState = Published(ReadState())
 

@@ -246,6 +246,28 @@ final class TransactionContext {
         return remember(key, keyspace: db, kind: stored ?? kind)
     }
 
+    /// The collection of a document type as an earlier read transaction of the same schema
+    /// version resolved it (see ``StoreCore/ReadTarget``), remembered in this transaction; nil
+    /// when none did. Read transactions only.
+    func cachedReadTarget(type: ObjectIdentifier, alias: String, kind: IDKind, typeVersion: Int,
+                          typeName: () -> String) throws -> RecordTarget? {
+        let version = try schemaVersion()
+        guard let cached = core.readTarget(.init(type: type, alias: alias), version: version), cached.kind == kind else { return nil }
+        if cached.typeVersion > typeVersion {
+            throw DepotError.newerVersion(collection: cached.collection, stored: cached.typeVersion, declared: typeVersion, typeName: typeName())
+        }
+        let key = CollectionName(alias: alias, collection: cached.collection)
+        if let known = targets[key] { return known }
+        return remember(key, keyspace: cached.keyspace, kind: cached.kind)
+    }
+
+    /// Offers a collection resolved in this read transaction to later ones (same schema version).
+    func rememberReadTarget(_ target: RecordTarget, type: ObjectIdentifier, typeVersion: Int) throws {
+        guard txn.isReadOnly else { return }
+        core.rememberReadTarget(.init(collection: target.collection, keyspace: target.keyspace, kind: target.kind, typeVersion: typeVersion),
+                                for: .init(type: type, alias: target.alias), version: try schemaVersion())
+    }
+
     /// A collection whatever its ID kind (for export, schemaless reads and administration).
     func existingTarget(alias: String, collection: String) throws -> RecordTarget? {
         let key = CollectionName(alias: alias, collection: collection)

@@ -104,6 +104,13 @@ extension DocumentTransaction {
             viewFacts[typeID] = cached
             return cached
         }
+        if isReadOnly, let target = try context.cachedReadTarget(type: typeID, alias: alias, kind: D.ID.idKind, typeVersion: D.version,
+                                                                  typeName: { TypeNames.name(of: D.self) }) {
+            let facts = TypeFacts<D>(target: target, indexes: D.indexes)
+            context.typeFacts[key] = facts
+            if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
+            return facts
+        }
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
         let indexes = D.indexes
         if !isReadOnly {
@@ -114,6 +121,7 @@ extension DocumentTransaction {
             if stored > D.version {
                 throw DepotError.newerVersion(collection: D.collection, stored: stored, declared: D.version, typeName: TypeNames.name(of: D.self))
             }
+            try context.rememberReadTarget(target, type: typeID, typeVersion: stored)
         }
         let facts = TypeFacts<D>(target: target, indexes: indexes)
         context.typeFacts[key] = facts

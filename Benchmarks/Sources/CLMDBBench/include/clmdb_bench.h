@@ -66,6 +66,15 @@ uint64_t clmdb_put_blobs(const char *dir, const uint8_t *key_blob, const size_t 
 uint64_t clmdb_get_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets, size_t n,
                          uint64_t *checksum);
 
+/// Read transactions of one get each (mdb_txn_begin, mdb_get, mdb_txn_abort) on seeded random
+/// keys 0..<nkeys of the main database in `dir` (filled beforehand, e.g. by clmdb_append_put), from
+/// `threads` threads at once, for `seconds` — or, when `ops_per_thread` > 0, exactly that many
+/// each without reading the clock (one thread: on the calling thread, for instruction counts).
+/// The environment is opened once, read-only and without MDB_NOTLS, so that each thread keeps
+/// its reader slot: LMDB's fastest read path. Returns the total transactions (0 on error) and
+/// stores the elapsed nanoseconds in `*elapsed_ns`; adds each value's first byte to `*checksum`.
+uint64_t clmdb_read_transactions(const char *dir, int threads, double seconds, uint64_t ops_per_thread,
+                                 uint64_t nkeys, uint64_t *elapsed_ns, uint64_t *checksum);
 #ifdef __cplusplus
 }
 #endif
