@@ -39,7 +39,12 @@ struct DocCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "put",
             abstract: "Store a JSON object as a document (replacing one with the same ID).",
-            discussion: "Without --id, the document's identifying attribute (id, else <collection>ID, e.g. personID) is its ID. --id is read as an integer when the collection has integer IDs (or is new and the text is an integer).")
+            discussion: """
+                Without --id, the document's identifying attribute (id, else <collection>ID, e.g. personID) is its ID. \
+                A document without one gets "id" filled in from --id; one whose ID differs from --id is refused. \
+                --id keeps its text (00123 is the string "00123") unless the collection has integer (or UUID) IDs. \
+                A collection's ID kind never changes: an ID of another kind is refused.
+                """)
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input.") var json: String
@@ -65,20 +70,8 @@ struct DocCommand: ParsableCommand {
                 let store = try Store(path: target.location.path).alias(target.alias)
                 let revision = try store.write { tx in
                     let kind = try tx.collectionInfo(target.collection)?.idKind
-                    let identifying = DynamicObject(entity: target.collection, fields: (document.fields ?? []).map { ($0.key, $0.value) })
-                    let documentID = identifying.id
-                    let key: DocumentValue
-                    if let id {
-                        key = DocCommand.idValue(id, kind: kind)
-                        if let documentID, documentID != key, DocCommand.idValue(DocCommand.text(of: documentID), kind: kind) != key {
-                            throw ValidationError("--id \(id) differs from the document's '\(identifying.idField)' field")
-                        }
-                    } else if let documentID {
-                        key = documentID
-                    } else {
-                        throw ValidationError("give --id ID, or an 'id' (or '\(identifying.idField)') field in the document")
-                    }
-                    return try tx.put(document: document, in: target.collection, id: key)
+                    let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
+                    return try tx.put(document: resolved.document, in: target.collection, id: resolved.id)
                 }
                 print("stored \(target.collection) document (revision \(revision))")
             }
@@ -105,7 +98,7 @@ struct DocCommand: ParsableCommand {
                         printError("error: no collection named '\(target.collection)' in alias '\(target.alias)'")
                         throw ExitCode(1)
                     }
-                    return try tx.document(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                    return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard let document else {
                     printError("error: no \(target.collection) document with ID '\(id)'")
@@ -129,38 +122,13 @@ struct DocCommand: ParsableCommand {
                 let store = try Store(environment: env).alias(target.alias)
                 let deleted = try store.write { tx -> Bool in
                     guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
-                    return try tx.deleteDocument(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                    return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard deleted else {
                     printError("error: no \(target.collection) document with ID '\(id)'")
                     throw ExitCode(1)
                 }
             }
-        }
-    }
-
-    /// The ID typed on the command line as the collection's kind expects it.
-    static func idValue(_ text: String, kind: IDKind?) -> DocumentValue {
-        switch kind {
-        case .signed?, nil:
-            if let i = Int64(text) { return .int(i) }
-        case .unsigned?:
-            if let u = UInt64(text) { return .uint(u) }
-        case .uuid?:
-            if let uuid = UUID(uuidString: text) { return .uuid(uuid) }
-        case .string?, .content?:
-            break
-        }
-        return .string(text)
-    }
-
-    static func text(of id: DocumentValue) -> String {
-        switch id {
-        case .string(let s): s
-        case .int(let i): "\(i)"
-        case .uint(let u): "\(u)"
-        case .uuid(let u): u.uuidString
-        default: "\(id)"
         }
     }
 }
