@@ -21,6 +21,7 @@ struct DocCommand: ParsableCommand {
         @OptionGroup var location: PathOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Option(help: "The collection.") var collection: String
+        @OptionGroup var output: OutputOptions
 
         func validate() throws {
             if alias.isEmpty { throw ValidationError("--alias must not be empty") }
@@ -56,24 +57,25 @@ struct DocCommand: ParsableCommand {
                 let text = try argumentValue(json)
                 let document: DocumentValue
                 do { document = try DocumentValue(jsonString: text) } catch {
-                    printError("error: the document is not valid JSON: \(error)")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "invalidJSON", message: "the document is not valid JSON: \(error)")
                 }
                 guard case .object = document else {
                     if case .reference = document {
-                        printError("error: the document is a reference ({\"$ref\": …}); a document is a JSON object of fields")
-                    } else {
-                        printError("error: the document must be a JSON object ({…})")
+                        throw CLIFailure(code: "notAnObject", message: "the document is a reference ({\"$ref\": …}); a document is a JSON object of fields")
                     }
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notAnObject", message: "the document must be a JSON object ({…})")
                 }
                 let store = try Store(path: target.location.path).alias(target.alias)
-                let revision = try store.write { tx in
+                let (resolved, revision) = try store.write { tx in
                     let kind = try tx.collectionInfo(target.collection)?.idKind
                     let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
-                    return try tx.put(document: resolved.document, in: target.collection, id: resolved.id)
+                    return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
                 }
-                print("stored \(target.collection) document (revision \(revision))")
+                if target.output.json {
+                    print(try JSONOutput.line(PutReport(collection: target.collection, id: resolved.id, revision: revision)))
+                } else {
+                    print("stored \(target.collection) document (revision \(revision))")
+                }
             }
         }
     }
@@ -90,19 +92,16 @@ struct DocCommand: ParsableCommand {
                 let env = try openExisting(target.location.path)
                 let store = try Store(environment: env)
                 guard try store.aliases().contains(target.alias) else {
-                    printError("error: no alias named '\(target.alias)' in '\(env.path)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "noAlias", message: "no alias named '\(target.alias)' in '\(env.path)'")
                 }
                 let document = try store.alias(target.alias).read { tx -> DocumentValue? in
                     guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
-                        printError("error: no collection named '\(target.collection)' in alias '\(target.alias)'")
-                        throw ExitCode(1)
+                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
                     }
                     return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard let document else {
-                    printError("error: no \(target.collection) document with ID '\(id)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
                 }
                 print(try document.jsonString(sortedKeys: false))
             }
@@ -125,10 +124,16 @@ struct DocCommand: ParsableCommand {
                     return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard deleted else {
-                    printError("error: no \(target.collection) document with ID '\(id)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
                 }
             }
         }
     }
+}
+
+/// `depot doc put --json` output.
+struct PutReport: Encodable {
+    var collection: String
+    var id: DocumentValue
+    var revision: UInt64
 }
