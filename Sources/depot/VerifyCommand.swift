@@ -20,7 +20,9 @@ struct VerifyCommand: ParsableCommand {
             sound, 1 when something is damaged (each problem names its database and key, or the entry's position \
             when the node itself is damaged, e.g. a key or value running past the used part of the file), 64 for \
             usage errors. \
-            Stored values are never printed.
+            Stored values are never printed. Records of an encrypted store (sealed by a record transform) are counted, \
+            and their pages and envelopes checked, but without the key their checksums cannot be: they are reported as \
+            encrypted and not checked, never as damaged.
             """)
 
     @OptionGroup var location: PathOption
@@ -113,11 +115,15 @@ struct VerifyCommand: ParsableCommand {
             print(try JSONOutput.line(report))
         } else {
             for db in report.databases {
-                print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : ""))
+                print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : "")
+                      + (db.sealed > 0 ? ", \(db.sealed) encrypted records not checked" : ""))
             }
             print("free list: \(report.freeListRecords) records")
             if report.isClean {
                 print("ok: \(report.databases.count) databases, \(report.totalEntries) entries, \(report.totalDocuments) document checksums verified")
+            }
+            if report.totalSealed > 0 {
+                print("\(report.totalSealed) encrypted records could not be checked without the key (their pages and envelopes were): not damaged, not verified")
             }
         }
         if !report.isClean {
