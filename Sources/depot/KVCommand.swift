@@ -29,6 +29,9 @@ struct KVCommand: ParsableCommand {
             do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
         }
 
+        /// The error for a key that holds no value.
+        static func notFound(_ key: String) -> CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found") }
+
         /// The facade of an existing store (never creating one).
         func existing(writing: Bool = false) throws -> KeyValueStore {
             try Store(environment: openExisting(location.path, readOnly: !writing)).alias(alias).keyValue()
@@ -77,9 +80,7 @@ struct KVCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                guard let value = try target.existing().value(forKey: key, as: DocumentValue.self) else {
-                    throw CLIFailure(code: "notFound", message: "key '\(key)' not found")
-                }
+                guard let value = try target.existing().value(forKey: key, as: DocumentValue.self) else { throw Target.notFound(key) }
                 print(try value.jsonString(sortedKeys: true))
             }
         }
@@ -92,9 +93,7 @@ struct KVCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                guard try target.existing(writing: true).deletePermanently(key) else {
-                    throw CLIFailure(code: "notFound", message: "key '\(key)' not found")
-                }
+                guard try target.existing(writing: true).deletePermanently(key) else { throw Target.notFound(key) }
             }
         }
     }
