@@ -61,6 +61,19 @@ struct CLIConventionTests {
         #expect(help.out.contains("JSON Lines") && help.out.contains(#"{"error": {"message""#), "\(help.out)")
     }
 
+    @Test func reportsAreOneObjectAndDemoStepsAreJSONLines() throws {
+        let fill = try depot(["fill", "--path", path, "--db", "d", "--count", "10", "--json"])
+        let filled = try JSONSerialization.jsonObject(with: Data(fill.out.utf8)) as? [String: Any]
+        #expect(filled?["records"] as? Int == 10 && filled?["mapSize"] is Int, "\(fill.out)")
+        let backup = try depot(["backup", "--path", path, "--to", folder.sub("copy"), "--json"])
+        let copied = try JSONSerialization.jsonObject(with: Data(backup.out.utf8)) as? [String: Any]
+        #expect(copied?["to"] as? String == folder.sub("copy") && copied?["bytes"] is Int, "\(backup.out)")
+        let demo = try depot(["demo", "--path", folder.sub("demo"), "--json"])
+        #expect(demo.status == 0, "\(demo.err)")
+        let steps = demo.out.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(steps.count > 3 && steps.allSatisfy { $0?["step"] is String && $0?["milliseconds"] is Double }, "\(demo.out)")
+    }
+
     @Test func kvTakesPlainStringsAndJSON() throws {
         #expect(try depot(["kv", "set", "--path", path, "name", "Ada"]).status == 0)
         #expect(try depot(["kv", "set", "--path", path, "limits", #"{"max": 10}"#]).status == 0)
