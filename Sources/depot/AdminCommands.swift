@@ -5,15 +5,21 @@ import Foundation
 struct StatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stat",
-        abstract: "Show the LMDB version, the map, the reader table and every named database.")
+        abstract: "Show the LMDB version, the map, the reader table and every named database.",
+        discussion: """
+            The map size is the one recorded in the data file's current meta page, as 'mdb_stat -e' reports it \
+            ("Map size"): the size every process opening the file maps at least. (A process that opens the \
+            file with a smaller map size maps only the used part, which is not the store's map size.)
+            """)
 
     @OptionGroup var location: PathOption
-    @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try reportingErrors(json: json) {
+        try reportingErrors {
             let env = try openExisting(location.path)
-            let info = try env.info()
+            var info = try env.info()
+            info.mapSize = Self.recordedMapSize(env.path) ?? info.mapSize
             let main = try env.stat()
             var databases: [(String, DatabaseStat)] = []
             for name in try env.databaseNames() {
@@ -21,7 +27,7 @@ struct StatCommand: ParsableCommand {
                 databases.append((name, try env.read { try $0.stat(db) }))
             }
             let readers = try (try? env.readersWithPinnedPages())?.filter { $0.transactionID != nil } ?? env.readerList().filter { $0.transactionID != nil }
-            if json {
+            if output.json {
                 let report = StatReport(
                     depotVersion: DepotVersion.current, lmdbVersion: Environment.libraryVersion, path: env.path, info: info, pageSize: main.pageSize,
                     maxKeySize: env.maxKeySize,
@@ -32,7 +38,7 @@ struct StatCommand: ParsableCommand {
             print("Depot version:    \(DepotVersion.current)")
             print("LMDB version:     \(Environment.libraryVersion)")
             print("path:             \(env.path)")
-            print("map size:         \(info.mapSize) bytes")
+            print("map size:         \(info.mapSize) bytes (\(info.mapSize / main.pageSize) pages; as mdb_stat -e's \"Map size\")")
             print("last page:        \(info.lastPageNumber) (\(info.lastPageNumber + 1) pages of \(main.pageSize) bytes in use)")
             print("last transaction: \(info.lastTransactionID)")
             print("readers:          \(info.readersUsed) of \(info.maxReaders) slots used")
@@ -45,6 +51,23 @@ struct StatCommand: ParsableCommand {
                 print("  \(name): \(stat.entries) entries, depth \(stat.depth), \(stat.leafPages) leaf + \(stat.branchPages) branch + \(stat.overflowPages) overflow pages")
             }
         }
+    }
+}
+
+extension StatCommand {
+    /// The map size recorded in the current meta page of `folder`'s data file (what
+    /// `mdb_stat -e` reports), or nil when the meta pages cannot be read.
+    static func recordedMapSize(_ folder: String) -> Int? {
+        let descriptor = open(folder + "/data.mdb", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { _ = close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0,
+              let metas = try? FileValidator.validate(fd: descriptor, fileSize: UInt64(status.st_size), file: folder + "/data.mdb"),
+              metas.count == 2 else { return nil }
+        // LMDB reads the meta page of the higher transaction ID (the first on a tie).
+        let current = metas[1].transactionID > metas[0].transactionID ? metas[1] : metas[0]
+        return Int(exactly: current.mapSize)
     }
 }
 
@@ -68,6 +91,7 @@ struct BackupCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The destination folder (created; must not hold a data.mdb).") var to: String
     @Flag(help: "Leave out free pages (smaller copy, slower).") var compact = false
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
         try reportingErrors {
@@ -75,7 +99,12 @@ struct BackupCommand: ParsableCommand {
             let started = Date()
             try env.copy(to: to, compact: compact)
             let size = (try? FileManager.default.attributesOfItem(atPath: to + "/data.mdb")[.size] as? Int) ?? 0
-            print("copied '\(env.path)' to '\(to)' (\(size) bytes\(compact ? ", compacted" : "")) in \(String(format: "%.1f", Date().timeIntervalSince(started) * 1000)) ms")
+            let milliseconds = Date().timeIntervalSince(started) * 1000
+            if output.json {
+                print(try JSONOutput.line(["from": env.path, "to": to, "bytes": size, "compacted": compact, "milliseconds": milliseconds] as [String: Any]))
+            } else {
+                print("copied '\(env.path)' to '\(to)' (\(size) bytes\(compact ? ", compacted" : "")) in \(String(format: "%.1f", milliseconds)) ms")
+            }
         }
     }
 }
@@ -93,6 +122,7 @@ struct FillCommand: ParsableCommand {
     @Option(help: "Records per transaction.") var batch: Int = 10_000
     @Option(help: "Key prefix.") var keyPrefix: String = "key-"
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: true)
@@ -132,7 +162,12 @@ struct FillCommand: ParsableCommand {
             }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
-            print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(try env.info().mapSize) bytes")
+            let mapSize = try env.info().mapSize
+            if output.json {
+                print(try JSONOutput.line(["records": count, "valueSize": valueSize, "seconds": seconds, "mapSize": mapSize] as [String: Any]))
+            } else {
+                print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(mapSize) bytes")
+            }
         }
     }
 }

@@ -9,10 +9,10 @@ struct CollectionsCommand: ParsableCommand {
 
     @OptionGroup var location: PathOption
     @Option(help: "Only this alias.") var alias: String?
-    @Flag(help: "Print JSON Lines: one object per collection.") var json = false
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
-        try reportingErrors(json: json) {
+        try reportingErrors {
             let env = try openExisting(location.path)
             let store = try Store(environment: env)
             let aliases = try store.aliases()
@@ -22,7 +22,7 @@ struct CollectionsCommand: ParsableCommand {
             var lines: [String] = []
             for name in aliases where alias == nil || alias == name {
                 let infos = try store.alias(name).read { tx in try tx.collections().compactMap { try tx.collectionInfo($0) } }
-                if json {
+                if output.json {
                     for info in infos { lines.append(try JSONOutput.line(CollectionLine(alias: name, info: info))) }
                     continue
                 }
@@ -38,7 +38,7 @@ struct CollectionsCommand: ParsableCommand {
                     lines.append(line)
                 }
             }
-            if lines.isEmpty && !json { lines.append("no documents in '\(env.path)'") }
+            if lines.isEmpty && !output.json { lines.append("no documents in '\(env.path)'") }
             if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         }
     }

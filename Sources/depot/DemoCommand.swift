@@ -9,14 +9,12 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Option(help: "The folder to use (created; the demo's own data in it is replaced).")
     var path: String = "./depot-demo"
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
-        do {
+        try reportingErrors {
             var demo = Demo(root: path)
             try demo.run()
-        } catch {
-            printError("error: \(error)")
-            throw ExitCode(1)
         }
     }
 }
@@ -26,25 +24,29 @@ struct Demo {
     let root: String
 
     mutating func run() throws {
-        print("Depot demo in '\(root)' — \(Environment.libraryVersion)")
+        demoLine("Depot demo in '\(root)' — \(Environment.libraryVersion)")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try keyValueTour()
         try mapGrowthTour()
         try documentTour()
         try seedTour()
-        print("\nDone. Look inside with: depot stat --path \(root)/kv  or  depot export --path \(root)/documents")
+        demoLine("\nDone. Look inside with: depot stat --path \(root)/kv  or  depot export --path \(root)/documents")
     }
 
     func step<R>(_ title: String, _ body: () throws -> R) rethrows -> R {
         let start = DispatchTime.now().uptimeNanoseconds
         let result = try body()
         let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
-        print("  " + title.padding(toLength: 58, withPad: " ", startingAt: 0) + String(format: "%10.2f ms", ms))
+        if OutputConvention.json {
+            print((try? JSONOutput.line(["step": title, "milliseconds": ms] as [String: Any])) ?? "")
+        } else {
+            print("  " + title.padding(toLength: 58, withPad: " ", startingAt: 0) + String(format: "%10.2f ms", ms))
+        }
         return result
     }
 
     func keyValueTour() throws {
-        print("\n1. Key/value binding (DepotLMDB)")
+        demoLine("\n1. Key/value binding (DepotLMDB)")
         let env = try Environment.open(path: root + "/kv")
         let users = try env.openDatabase("users", key: StringCodec.self, value: StringCodec.self)
         let counters = try env.openDatabase("counters", key: BigEndian<Int64>.self, value: BigEndian<UInt64>.self)
@@ -65,7 +67,7 @@ struct Demo {
                 return total
             }
         }
-        print("    sum of values: \(sum)")
+        demoLine("    sum of values: \(sum)")
         let hits = try step("10,000 random point reads") {
             try env.read { txn in
                 var found = 0
@@ -73,7 +75,7 @@ struct Demo {
                 return found
             }
         }
-        print("    found \(hits) of 10000")
+        demoLine("    found \(hits) of 10000")
         try step("write 3 users") {
             try env.write { txn in
                 for (id, name) in [("u1", "Ada Lovelace"), ("u2", "Grace Hopper"), ("u3", "Edsger Dijkstra")] {
@@ -82,7 +84,7 @@ struct Demo {
             }
         }
         let listed = try env.read { try $0.entries(in: users, range: .prefix("u")) }
-        for (key, value) in listed { print("    \(key) = \(value)") }
+        for (key, value) in listed { demoLine("    \(key) = \(value)") }
         struct Rollback: Error {}
         do {
             try env.write { txn in
@@ -91,7 +93,7 @@ struct Demo {
             }
         } catch is Rollback {
             let present = try env.read { try $0.get("u4", in: users) } != nil
-            print("    rollback: a write that threw left u4 \(present ? "PRESENT (bug!)" : "absent")")
+            demoLine("    rollback: a write that threw left u4 \(present ? "PRESENT (bug!)" : "absent")")
         }
         try env.write { txn in
             try txn.put("Barbara Liskov", forKey: "u4", in: users)
@@ -102,11 +104,11 @@ struct Demo {
         }
         let u4 = try env.read { try $0.get("u4", in: users) } ?? "-"
         let u5 = try env.read { try $0.get("u5", in: users) } ?? "absent"
-        print("    savepoint: parent kept u4 = \(u4); aborted child left u5 \(u5)")
+        demoLine("    savepoint: parent kept u4 = \(u4); aborted child left u5 \(u5)")
     }
 
     func mapGrowthTour() throws {
-        print("\n2. Automatic map growth")
+        demoLine("\n2. Automatic map growth")
         let path = root + "/growth"
         try? FileManager.default.removeItem(atPath: path)
         var options = EnvironmentOptions()
@@ -123,6 +125,11 @@ struct Demo {
             }
         }
         let count = try env.read { try $0.count(blobs) }
-        print("    map grew from \(before) to \(try env.info().mapSize) bytes; \(count) records, no error seen by the caller")
+        demoLine("    map grew from \(before) to \(try env.info().mapSize) bytes; \(count) records, no error seen by the caller")
     }
+}
+
+/// A line of the demo's narration (left out with --json, which prints only the timed steps).
+func demoLine(_ text: String) {
+    if !OutputConvention.json { print(text) }
 }

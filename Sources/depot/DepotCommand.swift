@@ -8,7 +8,15 @@ struct DepotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depot",
         abstract: "Depot: an embedded LMDB key/value and document engine.",
-        discussion: "Every command that works on a store takes --path DIR; without it, the DEPOT_PATH environment variable names the folder.",
+        discussion: """
+            Every command that works on a store takes --path DIR; without it, the DEPOT_PATH environment variable names the folder.
+
+            Output: every command takes --json. Commands that print a stream (export, query, list, collections, kv list) \
+            print JSON Lines, one object per line; commands that print a report (stat, verify, import, seed, backup, fill, \
+            doc put, get, kv get) print one JSON object. Errors, usage errors included, are one JSON object on standard error: \
+            {"error": {"message": …, "code": …}}; warnings are {"warning": {"message": …}}. Exit status: 0 on success, 1 when \
+            the command failed (or found nothing, as get), 64 for usage errors.
+            """,
         version: DepotVersion.current,
         subcommands: [
             DemoCommand.self, PutCommand.self, GetCommand.self, DeleteCommand.self, ListCommand.self,
@@ -20,14 +28,18 @@ struct DepotCommand: AsyncParsableCommand {
 
     static func main() async {
         if let position = RawArguments.firstInvalidUTF8Argument() {
-            printError("error: argument \(position) is not valid UTF-8 (keys and names are stored as their exact UTF-8 bytes)")
+            OutputConvention.printFailure("argument \(position) is not valid UTF-8 (keys and names are stored as their exact UTF-8 bytes)", code: "usage")
             exit(withError: ExitCode.validationFailure)
         }
         let arguments = Array(CommandLine.arguments.dropFirst())
         // `verify` reads in a child process and reports the child's signal itself.
         if !(arguments.first == "verify" && arguments.contains("--child")) { MemoryFaultGuard.install() }
         if let message = CommandSuggestions.unknownCommand(in: arguments, root: Self.self) {
-            printError(message)
+            if OutputConvention.json {
+                OutputConvention.printFailure(message, code: "usage")
+            } else {
+                printError(message)
+            }
             exit(withError: ExitCode.validationFailure)
         }
         do {
@@ -38,9 +50,21 @@ struct DepotCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            // With --json, a usage error is one JSON object on standard error too.
+            let code = exitCode(for: error)
+            if OutputConvention.json, !(error is ExitCode), code != .success {
+                OutputConvention.printFailure(message(for: error), code: "usage")
+                exit(withError: code)
+            }
             exit(withError: error)
         }
     }
+}
+
+/// `--json` of every command: the convention is ``OutputConvention``.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON: JSON Lines for streams, one object for reports, errors as one JSON object on standard error (see 'depot --help').")
+    var json = false
 }
 
 /// Options shared by commands that work on one environment folder.

@@ -21,6 +21,7 @@ struct DocCommand: ParsableCommand {
         @OptionGroup var location: PathOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Option(help: "The collection.") var collection: String
+        @OptionGroup var output: OutputOptions
 
         func validate() throws {
             if alias.isEmpty { throw ValidationError("--alias must not be empty") }
@@ -39,7 +40,12 @@ struct DocCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "put",
             abstract: "Store a JSON object as a document (replacing one with the same ID).",
-            discussion: "Without --id, the document's identifying attribute (id, else <collection>ID, e.g. personID) is its ID. --id is read as an integer when the collection has integer IDs (or is new and the text is an integer).")
+            discussion: """
+                Without --id, the document's identifying attribute (id, else <collection>ID, e.g. personID) is its ID. \
+                A document without one gets "id" filled in from --id; one whose ID differs from --id is refused. \
+                --id keeps its text (00123 is the string "00123") unless the collection has integer (or UUID) IDs. \
+                A collection's ID kind never changes: an ID of another kind is refused.
+                """)
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input.") var json: String
@@ -51,36 +57,25 @@ struct DocCommand: ParsableCommand {
                 let text = try argumentValue(json)
                 let document: DocumentValue
                 do { document = try DocumentValue(jsonString: text) } catch {
-                    printError("error: the document is not valid JSON: \(error)")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "invalidJSON", message: "the document is not valid JSON: \(error)")
                 }
                 guard case .object = document else {
                     if case .reference = document {
-                        printError("error: the document is a reference ({\"$ref\": …}); a document is a JSON object of fields")
-                    } else {
-                        printError("error: the document must be a JSON object ({…})")
+                        throw CLIFailure(code: "notAnObject", message: "the document is a reference ({\"$ref\": …}); a document is a JSON object of fields")
                     }
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notAnObject", message: "the document must be a JSON object ({…})")
                 }
                 let store = try Store(path: target.location.path).alias(target.alias)
-                let revision = try store.write { tx in
+                let (resolved, revision) = try store.write { tx in
                     let kind = try tx.collectionInfo(target.collection)?.idKind
-                    let identifying = DynamicObject(entity: target.collection, fields: (document.fields ?? []).map { ($0.key, $0.value) })
-                    let documentID = identifying.id
-                    let key: DocumentValue
-                    if let id {
-                        key = DocCommand.idValue(id, kind: kind)
-                        if let documentID, documentID != key, DocCommand.idValue(DocCommand.text(of: documentID), kind: kind) != key {
-                            throw ValidationError("--id \(id) differs from the document's '\(identifying.idField)' field")
-                        }
-                    } else if let documentID {
-                        key = documentID
-                    } else {
-                        throw ValidationError("give --id ID, or an 'id' (or '\(identifying.idField)') field in the document")
-                    }
-                    return try tx.put(document: document, in: target.collection, id: key)
+                    let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
+                    return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
                 }
-                print("stored \(target.collection) document (revision \(revision))")
+                if target.output.json {
+                    print(try JSONOutput.line(PutReport(collection: target.collection, id: resolved.id, revision: revision)))
+                } else {
+                    print("stored \(target.collection) document (revision \(revision))")
+                }
             }
         }
     }
@@ -97,19 +92,16 @@ struct DocCommand: ParsableCommand {
                 let env = try openExisting(target.location.path)
                 let store = try Store(environment: env)
                 guard try store.aliases().contains(target.alias) else {
-                    printError("error: no alias named '\(target.alias)' in '\(env.path)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "noAlias", message: "no alias named '\(target.alias)' in '\(env.path)'")
                 }
                 let document = try store.alias(target.alias).read { tx -> DocumentValue? in
                     guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
-                        printError("error: no collection named '\(target.collection)' in alias '\(target.alias)'")
-                        throw ExitCode(1)
+                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
                     }
-                    return try tx.document(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                    return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard let document else {
-                    printError("error: no \(target.collection) document with ID '\(id)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
                 }
                 print(try document.jsonString(sortedKeys: false))
             }
@@ -129,38 +121,19 @@ struct DocCommand: ParsableCommand {
                 let store = try Store(environment: env).alias(target.alias)
                 let deleted = try store.write { tx -> Bool in
                     guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
-                    return try tx.deleteDocument(in: target.collection, id: DocCommand.idValue(id, kind: kind))
+                    return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard deleted else {
-                    printError("error: no \(target.collection) document with ID '\(id)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
                 }
             }
         }
     }
+}
 
-    /// The ID typed on the command line as the collection's kind expects it.
-    static func idValue(_ text: String, kind: IDKind?) -> DocumentValue {
-        switch kind {
-        case .signed?, nil:
-            if let i = Int64(text) { return .int(i) }
-        case .unsigned?:
-            if let u = UInt64(text) { return .uint(u) }
-        case .uuid?:
-            if let uuid = UUID(uuidString: text) { return .uuid(uuid) }
-        case .string?, .content?:
-            break
-        }
-        return .string(text)
-    }
-
-    static func text(of id: DocumentValue) -> String {
-        switch id {
-        case .string(let s): s
-        case .int(let i): "\(i)"
-        case .uint(let u): "\(u)"
-        case .uuid(let u): u.uuidString
-        default: "\(id)"
-        }
-    }
+/// `depot doc put --json` output.
+struct PutReport: Encodable {
+    var collection: String
+    var id: DocumentValue
+    var revision: UInt64
 }

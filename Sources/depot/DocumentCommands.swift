@@ -19,6 +19,7 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "Only this collection.") var collection: String?
     @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd).")
     var dates: DateOption = DateOption(.iso8601)
+    @OptionGroup var output: OutputOptions
 
     func run() throws {
         try reportingErrors {
@@ -28,14 +29,12 @@ struct ExportCommand: ParsableCommand {
             // A store without documents (new, or filled by an empty import) exports as nothing.
             if aliases.isEmpty { return }
             guard aliases.contains(alias) else {
-                printError("error: no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
-                throw ExitCode(1)
+                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.joined(separator: ", ")))")
             }
             let view = try store.alias(alias)
             try view.read { tx in
                 if let collection, !(try tx.collections().contains(collection)) {
-                    printError("error: no collection named '\(collection)' in alias '\(alias)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
                 }
                 let names = try collection.map { [$0] } ?? tx.collections()
                 let total = try names.reduce(0) { $0 + (try tx.collectionInfo($1)?.count ?? 0) }
@@ -66,9 +65,22 @@ struct ExportCommand: ParsableCommand {
 struct DateOption: ExpressibleByArgument {
     let strategy: DateStrategy
 
-    init(_ strategy: DateStrategy) { self.strategy = strategy }
+    /// The option's text, as typed.
+    let text: String
+
+    init(_ strategy: DateStrategy) {
+        self.strategy = strategy
+        switch strategy {
+        case .iso8601: text = "iso8601"
+        case .secondsSince1970: text = "seconds"
+        case .millisecondsSince1970: text = "milliseconds"
+        case .secondsSinceReferenceDate: text = "reference"
+        case .formatted(let pattern): text = "format:" + pattern
+        }
+    }
 
     init?(argument: String) {
+        text = argument
         switch argument {
         case "iso8601": strategy = .iso8601
         case "seconds": strategy = .secondsSince1970
@@ -81,4 +93,7 @@ struct DateOption: ExpressibleByArgument {
     }
 
     static var allValueStrings: [String] { ["iso8601", "seconds", "milliseconds", "reference", "format:PATTERN"] }
+
+    /// `iso8601` in help, not the value's debug description.
+    var defaultValueDescription: String { text }
 }

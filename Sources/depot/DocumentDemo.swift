@@ -26,7 +26,7 @@ final class PrintingObserver: StoreObserver, @unchecked Sendable {
             let parts = [("created", c.created), ("updated", c.updated), ("deleted", c.deleted)]
                 .filter { !$0.1.isEmpty }
                 .map { "\($0.0) \($0.1.prefix(5).map(Self.show).joined(separator: ","))\($0.1.count > 5 ? "… (\($0.1.count) in all)" : "")" }
-            print("    change set: \(c.alias)/\(c.collection): \(parts.joined(separator: "; "))")
+            demoLine("    change set: \(c.alias)/\(c.collection): \(parts.joined(separator: "; "))")
         }
     }
     static func show(_ v: DocumentValue) -> String {
@@ -41,7 +41,7 @@ final class PrintingObserver: StoreObserver, @unchecked Sendable {
 
 extension Demo {
     func documentTour() throws {
-        print("\n3. Documents (Depot)")
+        demoLine("\n3. Documents (Depot)")
         let path = root + "/documents"
         try? FileManager.default.removeItem(atPath: path)
         let store = try Store(path: path)
@@ -58,16 +58,16 @@ extension Demo {
         }
         try store.write { tx in try tx.park(DemoDepartment(id: "research", name: "Research & Development")) }
         let ada = try store.retrieve(DemoEmployee.self, id: 1)
-        print("    Ada's department, read through the reference: \(ada?.department.name ?? "-")")
+        demoLine("    Ada's department, read through the reference: \(ada?.department.name ?? "-")")
         struct Rollback: Error {}
         _ = try? store.write { tx in
             try tx.park(DemoEmployee(id: 99, name: "Mallory", salary: 1, department: sales))
             throw Rollback()
         }
-        print("    rollback: employee 99 \(try store.exists(DemoEmployee.self, id: 99) ? "PRESENT (bug!)" : "absent"), no change set sent")
+        demoLine("    rollback: employee 99 \(try store.exists(DemoEmployee.self, id: 99) ? "PRESENT (bug!)" : "absent"), no change set sent")
         let archive = try store.alias("Archive")
         try archive.write { tx in try tx.park(DemoEmployee(id: 1, name: "Ada (2019)", salary: 80, department: research)) }
-        print("    alias 'Archive' holds \(try archive.count(DemoEmployee.self)) employee; 'default' holds \(try store.count(DemoEmployee.self))")
+        demoLine("    alias 'Archive' holds \(try archive.count(DemoEmployee.self)) employee; 'default' holds \(try store.count(DemoEmployee.self))")
         let n = 20_000
         try step("park \(n) employees in one transaction") {
             try store.write { tx in
@@ -77,7 +77,7 @@ extension Demo {
             }
         }
         let total = try step("retrieve all \(n + 3) employees, references resolved") { try store.retrieveAll(DemoEmployee.self).count }
-        print("    \(total) employees; \(observer.count) change sets delivered")
-        print("    export: depot export --path \(path) --collection Employee | head")
+        demoLine("    \(total) employees; \(observer.count) change sets delivered")
+        demoLine("    export: depot export --path \(path) --collection Employee | head")
     }
 }

@@ -4,9 +4,9 @@ import DepotLMDB
 import Foundation
 
 /// Runs `body`, turning thrown errors into a user-facing message on standard error and exit
-/// status 1. With `json`, the error is one JSON object on standard error instead, with the
-/// machine codes (`MDB_KEYEXIST`, `-30799`, DepotError codes).
-func reportingErrors<R>(json: Bool = false, _ body: () throws -> R) throws -> R {
+/// status 1. With `--json` (``OutputConvention/json``), the error is one JSON object on standard
+/// error instead, with the machine codes (`MDB_KEYEXIST`, `-30799`, DepotError codes).
+func reportingErrors<R>(json: Bool = OutputConvention.json, _ body: () throws -> R) throws -> R {
     do {
         return try body()
     } catch {
@@ -15,7 +15,7 @@ func reportingErrors<R>(json: Bool = false, _ body: () throws -> R) throws -> R 
 }
 
 /// ``reportingErrors(json:_:)`` for an async body.
-func reportingErrors<R>(json: Bool = false, _ body: () async throws -> R) async throws -> R {
+func reportingErrors<R>(json: Bool = OutputConvention.json, _ body: () async throws -> R) async throws -> R {
     do {
         return try await body()
     } catch {

@@ -29,17 +29,27 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The store alias to import into.") var alias: String = Store.defaultAlias
     @Option(help: "Commit every N documents instead of all at once (0: all at once).") var batch: Int = 0
-    @Flag(help: "Print the summary as JSON.") var json = false
-    @Argument(help: "The JSON Lines file (or a pipe); '-' or nothing reads standard input.") var file: String = "-"
+    @OptionGroup var output: OutputOptions
+    @Argument(help: ArgumentHelp("The JSON Lines file (or a pipe); '-' or nothing reads standard input (nothing: only when it is not a terminal).", valueName: "file"))
+    var fileArgument: String?
+
+    /// The input as named: the file, or `-` for standard input.
+    var file: String { fileArgument ?? "-" }
 
     func validate() throws {
         guard batch >= 0 else { throw ValidationError("--batch must be 0 or more, got \(batch)") }
         do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
+        if fileArgument == nil && isatty(STDIN_FILENO) == 1 {
+            throw ValidationError("give the JSON Lines file to import, or pipe it in: depot import FILE, or … | depot import -")
+        }
     }
 
     func run() throws {
-        try reportingErrors(json: json) {
+        try reportingErrors {
             let (input, totalBytes) = try ImportInput.open(file)
+            if input == STDIN_FILENO && isatty(STDIN_FILENO) == 1 {
+                printError("reading JSON Lines from the terminal; end with Ctrl-D")
+            }
             defer { if input != STDIN_FILENO { _ = close(input) } }
             let started = Date()
             // The store is opened when the first documents are written: an error before leaves
@@ -108,7 +118,7 @@ struct ImportCommand: ParsableCommand {
             let seconds = Date().timeIntervalSince(started)
             let summary = ImportSummary(alias: alias, documents: stored.count, documentsPerCollection: stored.perCollection,
                                         replacedLines: stored.replacedLines, replacedLineNumbers: stored.firstReplacedLines, seconds: seconds)
-            if json {
+            if output.json {
                 print(try JSONOutput.line(summary))
             } else {
                 print(summary.text)

@@ -99,22 +99,24 @@ final class LineReader {
         }
     }
 
+    /// Where `read(2)` puts its bytes: allocated once (a pipe returns 64 KiB a read, so
+    /// growing and zero-filling `buffer` by 1 MiB per read cost more than the import).
+    private var chunk = [UInt8](repeating: 0, count: 1 << 20)
+
     /// Appends up to 1 MiB read from the descriptor; sets `atEnd` at the end of the input.
     private func fill() throws {
-        let chunk = 1 << 20
-        let count = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        let pending = buffer.count - start
         var got: Int
         repeat {
-            got = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress.map { $0 + count }, chunk) }
+            got = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         } while got < 0 && errno == EINTR
-        let code = errno
-        buffer.removeLast(chunk - max(got, 0))
         if got < 0 {
-            throw ImportError(.unreadableFile, offset: bytesRead + (count - start),
-                              detail: "could not be read after \(bytesRead + (count - start)) bytes (\(ImportInput.errorText(code)))")
+            let code = errno
+            throw ImportError(.unreadableFile, offset: bytesRead + pending,
+                              detail: "could not be read after \(bytesRead + pending) bytes (\(ImportInput.errorText(code)))")
         }
         if got == 0 { atEnd = true }
+        buffer.append(contentsOf: chunk[..<got])
     }
 
     private func take(_ bytes: ArraySlice<UInt8>, consumed: Int) -> Line {

@@ -1,6 +1,47 @@
 import ArgumentParser
 import Foundation
 
+/// The output convention of every command, asked for with `--json` (documented in `depot --help`
+/// and the README):
+///
+/// - a command that prints a stream (export, query, list, collections, kv list) prints JSON Lines,
+///   one object per line;
+/// - a command that prints a report (stat, verify, import, seed, backup, fill, doc put, get)
+///   prints one JSON object;
+/// - an error, usage errors included, is one JSON object on standard error:
+///   `{"error": {"message": …, "code": …}}`; warnings are `{"warning": {"message": …}}`.
+enum OutputConvention {
+    /// Whether this run asked for JSON: `--json` among the arguments (before any `--`). Read
+    /// from the process's arguments so that errors before a command runs (usage errors) follow it too.
+    static let json: Bool = {
+        let arguments = CommandLine.arguments.dropFirst()
+        return arguments[..<(arguments.firstIndex(of: "--") ?? arguments.endIndex)].contains("--json")
+    }()
+
+    /// Prints `message` as an error on standard error (plain text, or the JSON object).
+    static func printFailure(_ message: String, code: String? = nil) {
+        if json, let line = try? JSONOutput.line(["error": FailureLine(message: message, code: code)]) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            printError("error: " + message)
+        }
+    }
+
+    /// Prints `message` as a warning on standard error (plain text, or the JSON object).
+    static func printWarning(_ message: String) {
+        if json, let line = try? JSONOutput.line(["warning": FailureLine(message: message, code: nil)]) {
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        } else {
+            printError("warning: " + message)
+        }
+    }
+
+    private struct FailureLine: Encodable {
+        var message: String
+        var code: String?
+    }
+}
+
 /// The one JSON style of every `--json` output: one compact object per line, keys sorted,
 /// slashes and non-ASCII characters not escaped. (Documents keep their own field order.)
 enum JSONOutput {
@@ -27,8 +68,7 @@ func argumentValue(_ text: String) throws -> String {
     guard text == "-" else { return text }
     let data = FileHandle.standardInput.readDataToEndOfFile()
     guard var value = String(data: data, encoding: .utf8) else {
-        printError("error: standard input is not valid UTF-8")
-        throw ExitCode(1)
+        throw CLIFailure(code: "invalidUTF8", message: "standard input is not valid UTF-8")
     }
     if value.hasSuffix("\r\n") { value.removeLast(1) } else if value.hasSuffix("\n") { value.removeLast() }
     return value

@@ -5,25 +5,68 @@ import Foundation
 struct KVCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "kv",
-        abstract: "Read or write a value of the key/value facade (store.keyValue(), Persistent objects) as JSON.",
-        subcommands: [KVSet.self, KVGet.self])
+        abstract: "Set, get, delete or list values of the key/value facade (store.keyValue(), Persistent objects).",
+        discussion: """
+            VALUE is JSON when it parses as JSON (42, true, null, "text", [1, 2], {"a": 1}), else it is stored \
+            as a string: 'depot kv set name Ada' stores the string "Ada". --string stores VALUE as a string \
+            always ('depot kv set zip 01234 --string'); --json-value refuses VALUE unless it is JSON.
+            Examples:
+              depot kv set name Ada
+              depot kv set limits '{"max": 10}'
+              depot kv get name
+              depot kv list --prefix li
+              depot kv delete name
+            """,
+        subcommands: [KVSet.self, KVGet.self, KVDelete.self, KVList.self])
 
-    struct KVSet: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "set", abstract: "Store JSON VALUE under KEY.")
+    /// Options naming the store and alias of the facade.
+    struct Target: ParsableArguments {
         @OptionGroup var location: PathOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
+        @OptionGroup var output: OutputOptions
+
+        func validate() throws {
+            do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
+        }
+
+        /// The error for a key that holds no value.
+        static func notFound(_ key: String) -> CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found") }
+
+        /// The facade of an existing store (never creating one).
+        func existing(writing: Bool = false) throws -> KeyValueStore {
+            try Store(environment: openExisting(location.path, readOnly: !writing)).alias(alias).keyValue()
+        }
+    }
+
+    struct KVSet: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set", abstract: "Store VALUE under KEY: JSON when it parses as JSON, else a string.")
+        @OptionGroup var target: Target
+        @Flag(help: "Store VALUE as a string even when it parses as JSON.") var string = false
+        @Flag(help: "Refuse VALUE unless it is JSON.") var jsonValue = false
         @Argument(help: "The key.") var key: String
-        @Argument(help: "The value, as JSON; '-' reads it from standard input.") var value: String
+        @Argument(help: "The value; '-' reads it from standard input.") var value: String
+
+        func validate() throws {
+            if key.isEmpty { throw ValidationError("KEY must not be empty") }
+            if string && jsonValue { throw ValidationError("--string and --json-value cannot be given together") }
+        }
+
+        /// The value the text stands for, by the rule in `depot kv --help`.
+        static func parse(_ text: String, asString: Bool, requireJSON: Bool) throws -> DocumentValue {
+            if asString { return .string(text) }
+            do {
+                return try DocumentValue(jsonString: text)
+            } catch {
+                if requireJSON { throw CLIFailure(code: "invalidJSON", message: "VALUE is not valid JSON (--json-value): \(error)") }
+                return .string(text)
+            }
+        }
 
         func run() throws {
             try reportingErrors {
-                let value = try argumentValue(value)
-                let parsed: DocumentValue
-                do { parsed = try DocumentValue(jsonString: value) } catch {
-                    printError("error: VALUE is not valid JSON: \(error)")
-                    throw ExitCode(1)
-                }
-                let kv = try Store(path: location.path).alias(alias).keyValue()
+                let parsed = try Self.parse(argumentValue(value), asString: string, requireJSON: jsonValue)
+                let kv = try Store(path: target.location.path).alias(target.alias).keyValue()
                 kv[key] = parsed
                 try kv.save()
             }
@@ -31,20 +74,46 @@ struct KVCommand: ParsableCommand {
     }
 
     struct KVGet: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the value under KEY as JSON.")
-        @OptionGroup var location: PathOption
-        @Option(help: "The store alias.") var alias: String = Store.defaultAlias
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the value under KEY as JSON. A missing key exits with status 1.")
+        @OptionGroup var target: Target
         @Argument(help: "The key.") var key: String
 
         func run() throws {
             try reportingErrors {
-                let env = try openExisting(location.path)
-                let kv = try Store(environment: env).alias(alias).keyValue()
-                guard let value = try kv.value(forKey: key, as: DocumentValue.self) else {
-                    printError("error: key '\(key)' not found")
-                    throw ExitCode(1)
-                }
+                guard let value = try target.existing().value(forKey: key, as: DocumentValue.self) else { throw Target.notFound(key) }
                 print(try value.jsonString(sortedKeys: true))
+            }
+        }
+    }
+
+    struct KVDelete: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete the value under KEY. A missing key exits with status 1.")
+        @OptionGroup var target: Target
+        @Argument(help: "The key.") var key: String
+
+        func run() throws {
+            try reportingErrors {
+                guard try target.existing(writing: true).deletePermanently(key) else { throw Target.notFound(key) }
+            }
+        }
+    }
+
+    struct KVList: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List the keys (one a line, or JSON Lines {\"key\": …}) in key order.")
+        @OptionGroup var target: Target
+        @Option(help: "Only keys starting with this prefix.") var prefix: String = ""
+        @Option(help: "At most this many keys.") var limit: Int?
+
+        func validate() throws {
+            if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
+        }
+
+        func run() throws {
+            try reportingErrors {
+                let keys = try target.existing().keys(withPrefix: prefix, limit: limit)
+                let lines = try keys.map { target.output.json ? try JSONOutput.line(["key": $0]) : $0 }
+                if !lines.isEmpty { print(lines.joined(separator: "\n")) }
             }
         }
     }

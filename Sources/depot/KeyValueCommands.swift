@@ -12,6 +12,7 @@ struct PutCommand: ParsableCommand {
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
     @Argument(help: "The key (1 to \(Environment.standardMaxKeySize) bytes of UTF-8).") var key: String
     @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: true)
@@ -31,11 +32,19 @@ struct PutCommand: ParsableCommand {
 struct GetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
-        abstract: "Print the value stored under KEY. A missing key exits with status 1.")
+        abstract: "Print the value stored under KEY. A missing key exits with status 1.",
+        discussion: """
+            On a terminal, a value that is not printable text is escaped: \\xNN for each byte that is not \
+            printable (and \\\\ for a backslash); --raw writes the exact bytes. Piped or redirected, the \
+            exact bytes are written. --json prints {"key": …, "value": …} (valueHex: the bytes in hex, \
+            for a value that is not UTF-8).
+            """)
 
     @OptionGroup var location: PathOption
     @Option(help: "The named database.") var db: String
     @Argument(help: "The key.") var key: String
+    @Flag(help: "Write the value's exact bytes even on a terminal.") var raw = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: false)
@@ -48,11 +57,16 @@ struct GetCommand: ParsableCommand {
             let database = try openExistingDatabase(env, db)
             let value = try env.read { txn in try txn.get(Array(key.utf8), in: database) }
             guard let value else {
-                printError("error: key '\(key)' not found in database '\(db)'")
-                throw ExitCode(1)
+                throw CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'")
             }
-            FileHandle.standardOutput.write(Data(value))
-            FileHandle.standardOutput.write(Data("\n".utf8))
+            if output.json {
+                print(try JSONOutput.line(EntryJSON.object(key: Array(key.utf8), value: value)))
+            } else if !raw && isatty(STDOUT_FILENO) == 1 {
+                print(EntryJSON.terminalText(value))
+            } else {
+                FileHandle.standardOutput.write(Data(value))
+                FileHandle.standardOutput.write(Data("\n".utf8))
+            }
         }
     }
 }
@@ -65,6 +79,7 @@ struct DeleteCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The named database.") var db: String
     @Argument(help: "The key.") var key: String
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: true)
@@ -77,8 +92,7 @@ struct DeleteCommand: ParsableCommand {
             let database = try openExistingDatabase(env, db)
             let deleted = try env.write { try $0.delete(Array(key.utf8), in: database) }
             if !deleted {
-                printError("error: key '\(key)' not found in database '\(db)'")
-                throw ExitCode(1)
+                throw CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'")
             }
         }
     }
@@ -94,8 +108,7 @@ struct ListCommand: ParsableCommand {
     @Option(help: "The named database.") var db: String
     @Option(help: "Only keys starting with this prefix.") var prefix: String?
     @Option(help: "At most this many entries.") var limit: Int?
-    @Flag(help: "Print JSON Lines: {\"key\": …, \"value\": …} (hex in keyHex/valueHex for bytes that are not UTF-8).")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: false)
@@ -120,11 +133,8 @@ struct ListCommand: ParsableCommand {
                         throw CLIFailure(code: "damaged", message: "entry \(count + 1) of database '\(db)' points past the used part of the data file; run 'depot verify' and restore from a backup")
                     }
                     let key = [UInt8](rawKey), value = [UInt8](rawValue)
-                    if json {
-                        var object: [String: Any] = [:]
-                        if let k = validUTF8String(key) { object["key"] = k } else { object["keyHex"] = hex(key) }
-                        if let v = validUTF8String(value) { object["value"] = v } else { object["valueHex"] = hex(value) }
-                        lines.append(try jsonLine(object))
+                    if output.json {
+                        lines.append(try jsonLine(EntryJSON.object(key: key, value: value)))
                     } else {
                         lines.append(escapedField(display(key)) + "\t" + escapedField(display(value)))
                     }
@@ -135,8 +145,6 @@ struct ListCommand: ParsableCommand {
             if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         }
     }
-
-    private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
     /// One field of a tab-separated line: backslash, tab, newline and carriage return escaped, so
     /// that every entry is one line and the tab between key and value is the only one.
@@ -150,6 +158,38 @@ struct ListCommand: ParsableCommand {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+}
+
+/// How raw entries are shown: one JSON object, or text for a terminal.
+enum EntryJSON {
+    /// `{"key": …, "value": …}`, with `keyHex`/`valueHex` (lower-case hex) for bytes that are not UTF-8.
+    static func object(key: [UInt8], value: [UInt8]) -> [String: Any] {
+        var object: [String: Any] = [:]
+        if let k = validUTF8String(key) { object["key"] = k } else { object["keyHex"] = hex(key) }
+        if let v = validUTF8String(value) { object["value"] = v } else { object["valueHex"] = hex(value) }
+        return object
+    }
+
+    static func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+
+    /// `bytes` as a terminal may show them: printable UTF-8 text (tabs and newlines included) as
+    /// it is; otherwise each byte that is not printable ASCII as `\xNN`, a backslash as `\\`.
+    static func terminalText(_ bytes: [UInt8]) -> String {
+        if let text = validUTF8String(bytes), !text.unicodeScalars.contains(where: {
+            $0 != "\n" && $0 != "\t" && $0.properties.generalCategory == .control
+        }) {
+            return text
+        }
+        var out = ""
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "\\"): out += "\\\\"
+            case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(byte))
+            default: out += String(format: "\\x%02x", byte)
             }
         }
         return out

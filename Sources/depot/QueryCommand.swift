@@ -24,6 +24,7 @@ struct QueryCommand: ParsableCommand {
     var sort: [String] = []
     @Option(help: "At most this many documents.") var limit: Int?
     @Flag(help: "Print how the query ran (index or scan, rows examined) on standard error.") var explain = false
+    @OptionGroup var output: OutputOptions
 
     static let separator: Character = "\u{1F}"
 
@@ -76,21 +77,25 @@ struct QueryCommand: ParsableCommand {
             let env = try openExisting(location.path)
             let store = try Store(environment: env)
             guard try store.aliases().contains(alias) else {
-                printError("error: no alias named '\(alias)' in '\(env.path)'")
-                throw ExitCode(1)
+                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)'")
             }
             let sorts = try parsedSorts()
             let conditions = try parsedConditions()
             try store.alias(alias).read { tx in
                 guard try tx.collections().contains(collection) else {
-                    printError("error: no collection named '\(collection)' in alias '\(alias)'")
-                    throw ExitCode(1)
+                    throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
                 }
                 let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
                 var out = ""
                 for document in documents { out += try document.jsonLine() + "\n" }
                 FileHandle.standardOutput.write(Data(out.utf8))
-                if explain { printError("plan: \(plan)") }
+                if explain {
+                    if output.json {
+                        FileHandle.standardError.write(Data((try JSONOutput.line(["plan": "\(plan)"]) + "\n").utf8))
+                    } else {
+                        printError("plan: \(plan)")
+                    }
+                }
                 if documents.isEmpty || !sorts.isEmpty {
                     let fields = conditions.map(\.field) + sorts.map(\.field)
                     try warnAboutMissingFields(fields, in: tx)
@@ -112,10 +117,10 @@ struct QueryCommand: ParsableCommand {
             return !missing.isEmpty && examined < 1_000
         }
         for field in fields where missing.contains(field) {
-            var message = "warning: no \(collection) document has a field '\(field)'"
+            var message = "no \(collection) document has a field '\(field)'"
             message += examined >= 1_000 ? " (looked at the first 1,000 documents)" : " (looked at all \(examined) documents)"
             if let near = CommandSuggestions.closest(to: field, in: seen.sorted()) { message += "; did you mean '\(near)'?" }
-            printError(message)
+            OutputConvention.printWarning(message)
             missing.remove(field)
         }
     }
@@ -139,6 +144,13 @@ extension DepotCommand {
                 i += 2
                 continue
             }
+            if numericOptions.contains(arg), i + 1 < arguments.count, isNegativeNumber(arguments[i + 1]) {
+                // `--limit -1`: argument-parser takes "-1" for an option and says "Missing value";
+                // joined, the command's own check names the range.
+                out.append(arg + "=" + arguments[i + 1])
+                i += 2
+                continue
+            }
             if arg == "--where", i + 3 < arguments.count {
                 out.append(arg)
                 out.append(arguments[(i + 1)...(i + 3)].joined(separator: String(QueryCommand.separator)))
@@ -149,6 +161,17 @@ extension DepotCommand {
             i += 1
         }
         return out
+    }
+
+    /// The options that take a number (a negative one is joined to its option by `preprocess`).
+    static let numericOptions: Set<String> = [
+        "--limit", "--batch", "--count", "--value-size", "--map-size", "--max-problems",
+        "--records", "--payload-size", "--start", "--seconds", "--retries", "--async-writers",
+    ]
+
+    /// Whether `text` is a negative number (`-1`, `-0.5`).
+    static func isNegativeNumber(_ text: String) -> Bool {
+        text.count > 1 && text.hasPrefix("-") && Double(text) != nil
     }
 
     /// FIELD, OP and VALUE of a condition written as one argument, or nil when `text` is not

@@ -17,11 +17,11 @@ struct SeedCommand: ParsableCommand {
     @OptionGroup var location: PathOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(name: .customLong("allow-remote"), help: "Allow seedUrl links to this host (repeatable).") var allowRemote: [String] = []
-    @Flag(help: "Print the summary as JSON.") var json = false
+    @OptionGroup var output: OutputOptions
     @Argument(help: "The root seed file.") var file: String
 
     func run() throws {
-        try reportingErrors(json: json) {
+        try reportingErrors {
             let store = try Store(path: location.path).alias(alias)
             var options = SeedOptions()
             options.allowedRemoteHosts = Set(allowRemote)
@@ -34,13 +34,10 @@ struct SeedCommand: ParsableCommand {
                 summary = try store.seed(from: URL(fileURLWithPath: file), options: options)
             } catch let error as SeedError {
                 progress.finish()
-                if json { throw error }
-                printError("error: \(error)")
-                printError("nothing was stored (the import is one transaction)")
-                throw ExitCode(1)
+                throw CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
             }
             progress.finish()
-            if json {
+            if output.json {
                 print(try JSONOutput.line(summary))
             } else {
                 print("seeded \(summary.totalDocuments) documents from \(summary.filesRead) files (\(summary.bytesRead) bytes) in \(String(format: "%.3f", summary.seconds)) s; \(summary.generatedIDs) IDs generated")

@@ -74,6 +74,7 @@ struct TortureCommand: AsyncParsableCommand {
     var retries: Int = 0
     @Option(help: "kv mode: commit through group commit from this many concurrent tasks (default 0: one synchronous writer).")
     var asyncWriters: Int = 0
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard count >= 0 else { throw ValidationError("--count must be 0 or more, got \(count)") }
@@ -238,6 +239,7 @@ struct HoldReaderCommand: ParsableCommand {
 
     @OptionGroup var location: PathOption
     @Option(help: "Give up and exit after this many seconds.") var seconds: Double = 60
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard seconds.isFinite, seconds >= 0 else { throw ValidationError("--seconds must be a finite number of seconds, 0 or more") }

@@ -20,11 +20,13 @@ struct VerifyCommand: ParsableCommand {
             sound, 1 when something is damaged (each problem names its database and key, or the entry's position \
             when the node itself is damaged, e.g. a key or value running past the used part of the file), 64 for \
             usage errors. \
-            Stored values are never printed.
+            Stored values are never printed. Records of an encrypted store (sealed by a record transform) are counted, \
+            and their pages and envelopes checked, but without the key their checksums cannot be: they are reported as \
+            encrypted and not checked, never as damaged.
             """)
 
     @OptionGroup var location: PathOption
-    @Flag(help: "Print the report as JSON.") var json = false
+    @OptionGroup var output: OutputOptions
     @Option(help: "List at most this many problems.") var maxProblems: Int = 100
     @Flag(help: .hidden) var child = false
 
@@ -33,50 +35,50 @@ struct VerifyCommand: ParsableCommand {
     }
 
     func run() throws {
-        if child {
-            try runChild()
-            return
+        try reportingErrors {
+            if child {
+                try runChild()
+            } else {
+                try runParent()
+            }
         }
+    }
+
+    private func runParent() throws {
         let path = location.path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            printError("error: no environment at '\(path)' (no such folder)")
-            throw ExitCode(1)
+            throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (no such folder)")
         }
         do {
             try FileValidator.checkFileKinds(folder: path) // a FIFO has no size: never call it empty
         } catch {
-            printError("error: cannot open '\(path)': \(userMessage(for: error))")
-            throw ExitCode(1)
+            throw CLIFailure(code: "unreadable", message: "cannot open '\(path)': \(userMessage(for: error))")
         }
         let data = path + "/data.mdb"
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: data) else {
-            printError("error: no environment at '\(path)' (no data.mdb)")
-            throw ExitCode(1)
+            throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (no data.mdb)")
         }
         if (attributes[.size] as? Int ?? 0) == 0 {
-            printError("error: '\(data)' is empty (0 bytes): no data, not an LMDB environment")
-            throw ExitCode(1)
+            throw CLIFailure(code: "emptyFile", message: "'\(data)' is empty (0 bytes): no data, not an LMDB environment")
         }
         let process = Process()
         process.executableURL = Self.ownExecutable()
-        process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)"] + (json ? ["--json"] : [])
+        process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)"] + (output.json ? ["--json"] : [])
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no" // a crash of the child is expected, not worth a backtrace
         process.environment = environment
         do {
             try process.run()
         } catch {
-            printError("error: cannot start the verifier child process: \(error)")
-            throw ExitCode(1)
+            throw CLIFailure(code: "childFailed", message: "cannot start the verifier child process: \(error)")
         }
         process.waitUntilExit()
         switch process.terminationReason {
         case .uncaughtSignal:
             let signal = process.terminationStatus
             let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
-            printError("error: the verifier crashed with signal \(signal) (\(name)) while reading '\(path)': the file is damaged in a way LMDB does not detect; restore it from a backup")
-            throw ExitCode(1)
+            throw CLIFailure(code: "damaged", message: "the verifier crashed with signal \(signal) (\(name)) while reading '\(path)': the file is damaged in a way LMDB does not detect; restore it from a backup")
         case .exit:
             if process.terminationStatus != 0 { throw ExitCode(process.terminationStatus) }
         @unknown default:
@@ -98,38 +100,38 @@ struct VerifyCommand: ParsableCommand {
         let env: Environment
         do {
             env = try openExisting(location.path)
-        } catch let error as ExitCode {
-            throw error
         } catch let error as CLIFailure {
-            printError("error: \(error.message)") // already names the folder
-            throw ExitCode(1)
+            throw error // already names the folder
         } catch {
-            printError("error: cannot open '\(location.path)': \(userMessage(for: error))")
-            throw ExitCode(1)
+            throw CLIFailure(code: "unreadable", message: "cannot open '\(location.path)': \(userMessage(for: error))")
         }
         let report: VerificationReport
         do {
             report = try Verifier.verify(env, maxProblems: maxProblems)
         } catch {
-            printError("error: cannot read '\(location.path)': \(userMessage(for: error))")
-            throw ExitCode(1)
+            throw CLIFailure(code: "unreadable", message: "cannot read '\(location.path)': \(userMessage(for: error))")
         }
-        if json {
+        if output.json {
             print(try JSONOutput.line(report))
         } else {
             for db in report.databases {
-                print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : ""))
+                print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : "")
+                      + (db.sealed > 0 ? ", \(db.sealed) encrypted records not checked" : ""))
             }
             print("free list: \(report.freeListRecords) records")
             if report.isClean {
                 print("ok: \(report.databases.count) databases, \(report.totalEntries) entries, \(report.totalDocuments) document checksums verified")
             }
+            if report.totalSealed > 0 {
+                print("\(report.totalSealed) encrypted records could not be checked without the key (their pages and envelopes were): not damaged, not verified")
+            }
         }
         if !report.isClean {
-            for problem in report.problems { printError("damaged: \(problem)") }
-            if report.truncated { printError("(more problems were found than --max-problems \(maxProblems) lists)") }
-            printError("error: \(report.problems.count)\(report.truncated ? "+" : "") problem(s) found in '\(env.path)'")
-            throw ExitCode(1)
+            if !output.json { // the report lists them
+                for problem in report.problems { printError("damaged: \(problem)") }
+                if report.truncated { printError("(more problems were found than --max-problems \(maxProblems) lists)") }
+            }
+            throw CLIFailure(code: "damaged", message: "\(report.problems.count)\(report.truncated ? "+" : "") problem(s) found in '\(env.path)'")
         }
     }
 }

@@ -187,11 +187,11 @@ struct CLIDocumentToolsTests {
 
     @Test func docPutGetDelete() throws {
         let path = folder.path
-        let put = try depot(["doc", "put", "--path", path, "--collection", "Person", "--id", "7", #"{"name": "Ada", "site": "a/b"}"#])
-        #expect(put.status == 0, "\(put.err)")
         let fromStdin = try depot(["doc", "put", "--path", path, "--collection", "Person", "-"], input: Data(#"{"id": 8, "name": "Grace"}"#.utf8))
         #expect(fromStdin.status == 0, "\(fromStdin.err)")
-        #expect(try depot(["doc", "get", "--path", path, "--collection", "Person", "--id", "7"]).out == "{\"name\":\"Ada\",\"site\":\"a/b\"}\n")
+        let put = try depot(["doc", "put", "--path", path, "--collection", "Person", "--id", "7", #"{"name": "Ada", "site": "a/b"}"#])
+        #expect(put.status == 0, "\(put.err)")
+        #expect(try depot(["doc", "get", "--path", path, "--collection", "Person", "--id", "7"]).out == "{\"id\":7,\"name\":\"Ada\",\"site\":\"a/b\"}\n")
         let exported = try depot(["export", "--path", path])
         #expect(exported.out.contains(#""id":8,"document":{"id":8,"name":"Grace"}"#), "integer IDs stay integers")
         let noID = try depot(["doc", "put", "--path", path, "--collection", "Person", #"{"name": "x"}"#])

@@ -12,7 +12,8 @@ import Foundation
 /// ```
 ///
 /// Each record is sealed with a fresh 96-bit nonce and authenticated together with its keyspace
-/// and key, so a record copied under another ID does not open. The stored form is
+/// and key, so a record copied under another ID does not open. The sealed form (which the store
+/// keeps after its marker byte, so that tools without the key tell it from damage) is
 /// `01 | key ID | nonce (12) | ciphertext | tag (16)`: records name the key that sealed them, so
 /// keys can be rotated — add the new key, make it `current`, and old records still open (they are
 /// re-sealed with the current key when next written). A wrong or missing key is a

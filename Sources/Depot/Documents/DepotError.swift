@@ -65,6 +65,9 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidIndex = Code(rawValue: "invalidIndex")
         /// A record could not be passed through the store's ``RecordTransform`` (wrong key, damage).
         public static let transformFailed = Code(rawValue: "transformFailed")
+        /// A record is sealed by a ``RecordTransform`` (encrypted) and the store was opened
+        /// without one: it needs the key, and is not damaged.
+        public static let transformRequired = Code(rawValue: "transformRequired")
         /// A delete was refused by a ``DeleteRule/deny`` rule: other documents still reference it.
         public static let deleteDenied = Code(rawValue: "deleteDenied")
         /// A collection was written by a newer version of its document type than the one reading it.
@@ -88,7 +91,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed,
+            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored,
         ]
     }
@@ -157,6 +160,8 @@ extension DepotError {
     public static let invalidIndex = DepotError(pattern: .invalidIndex)
     /// Matches ``Code/transformFailed``.
     public static let transformFailed = DepotError(pattern: .transformFailed)
+    /// Matches ``Code/transformRequired``.
+    public static let transformRequired = DepotError(pattern: .transformRequired)
     /// Matches ``Code/deleteDenied``.
     public static let deleteDenied = DepotError(pattern: .deleteDenied)
     /// Matches ``Code/newerVersion``.
@@ -264,6 +269,13 @@ extension DepotError {
         return DepotError(code: .transformFailed,
                           message: "record \(collection)/\(id) could not pass the store's record transform (\(detail)): wrong key, or damaged",
                           collection: collection, id: id)
+    }
+    /// An error with code ``Code/transformRequired``: the record is sealed (encrypted) and the
+    /// store has no ``RecordTransform`` to open it.
+    public static func transformRequired(alias: String, collection: String, id: String) -> DepotError {
+        DepotError(code: .transformRequired,
+                   message: "record \(collection)/\(id) in alias '\(alias)' is encrypted (sealed by a record transform): open the store with its key (StoreOptions.recordTransform) to read it",
+                   alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/deleteDenied`` and its message.
     public static func deleteDenied(collection: String, id: String, referencedBy source: String, count: Int) -> DepotError {

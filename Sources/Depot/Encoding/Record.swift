@@ -9,12 +9,18 @@
 /// ```
 ///
 /// The checksum is verified on every read; a mismatch is ``DepotError/checksumMismatch(alias:collection:id:)``.
+///
+/// A store with a ``RecordTransform`` stores `0xE5 | the transform's output` instead (the whole
+/// record above sealed): the marker byte, never a format version, lets a reader without the key
+/// tell a sealed record from a damaged one (``DepotError/Code/transformRequired``).
 @usableFromInline
 enum Record {
     static let version: UInt8 = 1
     static let headerSize = 14
     /// Flag bit 0: the record is keyed by its content (an unidentified value).
     static let contentFlag: UInt8 = 1
+    /// The first byte of a record sealed by a ``RecordTransform``.
+    static let sealedMarker: UInt8 = 0xE5
 
     struct Header: Equatable {
         var flags: UInt8
@@ -53,10 +59,11 @@ enum Record {
         }
     }
 
-    enum Problem: Error { case tooShort, unknownVersion(UInt8), checksum }
+    enum Problem: Error { case tooShort, unknownVersion(UInt8), checksum, sealed }
 
     /// Checks a stored record and returns its header and payload.
     static func open(_ bytes: UnsafeRawBufferPointer) throws(Problem) -> (Header, UnsafeRawBufferPointer) {
+        if bytes.first == sealedMarker { throw .sealed }
         guard bytes.count >= headerSize else { throw .tooShort }
         guard bytes[0] == version else { throw .unknownVersion(bytes[0]) }
         guard let base = bytes.baseAddress, checksumMatches(base, bytes.count) else { throw .checksum }

@@ -57,14 +57,17 @@ extension KeyValueStore {
         dropAll(setUpTo: startedAt, reason: .removed)
     }
 
-    /// Removes `key` from disk (through the record pipeline) and from memory.
-    public func deletePermanently(_ key: String) throws {
-        try store.write { tx in
-            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
-            _ = try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
+    /// Removes `key` from disk (through the record pipeline) and from memory. Returns whether
+    /// it was saved on disk.
+    @discardableResult
+    public func deletePermanently(_ key: String) throws -> Bool {
+        let deleted = try store.write { tx -> Bool in
+            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return false }
+            return try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
         }
         drop([key], reason: .removed)
         KeyValueCacheRegistry.shared.invalidate(keys: [key], alias: store.alias, core: store.core, except: self)
+        return deleted
     }
 
     // MARK: Internals

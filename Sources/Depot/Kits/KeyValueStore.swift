@@ -244,11 +244,13 @@ public final class KeyValueStore: @unchecked Sendable {
     }
 
     private func load(_ key: String) throws -> [UInt8]? {
-        try store.read { tx in
+        try store.read { tx -> [UInt8]? in
             guard let ks = try tx.context.txn.keyspace(named: Self.keyspaceName(alias: store.alias), create: false) else { return nil }
             return try tx.context.txn.withValue(forKey: Array(key.utf8), in: ks) { record -> [UInt8] in
                 do {
                     return [UInt8](try Record.open(record).1)
+                } catch Record.Problem.sealed {
+                    throw DepotError.transformRequired(alias: store.alias, collection: "$kv", id: key)
                 } catch {
                     throw DepotError.checksumMismatch(alias: store.alias, collection: "$kv", id: key)
                 }

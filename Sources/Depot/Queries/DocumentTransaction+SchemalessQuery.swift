@@ -48,8 +48,16 @@ extension DocumentTransaction {
             // nothing
         } else if let (index, condition) = choice, let ks = indexes.first(where: { $0.definition == index })?.keyspace {
             let bounds = Self.indexBounds(for: condition)
-            try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in
-                try context.txn.withValue(forKey: documentKey, in: db) { try consider(key: documentKey, record: $0) } ?? true
+            var going = true
+            func visit(_ documentKey: UnsafeRawBufferPointer) throws -> Bool {
+                going = try context.txn.withValue(forKey: documentKey, in: db) { try consider(key: documentKey, record: $0) } ?? true
+                return going
+            }
+            try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { try visit($1) }
+            // Arrays share one index key; `==` matches an array holding the value (see `FieldCondition.matches`).
+            let arrayKey = IndexKeyEncoding.encode(.array([]))
+            if going, condition.op == .equal, bounds.prefix != arrayKey {
+                try context.txn.scan(ks, lower: nil, upper: nil, prefix: arrayKey, reverse: false) { try visit($1) }
             }
         } else {
             try context.txn.scan(db, prefix: nil, reverse: false) { try consider(key: $0, record: $1) }

@@ -30,6 +30,10 @@ public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(field) \(op.rawValue) \(value)" }
 
     /// Whether `candidate` (the field's value, nil when absent) satisfies the condition.
+    ///
+    /// An array field compared with a value that is not an array is equal when one of its
+    /// elements is (`skills == "Swift"` matches `["Go", "Swift"]`), and not equal when none is;
+    /// an array compared with an array is equal when both hold equal elements in order.
     public func matches(_ candidate: DocumentValue?) -> Bool {
         let actual = candidate ?? .null
         switch op {
@@ -37,9 +41,9 @@ public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
             guard case .string(let s) = actual, case .string(let p) = value else { return false }
             return s.unicodeScalars.starts(with: p.unicodeScalars)
         case .equal:
-            return Self.compare(actual, value) == .orderedSame
+            return isEqual(actual)
         case .notEqual:
-            return Self.compare(actual, value) != .orderedSame
+            return !isEqual(actual)
         default:
             guard let order = Self.compare(actual, value) else { return false }
             switch op {
@@ -50,6 +54,16 @@ public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
             default: return false
             }
         }
+    }
+
+    /// `==`: equal, or (an array field and a value that is not one) holding an equal element.
+    private func isEqual(_ actual: DocumentValue) -> Bool {
+        if case .array(let elements) = actual {
+            if case .array = value {} else {
+                return elements.contains { Self.compare($0, value) == .orderedSame }
+            }
+        }
+        return Self.compare(actual, value) == .orderedSame
     }
 
     static func compare(_ a: DocumentValue, _ b: DocumentValue) -> ComparisonResult? {

@@ -10,6 +10,9 @@ public struct VerificationReport: Sendable, Codable {
         public var entries: Int
         /// Document records whose checksum and format were checked (0 for key/value databases).
         public var documents: Int
+        /// Document records sealed by a ``RecordTransform`` (encrypted): their envelope is
+        /// checked, their checksum and content cannot be without the key.
+        public var sealed: Int = 0
     }
 
     /// Every named database walked, in name order.
@@ -27,11 +30,14 @@ public struct VerificationReport: Sendable, Codable {
     public var totalEntries: Int { databases.reduce(0) { $0 + $1.entries } }
     /// Document records checked in all databases.
     public var totalDocuments: Int { databases.reduce(0) { $0 + $1.documents } }
+    /// Sealed (encrypted) document records in all databases, not checked without the key.
+    public var totalSealed: Int { databases.reduce(0) { $0 + $1.sealed } }
 }
 
 /// Walks a whole environment: every page of every named database and of the free list through
 /// LMDB cursors, and every document record's format version and CRC-32C checksum, and decodes
-/// every document payload.
+/// every document payload. A record sealed by a ``RecordTransform`` (encrypted) is counted as
+/// sealed, never as damaged: without the key only its envelope can be checked.
 ///
 /// LMDB 0.9 trusts its on-disk structures, so a damaged page can crash the process that reads it.
 /// Run this in a process of its own (`depot verify` does: it re-runs itself as a child and
@@ -81,9 +87,17 @@ public enum Verifier {
                             return true
                         }
                         guard let (alias, collection) = documentDatabase else { return true }
+                        let id = key.count > environment.maxKeySize || kind == .string
+                            ? displayKey(key) : kind.map { displayID($0.value(ofKey: key)) } ?? displayKey(key)
+                        if value.first == Record.sealedMarker {
+                            if value.count < 2 {
+                                problem("database '\(name)' key '\(id)': the sealed record holds nothing after its marker")
+                            } else {
+                                summary.sealed += 1
+                            }
+                            return true
+                        }
                         summary.documents += 1
-                        let id = key.count > environment.maxKeySize || kind == nil || kind == .string
-                            ? displayKey(key) : displayID(kind!.value(ofKey: key))
                         let payload: UnsafeRawBufferPointer
                         do {
                             payload = try Record.open(value).1

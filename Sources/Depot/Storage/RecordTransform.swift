@@ -5,8 +5,11 @@ import DepotLMDB
 /// ``StoreOptions/recordTransform``; `DepotCrypto`'s `AESGCMTransform` is a ready one.
 ///
 /// Whole records of documents and of the key/value kit are transformed (their content, revision,
-/// sync status and checksum); what stays readable without the key: IDs (they are keys), collection
-/// and alias names, the sync-status index (status per ID) and the store's own meta records.
+/// sync status and checksum) and stored after a marker byte, so that a reader without the key
+/// (`depot verify`, `depot export`) tells a sealed record from a damaged one
+/// (``DepotError/Code/transformRequired``); what stays readable without the key: IDs (they are
+/// keys), collection and alias names, the sync-status index (status per ID) and the store's own
+/// meta records.
 /// Secondary indexes would keep field values unencrypted in their keys, so a store with a
 /// transform refuses them unless ``allowsPlaintextIndexes`` says otherwise.
 public protocol RecordTransform: Sendable {
@@ -61,8 +64,10 @@ final class TransformingTransaction: StorageTransaction {
     }
 
     private func opened(_ stored: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, keyspace: Keyspace) throws -> [UInt8] {
+        // Records sealed before the marker existed are the transform's output alone.
+        let sealed = stored.first == Record.sealedMarker ? UnsafeRawBufferPointer(rebasing: stored.dropFirst()) : stored
         do {
-            return try transform.open(stored, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
+            return try transform.open(sealed, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
         } catch {
             throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: "\(type(of: error))")
         }
@@ -77,13 +82,16 @@ final class TransformingTransaction: StorageTransaction {
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         guard Self.applies(to: keyspace) else { return try base.put(value, forKey: key, in: keyspace) }
-        let sealed: [UInt8]
+        var stored: [UInt8] = []
         do {
-            sealed = try transform.seal(value, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
+            let sealed = try transform.seal(value, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
+            stored.reserveCapacity(sealed.count + 1)
+            stored.append(Record.sealedMarker)
+            stored.append(contentsOf: sealed)
         } catch {
             throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: "\(type(of: error))")
         }
-        try sealed.withUnsafeBytes { try base.put($0, forKey: key, in: keyspace) }
+        try stored.withUnsafeBytes { try base.put($0, forKey: key, in: keyspace) }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {

@@ -247,6 +247,8 @@ extension DocumentTransaction {
             return try Record.open(bytes)
         } catch .checksum {
             throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
+        } catch .sealed {
+            throw DepotError.transformRequired(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
         } catch {
             throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         }

@@ -1,0 +1,32 @@
+import Foundation
+
+extension KeyValueStore {
+    /// The keys that begin with `prefix` (all keys when it is empty), in byte order: the saved
+    /// keys, with this cache's unsaved sets added and its unsaved removals left out.
+    ///
+    /// - Parameter limit: at most this many keys (nil: all).
+    /// - Throws: the store's read errors.
+    public func keys(withPrefix prefix: String = "", limit: Int? = nil) throws -> [String] {
+        let max = limit ?? .max
+        guard max > 0 else { return [] }
+        let (added, removed) = lock.withLock { () -> (Set<String>, Set<String>) in
+            var added = Set<String>(), removed = Set<String>()
+            for key in dirtyKeys where key.hasPrefix(prefix) {
+                if cache[key]?.deleted == true { removed.insert(key) } else { added.insert(key) }
+            }
+            return (added, removed)
+        }
+        var saved: [String] = []
+        try store.read { tx in
+            guard let target = try tx.context.keyValueTarget(alias: store.alias, create: false) else { return }
+            // Enough saved keys to fill `limit` after the unsaved removals are left out.
+            let wanted = max == .max ? .max : max + removed.count
+            try tx.context.txn.scan(target.keyspace, prefix: prefix.isEmpty ? nil : Array(prefix.utf8), reverse: false) { key, _ in
+                saved.append(String(decoding: key, as: UTF8.self))
+                return saved.count < wanted
+            }
+        }
+        let keys = Set(saved).subtracting(removed).union(added)
+        return Array(keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.prefix(max))
+    }
+}
