@@ -12,13 +12,13 @@ import Darwin
 /// the smallest free number is handed out first: the numbers in use stay below the number of
 /// threads alive, whatever the thread churn. The fast path is one `pthread_getspecific`.
 @usableFromInline
-enum ThreadIndex {
+package enum ThreadIndex {
     /// The thread-specific slot holding `index + 1` (0, nil, for a thread without a number).
     @usableFromInline static let key: pthread_key_t = makeKey()
 
     /// The calling thread's number.
     @inlinable
-    static var current: Int {
+    package static var current: Int {
         if let stored = pthread_getspecific(key) { return Int(bitPattern: stored) &- 1 }
         return assign()
     }

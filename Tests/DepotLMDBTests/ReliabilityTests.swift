@@ -148,9 +148,11 @@ struct ConcurrencyTests {
         }
         for r in 0..<32 {
             bodies.append {
-                // Bounded: until the writers finish, and at most 2,000 snapshots per reader.
+                // Bounded: until the writers finish, and at most 2,000 snapshots per reader; at
+                // least one, even when this thread starts after the writers are done (a loaded
+                // machine can start threads late).
                 var rounds = 0
-                while writersDone.load(ordering: .sequentiallyConsistent) < 4 && rounds < 2_000 {
+                while (rounds == 0 || writersDone.load(ordering: .sequentiallyConsistent) < 4) && rounds < 2_000 {
                     rounds += 1
                     do {
                         try env.read { txn in

@@ -11,7 +11,12 @@ public final class DocumentTransaction {
     /// The alias this view reads and writes.
     public let alias: String
     /// The store this transaction was begun on.
-    public let store: Store
+    public var store: Store { unownedStore }
+    /// The store, not retained: a thread's reusable read view is kept by the store itself
+    /// (``ReadSessions``), and must not keep the store alive. `keepStore` holds it for every
+    /// other view, and for a reusable one once its caller kept it past its closure.
+    unowned(unsafe) let unownedStore: Store
+    var keepStore: Store?
     @usableFromInline let context: TransactionContext
     let isExplicit: Bool
     /// The store's unsaved changes, laid over this (read) view by ``Store``'s reads.
@@ -39,8 +44,9 @@ public final class DocumentTransaction {
     /// Reused for every read of this view, with ``referenceHook`` as resolver.
     @usableFromInline let decoder = BinaryDecoder(keepingResolver: true)
 
-    init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false) {
-        self.store = store
+    init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false, keptByStore: Bool = false) {
+        self.unownedStore = store
+        self.keepStore = keptByStore ? nil : store
         self.alias = alias
         self.context = context
         self.isExplicit = explicit

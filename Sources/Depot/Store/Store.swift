@@ -62,6 +62,8 @@ public final class Store: @unchecked Sendable {
     /// The alias this handle reads and writes.
     public let alias: String
     let lock = NSLock()
+    /// Each thread's reusable read view (see ``ReadSessions``).
+    let readSessions = ReadSessions()
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
     var work = UnitOfWork()
@@ -127,12 +129,37 @@ public final class Store: @unchecked Sendable {
     // MARK: Transactions
 
     /// Runs `body` in a read-only snapshot.
+    ///
+    /// Cheap enough to run per request: each thread reuses its read view of this store handle
+    /// from one `read` to the next (what it resolved stays valid while the schema is unchanged),
+    /// and nothing is locked or shared between threads reading at once.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        let slot = readSessions.slot()
+        var session = readSessions.take(slot)
         var used: (any StorageTransaction)?
-        defer { used?.attachment = nil } // breaks transaction ↔ context (for any driver)
+        defer {
+            used?.attachment = nil // breaks transaction ↔ context (for any driver)
+            if var kept = session {
+                // A view its caller kept past the closure is left to the caller, with the store.
+                if isKnownUniquelyReferenced(&kept), kept.overlay == nil, kept.context.isReusableForReads {
+                    readSessions.give(kept, to: slot)
+                } else {
+                    kept.keepStore = self
+                }
+            }
+        }
         return try core.driver.read { txn in
             used = txn
-            return try body(view(of: txn))
+            let tx: DocumentTransaction
+            if let reused = session, try reused.context.rebind(to: core.wrap(txn)) {
+                tx = reused
+            } else {
+                tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self),
+                                         keptByStore: true)
+                session = tx
+            }
+            defer { tx.context.unbind() } // before the driver ends the transaction
+            return try body(tx)
         }
     }
 

@@ -6,7 +6,9 @@ import DepotLMDB
 /// it and roll it back with the child transaction.
 @usableFromInline
 final class TransactionContext {
-    @usableFromInline let txn: any StorageTransaction
+    /// The transaction. Changes only for the reusable read context of a thread's read session
+    /// (``rebind(to:)``, ``unbind()``), between its transactions.
+    @usableFromInline @exclusivity(unchecked) private(set) var txn: any StorageTransaction
     /// `txn.maxKeySize`, read once (checked before every look-up).
     @usableFromInline let maxKeySize: Int
     let core: StoreCore
@@ -118,6 +120,42 @@ final class TransactionContext {
             }
         }
         return context
+    }
+
+    // MARK: Reuse by read sessions (see ReadSessions.swift)
+
+    /// Whether this context can serve another read transaction: a read-only one that holds no
+    /// state of an operation in progress.
+    var isReusableForReads: Bool {
+        txn.isReadOnly && recorder == nil && !logsChanges && parking.isEmpty && resolving.last == nil
+            && deleting.isEmpty && undoLog == nil && parkedReferences.isEmpty && pendingDescriptors.isEmpty
+            && droppedDatabases.isEmpty && !changedSchema
+    }
+
+    /// Makes this (reusable, unbound) read context the context of the read transaction
+    /// `newTxn`. What it resolved stays while the store's schema version is the one it was
+    /// resolved at (every collection drop and schema change bumps the version); otherwise it is
+    /// forgotten. Returns false when the context cannot serve `newTxn`.
+    func rebind(to newTxn: any StorageTransaction) throws -> Bool {
+        guard newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize, newTxn.attachment == nil, isReusableForReads else { return false }
+        let resolvedAt = schemaVersionValue
+        txn = newTxn
+        schemaVersionValue = nil
+        if case .some(nil) = metaCache { metaCache = nil } // absent then: look again
+        newTxn.attachment = self
+        if try schemaVersion() != resolvedAt {
+            targets.removeAll(keepingCapacity: true)
+            kvTargets.removeAll(keepingCapacity: true)
+            schemas.removeAll(keepingCapacity: true)
+            typeFacts.removeAll(keepingCapacity: false) // bumps the facts generation
+        }
+        return true
+    }
+
+    /// Lets go of the transaction (which has ended or is about to): the context then holds no
+    /// transaction alive until the next ``rebind(to:)``.
+    func unbind() {
+        txn = EndedTransaction.shared
     }
 
     /// The driver's transaction under any record transform.
