@@ -31,7 +31,7 @@ extension Transaction {
     public func withRawValue(forKey key: UnsafeRawBufferPointer, dbi: UInt32, database: String?,
                              _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let txn = try liveHandle("mdb_get")
-        let limit = environment.maxKeySize
+        let limit = maxKeySize
         if _slowPath(key.count == 0 || key.count > limit) {
             throw Database<RawBytesCodec, RawBytesCodec>.keySizeError(key.count, limit: limit, operation: "mdb_get", database: database)
         }
@@ -169,14 +169,17 @@ extension Transaction {
         let cacheKey = name ?? ""
         // Opened before: found in the published cache without taking the lock (nor retaining
         // the environment, whose reference count every reading thread would share).
-        if !holdsDatabaseLock, let record = unownedEnvironment.publishedDatabase(cacheKey) {
-            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: unownedEnvironment.maxKeySize)
+        if !holdsDatabaseLock, let record = unownedEnvironment.publishedDatabase(cacheKey), isOpenHere(record.dbi, txn) {
+            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
         }
         let env = environment
         if !holdsDatabaseLock { env.databaseLock.lock() }
         var keepLock = false
         defer { if !holdsDatabaseLock && !keepLock { env.databaseLock.unlock() } }
-        if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record {
+        // A handle opened after this transaction began is not usable in it (LMDB: EINVAL): the
+        // database is then looked up in this transaction's snapshot below.
+        if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record,
+           isOpenHere(record.dbi, txn) {
             return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
         }
         // Opened in this transaction (LMDB makes the handle public when it commits; a read
@@ -195,6 +198,22 @@ extension Transaction {
         // LMDB: a transaction that opened a database must end before any other may open one.
         if !holdsDatabaseLock { holdsDatabaseLock = true; keepLock = true }
         return Database(dbi: dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+    }
+
+    /// Whether the database handle `dbi` is usable in the transaction `txn` (LMDB refuses a
+    /// handle opened after the transaction began, or closed since).
+    @inline(__always)
+    func isOpenHere(_ dbi: MDB_dbi, _ txn: OpaquePointer) -> Bool {
+        var flags: UInt32 = 0
+        return mdb_dbi_flags(txn, dbi, &flags) == 0
+    }
+
+    /// Whether `dbi`, a handle of the database `name` (`nil`: the main database) obtained in an
+    /// earlier transaction, still names that database in this one: the environment's handle for
+    /// the name is the same and usable here. A cache of handles across transactions checks this.
+    public func isCurrentDatabase(named name: String?, dbi: UInt32) -> Bool {
+        guard let txn = handle, let record = unownedEnvironment.publishedDatabase(name ?? ""), record.dbi == dbi else { return false }
+        return isOpenHere(dbi, txn)
     }
 
     /// Statistics of `db` as seen by this transaction.

@@ -23,6 +23,9 @@ public final class Transaction {
     @usableFromInline unowned(unsafe) let unownedEnvironment: Environment
     /// The environment, retained, unless this is a scoped read still inside its closure.
     @usableFromInline var keepAlive: Environment?
+    /// The largest key the environment accepts (its ``Environment/maxKeySize``), kept here so that
+    /// operations do not touch the shared environment object.
+    public let maxKeySize: Int
     /// The reader gate's stripe this read transaction registered on (nil for writes).
     @usableFromInline let readerStripe: UnsafeMutableRawPointer?
     /// The current `MDB_txn*` (the innermost child while ``nested(_:)`` runs).
@@ -64,6 +67,7 @@ public final class Transaction {
         self.unownedEnvironment = environment
         self.keepAlive = readOnly && scoped ? nil : environment
         self.readerStripe = readerStripe
+        self.maxKeySize = environment.maxKeySize
         self.handle = handle
         self.isReadOnly = readOnly
         self.isScoped = scoped

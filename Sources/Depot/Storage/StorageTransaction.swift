@@ -64,9 +64,18 @@ public protocol StorageTransaction: AnyObject {
     func drop(_ keyspace: Keyspace) throws
     /// Runs `body` as a savepoint: undone alone when it throws.
     func savepoint<R>(_ body: () throws -> R) throws -> R
+    /// Whether `keyspace`, obtained in an earlier transaction of the same store, still names the
+    /// same keyspace in this one (LMDB: the same database handle, usable in this transaction).
+    /// The document layer keeps resolved keyspaces across read transactions and checks them
+    /// with this.
+    func isCurrent(_ keyspace: Keyspace) -> Bool
 }
 
 extension StorageTransaction {
+    /// Drivers whose keyspace handles never go stale (names, or handles that stay valid for
+    /// the store's lifetime) need not implement ``isCurrent(_:)``.
+    public func isCurrent(_ keyspace: Keyspace) -> Bool { true }
+
     /// 511 bytes, LMDB's default limit (`Environment.standardMaxKeySize`; drivers with another
     /// limit implement the requirement).
     public var maxKeySize: Int { Environment.standardMaxKeySize }
@@ -117,10 +126,10 @@ extension StorageTransaction {
 // MARK: - LMDB
 
 extension Transaction: StorageTransaction {
-    public var maxKeySize: Int { environment.maxKeySize }
+    public func isCurrent(_ keyspace: Keyspace) -> Bool { isCurrentDatabase(named: keyspace.name, dbi: keyspace.handle) }
 
     private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
-        Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: environment.maxKeySize)
+        Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: maxKeySize)
     }
 
     public func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {

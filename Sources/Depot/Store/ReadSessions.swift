@@ -86,4 +86,5 @@ final class EndedTransaction: StorageTransaction, @unchecked Sendable {
     func clear(_ keyspace: Keyspace) throws { throw ended() }
     func drop(_ keyspace: Keyspace) throws { throw ended() }
     func savepoint<R>(_ body: () throws -> R) throws -> R { throw ended() }
+    func isCurrent(_ keyspace: Keyspace) -> Bool { false }
 }

@@ -25,6 +25,14 @@ final class RecordTarget {
     /// The delete rules whose target is this collection (loaded on the first delete).
     var deleteRules: [RegisteredDeleteRule]?
 
+    /// Whether the keyspace handles of this target (and of its loaded schema's indexes) still
+    /// name the same keyspaces in `txn` (see ``StorageTransaction/isCurrent(_:)``).
+    func keyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
+        guard txn.isCurrent(keyspace) else { return false }
+        if let syncKeyspace, !txn.isCurrent(syncKeyspace) { return false }
+        return indexKeyspaces.allSatisfy { txn.isCurrent($0) }
+    }
+
     init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?, isKeyValue: Bool = false) {
         self.isKeyValue = isKeyValue
         self.alias = alias

@@ -139,13 +139,15 @@ public final class Store: @unchecked Sendable {
         var used: (any StorageTransaction)?
         defer {
             used?.attachment = nil // breaks transaction ↔ context (for any driver)
-            if var kept = session {
-                // A view its caller kept past the closure is left to the caller, with the store.
-                if isKnownUniquelyReferenced(&kept), kept.overlay == nil, kept.context.isReusableForReads {
+            // A view its caller kept past the closure is left to the caller, with the store.
+            if isKnownUniquelyReferenced(&session), let kept = session {
+                if kept.overlay == nil, kept.context.isReusableForReads {
                     readSessions.give(kept, to: slot)
                 } else {
                     kept.keepStore = self
                 }
+            } else {
+                session?.keepStore = self
             }
         }
         return try core.driver.read { txn in

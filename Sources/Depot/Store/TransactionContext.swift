@@ -143,12 +143,22 @@ final class TransactionContext {
         schemaVersionValue = nil
         if case .some(nil) = metaCache { metaCache = nil } // absent then: look again
         newTxn.attachment = self
-        if try schemaVersion() != resolvedAt {
+        if try schemaVersion() != resolvedAt || !keptKeyspacesAreCurrent() {
             targets.removeAll(keepingCapacity: true)
             kvTargets.removeAll(keepingCapacity: true)
             schemas.removeAll(keepingCapacity: true)
             typeFacts.removeAll(keepingCapacity: false) // bumps the facts generation
         }
+        return true
+    }
+
+    /// Whether every keyspace handle kept from earlier transactions is still current (see
+    /// ``StorageTransaction/isCurrent(_:)``): a handle that an earlier read transaction opened
+    /// itself is closed when it ends, and its number may be reused.
+    private func keptKeyspacesAreCurrent() -> Bool {
+        if let meta = metaCache, let meta, !txn.isCurrent(meta) { metaCache = nil }
+        for target in targets.values where !target.keyspacesAreCurrent(in: txn) { return false }
+        for target in kvTargets.values where !target.keyspacesAreCurrent(in: txn) { return false }
         return true
     }
 
@@ -290,7 +300,8 @@ final class TransactionContext {
     func cachedReadTarget(type: ObjectIdentifier, alias: String, kind: IDKind, typeVersion: Int,
                           typeName: () -> String) throws -> RecordTarget? {
         let version = try schemaVersion()
-        guard let cached = core.readTarget(.init(type: type, alias: alias), version: version), cached.kind == kind else { return nil }
+        guard let cached = core.readTarget(.init(type: type, alias: alias), version: version), cached.kind == kind,
+              txn.isCurrent(cached.keyspace) else { return nil }
         if cached.typeVersion > typeVersion {
             throw DepotError.newerVersion(collection: cached.collection, stored: cached.typeVersion, declared: typeVersion, typeName: typeName())
         }
