@@ -84,12 +84,15 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store-level `delete` or `setSyncStatus` named a document that is not stored
         /// (GarageStorage's `failedToRetrieveObject`).
         public static let notStored = Code(rawValue: "notStored")
+        /// An option was given outside its allowed range (the message names the option and the
+        /// range; see the README's table of options).
+        public static let invalidOption = Code(rawValue: "invalidOption")
 
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
             .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed,
-            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored,
+            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption,
         ]
     }
 
@@ -171,6 +174,8 @@ extension DepotError {
     public static let mistypedSubstitution = DepotError(pattern: .mistypedSubstitution)
     /// Matches ``Code/notStored``.
     public static let notStored = DepotError(pattern: .notStored)
+    /// Matches ``Code/invalidOption``.
+    public static let invalidOption = DepotError(pattern: .invalidOption)
 
     // Constructors, one per failure.
     /// An error with code ``Code/checksumMismatch`` and its message.
@@ -237,6 +242,10 @@ extension DepotError {
         DepotError(code: .revisionConflict,
                    message: "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")",
                    alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/invalidOption``: names the option and its allowed range.
+    public static func invalidOption(_ name: String, allowed: String) -> DepotError {
+        DepotError(code: .invalidOption, message: "option '\(name)' is out of range: allowed \(allowed)")
     }
     /// An error with code ``Code/invalidState`` and its message.
     public static func invalidState(_ detail: String) -> DepotError {

@@ -252,8 +252,17 @@ public final class FileRepository: PersistentRepository, @unchecked Sendable {
     public let folder: URL
     let interval: Double
 
+    /// Shortest and longest polling interval in seconds (shorter ones would spin a core).
+    public static let intervalRange: ClosedRange<Double> = 0.001...3_600
+
     /// Files in `folder` (created if missing); changes polled every `interval` seconds.
+    /// - Throws: ``DepotError`` `.invalidOption` naming `FileRepository(interval:)` and its range
+    ///   when `interval` is outside ``intervalRange`` (or not a number); the file system's error
+    ///   when the folder cannot be created.
     public init(folder: URL, interval: Double = 0.1) throws {
+        guard Self.intervalRange.contains(interval) else {
+            throw DepotError.invalidOption("FileRepository(interval:)", allowed: "0.001 to 3600 seconds")
+        }
         self.folder = folder
         self.interval = interval
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
