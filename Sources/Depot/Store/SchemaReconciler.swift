@@ -125,11 +125,14 @@ extension DocumentTransaction {
 extension DocumentTransaction {
     /// Removes collection `collection` of this alias entirely: its documents (recorded as
     /// deleted), its keyspace, its descriptor, its indexes and its sync-status entries.
-    func dropCollection(_ collection: String) throws {
+    ///
+    /// `applyingDeleteRules` false (a migration that moved the documents elsewhere) removes the
+    /// records without running any delete rule: nothing was deleted, only moved.
+    func dropCollection(_ collection: String, applyingDeleteRules: Bool = true) throws {
         let meta = try context.writableMeta()
         let txn = context.txn
         if let target = try context.existingTarget(alias: alias, collection: collection) {
-            _ = try clearRecords(target)
+            _ = try clearRecords(target, applyingDeleteRules: applyingDeleteRules)
             try txn.drop(target.keyspace)
         }
         let schema = try context.schema(alias: alias, collection: collection)
