@@ -209,8 +209,20 @@ extension DepotError {
         DepotError(code: .referenceCycle, message: "reference cycle: " + chain.joined(separator: " → "))
     }
     /// An error with code ``Code/unknownReferenceType`` and its message.
-    public static func unknownReferenceType(collection: String, expected: String) -> DepotError {
-        DepotError(code: .unknownReferenceType, message: "a reference to collection '\(collection)' cannot be read as \(expected)", collection: collection)
+    /// Names the document holding the reference and the reference's field path, never the
+    /// collection or ID the reference stores (bytes of the record).
+    public static func unknownReferenceType(alias: String, collection: String, id: String, fieldPath: String, expected: String) -> DepotError {
+        unresolvableReference(expected: expected).locatingReference(alias: alias, collection: collection, id: id, fieldPath: fieldPath)
+    }
+    /// A reference the resolver cannot turn into `expected`, before the read that met it says
+    /// where it lies (``locatingReference(alias:collection:id:fieldPath:)``).
+    static func unresolvableReference(expected: String) -> DepotError {
+        DepotError(code: .unknownReferenceType, message: "a reference cannot be read as \(expected) (it refers to another collection or ID kind)")
+    }
+    /// This error of ``unresolvableReference(expected:)`` naming the document and field that hold the reference.
+    func locatingReference(alias: String, collection: String, id: String, fieldPath: String) -> DepotError {
+        DepotError(code: code, message: "document \(collection)/\(id) in alias '\(alias)' at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(message)",
+                   alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
     /// An error with code ``Code/idKindMismatch`` and its message.
     public static func idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind) -> DepotError {

@@ -104,11 +104,7 @@ public final class MigrationContext {
     private func records(of target: RecordTarget) throws -> [StoredRecord] {
         var result: [StoredRecord] = []
         try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
-            let (header, payload) = try transaction.openRecord(value, collection: target.collection, key: key, kind: target.kind)
-            let document: DocumentValue
-            do { document = try DocumentValue(binary: payload) } catch {
-                throw DepotError.corruptRecord(alias: target.alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind), detail: "\(error)")
-            }
+            let (header, document) = try transaction.openDocument(value, collection: target.collection, key: key, kind: target.kind)
             result.append(StoredRecord(key: [UInt8](key), flags: header.flags, document: document))
             return true
         }

@@ -84,8 +84,8 @@ extension DocumentTransaction {
             var converted = Set<String>()
             while true {
                 guard let (flags, stored) = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes in
-                    let (header, payload) = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind)
-                    return (header.flags, try DocumentValue(binary: payload))
+                    let (header, document) = try openDocument(bytes, collection: target.collection, key: key, kind: target.kind)
+                    return (header.flags, document)
                 }) else { return }
                 var probe = BinaryDecoder()
                 probe.referenceResolver = referenceHook

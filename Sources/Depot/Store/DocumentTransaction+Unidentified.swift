@@ -108,13 +108,7 @@ extension DocumentTransaction {
             var stop = false
             try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
                 let id = kind.value(ofKey: key)
-                let (header, payload) = try openRecord(value, collection: name, key: key, kind: kind)
-                let document: DocumentValue
-                do {
-                    document = try DocumentValue(binary: payload)
-                } catch {
-                    throw DepotError.corruptRecord(alias: alias, collection: name, id: displayID(id), detail: "\(error)")
-                }
+                let (header, document) = try openDocument(value, collection: name, key: key, kind: kind)
                 let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision))
                 if !keepGoing { stop = true }
                 return keepGoing

@@ -76,7 +76,11 @@ extension DocumentTransaction {
         var entries: [(key: [UInt8], fields: [[UInt8]])] = []
         try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
             let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
-            entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            do {
+                entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            } catch {
+                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
+            }
             return true
         }
         for (key, fields) in entries {
