@@ -102,5 +102,23 @@ final class DamagedFileCommandTests {
         #expect(report.status == 1, "\(report.out)\(report.err)")
         #expect((report.out + report.err).contains("the key sorts before the key of the entry before it"), "\(report.out)\(report.err)")
         #expect(!(report.out + report.err).contains("91500"), "the report names positions, not the damaged key")
+        // The node's key size made longer than LMDB stores (the key still lies inside the file).
+        var long = base
+        long[at - 2] = 0x58; long[at - 1] = 0x02 // 600 bytes
+        let longReport = try runToEnd(exe, ["verify", "--path", try copy("long-key", long)])
+        #expect(longReport.status == 1 && (longReport.out + longReport.err).contains("a key of 600 bytes, longer than LMDB stores"),
+                "\(longReport.out)\(longReport.err)")
+    }
+
+    /// A collection descriptor that names no ID kind makes every read of the collection fail:
+    /// verify reports it.
+    @Test func verifyReportsADamagedCollectionDescriptor() throws {
+        let needle = Array("signed".utf8)
+        let at = try #require((0...(base.count - needle.count)).first { base[$0] == needle[0] && Array(base[$0..<($0 + needle.count)]) == needle })
+        var data = base
+        data[at + 3] = UInt8(ascii: "x")
+        let report = try runToEnd(exe, ["verify", "--path", try copy("descriptor", data)])
+        #expect(report.status == 1, "\(report.out)\(report.err)")
+        #expect((report.out + report.err).contains("'collection/default/Other': the collection descriptor names no ID kind"), "\(report.out)\(report.err)")
     }
 }

@@ -81,10 +81,20 @@ public enum Verifier {
                                     + "(\(value.count) bytes) runs past the used part of the data file (\(pages) pages)")
                             return true
                         }
+                        // LMDB never stores a longer key (nor a longer value under sorted duplicates).
+                        if key.count > environment.maxKeySize || (db.flags.contains(.dupSort) && value.count > environment.maxKeySize) {
+                            let what = key.count > environment.maxKeySize ? "a key of \(key.count) bytes" : "a sorted value of \(value.count) bytes"
+                            problem("database '\(name)' entry \(summary.entries): \(what), longer than LMDB stores (\(environment.maxKeySize)): a damaged node")
+                            return true
+                        }
                         // A damaged key, node pointer or page header shows as keys out of order
                         // (the record checksums do not cover keys).
                         if let disorder = order.check(key, value) {
                             problem("database '\(name)' entry \(summary.entries): \(disorder): a damaged key, node or page")
+                        }
+                        if name == StoreLayout.metaDatabase, key.starts(with: StoreLayout.descriptorRoot.utf8),
+                           IDKind(rawValue: validUTF8String(value) ?? "") == nil {
+                            problem("database '\(name)' key '\(displayKey(key))': the collection descriptor names no ID kind (a damaged record)")
                         }
                         guard let (alias, collection) = documentDatabase else { return true }
                         summary.documents += 1
