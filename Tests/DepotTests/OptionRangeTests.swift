@@ -107,6 +107,20 @@ import Testing
         }
     }
 
+    @Test func aReservationOutsideTheRangeIsRefused() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let db = try env.openDatabase("r", key: StringCodec.self, value: BytesCodec.self)
+        for count in [-1, Int.min, Int(UInt32.max) + 1] {
+            let error = #expect(throws: LMDBError.self) {
+                try env.write { txn in try txn.putReserving(count: count, forKey: "k", in: db) { _ in } }
+            }
+            #expect(error == .invalidArgument && error?.description.contains("putReserving(count:)") == true, "\(String(describing: error))")
+        }
+        try env.write { txn in try txn.putReserving(count: 0, forKey: "k", in: db) { _ in } }
+        #expect(try env.read { try $0.get("k", in: db) } == [])
+    }
+
     @Test func clampedOptionsStayUsable() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path)
