@@ -102,6 +102,26 @@ struct DamagedRecordReadPathTests {
         print("damaged records through every read path: \(Self.iterations) mutations: \(outcomes.sorted { $0.key < $1.key })")
     }
 
+    /// A key/value record altered and re-sealed is `.corruptRecord` naming `$kv` and the key.
+    @Test func aDamagedKeyValueRecordIsTyped() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let kv = store.keyValue()
+        kv.set([Self.secret, Self.secret], forKey: "k")
+        try kv.save()
+        try store.write { tx in
+            let txn = try #require(tx.lmdbTransaction)
+            let db = try txn.openDatabase("depot.kv/default", key: StringCodec.self, value: BytesCodec.self, create: false)
+            var bytes = [UInt8](try #require(try txn.get("k", in: db)).prefix(Record.headerSize)) + [0x01, 0x67, 0x67, 0x67]
+            Record.seal(&bytes)
+            try txn.put(bytes, forKey: "k", in: db)
+        }
+        let fresh = try Store(path: folder.path).keyValue()
+        fresh.clearCache()
+        let error = #expect(throws: DepotError.self) { _ = try fresh.value(forKey: "k", as: [String].self) }
+        #expect(error?.code == .corruptRecord && error?.collection == "$kv" && error?.id == "k", "\(String(describing: error))")
+    }
+
     /// A reference whose stored collection was altered (a valid checksum) is reported as
     /// `.unknownReferenceType` naming the holder and the field, not the bytes it holds.
     @Test func aReferenceToAnotherCollectionNamesTheFieldNotTheBytes() throws {

@@ -307,6 +307,8 @@ public final class KeyValueStore: @unchecked Sendable {
             return try BinaryDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
             throw DepotError.decodingFailed(alias: store.alias, collection: "$kv", id: key, fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+        } catch let error as BinaryCodecError {
+            throw DepotError.corruptRecord(alias: store.alias, collection: "$kv", id: key, detail: "\(error)")
         }
     }
 
