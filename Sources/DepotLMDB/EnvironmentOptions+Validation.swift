@@ -5,7 +5,7 @@ extension EnvironmentOptions {
     /// and the lock file by the second, so far larger values only exhaust memory or disk.
     public static let maxSlotCount = 65_536
     /// Longest ``GroupCommitOptions/maxWait`` and ``GroupCommitOptions/adaptiveWait``.
-    public static let maxGroupCommitWait: Duration = .seconds(60)
+    public static let maxGroupCommitWait: Duration = .seconds(3_600)
 
     /// Checks every numeric option against its allowed range; ``Environment/open(path:options:)``
     /// calls it before touching the folder.
@@ -25,7 +25,7 @@ extension EnvironmentOptions {
         try check((1...Self.maxSlotCount).contains(maxReaders), "maxReaders", slots)
         try check(fileMode <= 0o7777, "fileMode", "0 to 0o7777")
         try check(directoryMode <= 0o7777, "directoryMode", "0 to 0o7777")
-        try check((0...max(maxReaders, 0)).contains(readTransactionPoolSize), "readTransactionPoolSize", "0 to maxReaders")
+        try check((0...Self.maxSlotCount).contains(readTransactionPoolSize), "readTransactionPoolSize", "0 to \(Self.maxSlotCount)")
         try groupCommit.validate(check)
     }
 }
@@ -33,7 +33,7 @@ extension EnvironmentOptions {
 extension GroupCommitOptions {
     /// Checks the group-commit bounds (see ``EnvironmentOptions/validate()``).
     func validate(_ check: (Bool, String, String) throws -> Void) throws {
-        let waits = "0 to \(EnvironmentOptions.maxGroupCommitWait)"
+        let waits = "0 to 3600 seconds"
         try check(maxBatchSize >= 1, "groupCommit.maxBatchSize", "1 or more")
         try check(maxQueueLength >= 1, "groupCommit.maxQueueLength", "1 or more")
         try check(maxWait >= .zero && maxWait <= EnvironmentOptions.maxGroupCommitWait, "groupCommit.maxWait", waits)

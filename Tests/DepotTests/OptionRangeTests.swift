@@ -72,7 +72,7 @@ import Testing
             expectInvalidEnvironment("groupCommit.maxBatchSize") { $0.groupCommit.maxBatchSize = value }
             expectInvalidEnvironment("groupCommit.maxQueueLength") { $0.groupCommit.maxQueueLength = value }
         }
-        for value: Duration in [.nanoseconds(-1), .seconds(61), .seconds(Int64.max)] {
+        for value: Duration in [.nanoseconds(-1), .seconds(3_601), .seconds(Int64.max)] {
             expectInvalidEnvironment("groupCommit.maxWait") { $0.groupCommit.maxWait = value }
             expectInvalidEnvironment("groupCommit.adaptiveWait") { $0.groupCommit.adaptiveWait = value }
         }
@@ -87,6 +87,7 @@ import Testing
         }
         expectInvalidEnvironment("maxReaders") { $0.maxReaders = 0 }
         expectInvalidEnvironment("readTransactionPoolSize") { $0.readTransactionPoolSize = -1 }
+        expectInvalidEnvironment("readTransactionPoolSize") { $0.readTransactionPoolSize = EnvironmentOptions.maxSlotCount + 1 }
         expectInvalidEnvironment("readTransactionPoolSize") { $0.readTransactionPoolSize = Int.max }
         expectInvalidEnvironment("fileMode") { $0.fileMode = 0o10000 }
         expectInvalidEnvironment("directoryMode") { $0.directoryMode = .max }

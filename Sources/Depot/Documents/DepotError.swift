@@ -85,7 +85,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// (GarageStorage's `failedToRetrieveObject`).
         public static let notStored = Code(rawValue: "notStored")
         /// An option was given outside its allowed range (the message names the option and the
-        /// range; see the README's table of options).
+        /// range; see the article "Options and their ranges").
         public static let invalidOption = Code(rawValue: "invalidOption")
 
         static let all: [Code] = [
