@@ -154,7 +154,8 @@ struct DamagedRecordReadPathTests {
         }
     }
 
-    /// Damage committed to disk: the verifier and the CLI's export report it without a stored value.
+    /// Damage committed to disk: the verifier and the CLI (export, query, doc get) report it
+    /// without a stored value.
     @Test func verifyAndTheCLIReportDamageWithoutStoredValues() throws {
         let depot = try #require(depotExecutable())
         let folder = TemporaryFolder()
@@ -181,6 +182,12 @@ struct DamagedRecordReadPathTests {
             let export = try runProcess(depot, ["export", "--path", folder.path])
             #expect(export.status == 0 || export.status == 1, "export ends with a status, not a signal: \(export.status)")
             #expect(!Self.windows.contains { export.err.contains($0) }, "export: \(export.err)")
+            for arguments in [["query", "--path", folder.path, "--collection", "FZMember", "--where", "level > -1000"],
+                              ["doc", "get", "--path", folder.path, "--collection", "FZMember", "--id", id]] {
+                let result = try runProcess(depot, arguments)
+                #expect(result.status == 0 || result.status == 1, "\(arguments[0]): \(result.status)")
+                #expect(!Self.windows.contains { result.err.contains($0) }, "\(arguments[0]): \(result.err)")
+            }
             if export.status != 0 {
                 failedExports += 1
                 #expect(export.err.contains("FZMember"), "export names the collection: \(export.err)")
