@@ -118,10 +118,13 @@ public final class Environment: @unchecked Sendable {
     /// `options` equal the ones it was opened with.
     ///
     /// - Throws: ``LMDBError`` naming the folder when it cannot be created or opened, or when it
-    ///   is not an LMDB environment; ``LMDBError/incompatible`` naming the differing options when
+    ///   is not an LMDB environment; ``LMDBError/invalidArgument`` naming the option and its
+    ///   allowed range when an option is out of range (``EnvironmentOptions/validate()``);
+    ///   ``LMDBError/incompatible`` naming the differing options when
     ///   it is already open in this process with other options (pass the same options, or use the
     ///   open ``Environment`` itself).
     public static func open(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
+        try options.validate()
         let absolute = try Self.prepareFolder(path, options: options)
         guard let st = fileStatus(absolute) else {
             throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")

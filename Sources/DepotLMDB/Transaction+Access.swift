@@ -105,11 +105,18 @@ extension Transaction {
 
     /// Reserves `count` bytes under `key` and lets `body` fill them in place (`MDB_RESERVE`):
     /// no intermediate buffer for large values. Not for ``DatabaseFlags/dupSort`` databases.
+    ///
+    /// - Throws: ``LMDBError/invalidArgument`` when `count` is outside 0 to 4 GiB − 1 (LMDB's
+    ///   largest value).
     @inlinable
     public func putReserving<K, V>(count: Int, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = [],
                                    _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         let txn = try liveHandle("mdb_put")
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        guard count >= 0 && count <= Int(UInt32.max) else {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "mdb_put", database: db.name,
+                            detail: "putReserving(count:) is out of range: allowed 0 to \(UInt32.max) bytes")
+        }
         try K.withBytes(of: key) { keyBytes throws in
             try db.validateKey(keyBytes.count, operation: "mdb_put")
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))

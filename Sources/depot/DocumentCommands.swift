@@ -20,6 +20,9 @@ struct ExportCommand: ParsableCommand {
     @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd).")
     var dates: DateOption = DateOption(.iso8601)
     @OptionGroup var output: OutputOptions
+    @Flag(name: .customLong("skip-damaged"),
+          help: "Export every sound document and report each damaged one (collection and ID) on standard error; exit status 1 if any was damaged.")
+    var skipDamaged = false
 
     func run() throws {
         try reportingErrors {
@@ -42,7 +45,12 @@ struct ExportCommand: ParsableCommand {
                 var out = ""
                 var documents = 0
                 var bytes = 0
-                try tx.export(collection: collection) { document in
+                var damaged = 0
+                let report: ((DepotError) -> Void)? = skipDamaged ? { error in
+                    damaged += 1
+                    printError("damaged: \(error.collection ?? "?")/\(error.id ?? "?") (\(error.code)): skipped")
+                } : nil
+                try tx.export(collection: collection, damaged: report) { document in
                     out += try document.jsonLine(dateStrategy: dates.strategy)
                     out += "\n"
                     documents += 1
@@ -56,6 +64,10 @@ struct ExportCommand: ParsableCommand {
                 }
                 FileHandle.standardOutput.write(Data(out.utf8))
                 progress.finish()
+                if damaged > 0 {
+                    printError("error: \(damaged) damaged document\(damaged == 1 ? " was" : "s were") not exported; \(documents) exported")
+                    throw ExitCode(1)
+                }
             }
         }
     }

@@ -4,12 +4,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Turns a memory fault (SIGSEGV, SIGBUS) into a plain error message and exit status 1.
+/// Turns a memory fault (SIGSEGV, SIGBUS) or a failed check (SIGABRT, SIGILL, SIGTRAP, SIGFPE)
+/// into a plain error message and exit status 1.
 ///
-/// LMDB trusts its file: a damaged page can point past the end of `data.mdb`, and a file
-/// truncated by another program while it is mapped raises SIGBUS on the next read. `depot verify`
-/// checks for both in a child process; every other command would otherwise die with a signal and a
-/// crash dump. The handler only writes a fixed message (async-signal-safe: no allocation, no
+/// LMDB trusts its file: a damaged page can point past the end of `data.mdb`, a file truncated by
+/// another program while it is mapped raises SIGBUS on the next read, and a page of the wrong kind
+/// fails one of LMDB's assertions, which aborts (SIGABRT, after LMDB printed the assertion).
+/// `depot verify` checks for these in a child process; every other command would otherwise die
+/// with a signal and a crash dump. The handler only writes a fixed message (async-signal-safe: no allocation, no
 /// locks) and ends the process with `_exit`: nothing is committed, since a transaction that has
 /// not returned from its commit is not durable, and LMDB's meta pages keep the last commit intact.
 enum MemoryFaultGuard {
@@ -23,7 +25,7 @@ enum MemoryFaultGuard {
             alternate.ss_flags = 0
             _ = sigaltstack(&alternate, nil)
         }
-        for signal in [SIGSEGV, SIGBUS] {
+        for signal in [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGTRAP, SIGFPE] {
             var action = sigaction()
             #if canImport(Glibc)
             action.__sigaction_handler.sa_handler = reportMemoryFault
@@ -44,9 +46,17 @@ nonisolated(unsafe) private let alternateSignalStack: UnsafeMutableRawPointer? =
 
 /// The signal handler: one `write` of a fixed message, then `_exit(1)`.
 private func reportMemoryFault(_ signal: Int32) {
-    let message: StaticString = signal == SIGBUS
-        ? "error: depot stopped on a bus error (SIGBUS) while reading the store: its data file is shorter than LMDB expects (truncated, or damaged so that a page points past its end); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
-        : "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    let message: StaticString
+    switch signal {
+    case SIGBUS:
+        message = "error: depot stopped on a bus error (SIGBUS) while reading the store: its data file is shorter than LMDB expects (truncated, or damaged so that a page points past its end); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    case SIGSEGV:
+        message = "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    case SIGABRT:
+        message = "error: depot stopped on a failed check of LMDB (SIGABRT, the assertion is above) while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    default:
+        message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+    }
     _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
     _exit(1)
 }

@@ -11,7 +11,9 @@ struct SeedCommand: ParsableCommand {
             size is unknown until every link is followed, so there is no bar); nothing extra is \
             printed when standard error is not a terminal. The summary counts stored documents (an \
             object found in several files counts once). Links must stay inside the seed file's \
-            folder; seedUrl links are refused unless their host is allowed.
+            folder; seedUrl links are refused unless their host is allowed. Into a folder that holds \
+            no store, the tree is checked before the store is created, so a tree that cannot be \
+            imported leaves nothing there.
             """)
 
     @OptionGroup var location: PathOption
@@ -22,19 +24,34 @@ struct SeedCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let store = try Store(path: location.path).alias(alias)
             var options = SeedOptions()
             options.allowedRemoteHosts = Set(allowRemote)
+            let url = URL(fileURLWithPath: file)
+            func failed(_ error: SeedError) throws -> Never {
+                throw CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
+            }
+            // A new store is created only for a tree that can be imported: a failed seed into a
+            // new folder leaves nothing there (the folders it would have created are removed).
+            let location = NewStoreLocation(self.location.path)
+            if location.missingFolders != nil {
+                do {
+                    try Store.checkSeedTree(at: url, options: options)
+                } catch let error as SeedError {
+                    location.removeCreatedFolders()
+                    try failed(error)
+                }
+            }
+            let store = try Store(path: self.location.path).alias(alias)
             let progress = ProgressLine("seed: reading", unit: "instances")
             options.progress = { p in
                 progress.update(items: p.documentsFound, note: "\(p.filesRead) files  \(p.currentFile)")
             }
             let summary: SeedSummary
             do {
-                summary = try store.seed(from: URL(fileURLWithPath: file), options: options)
+                summary = try store.seed(from: url, options: options)
             } catch let error as SeedError {
                 progress.finish()
-                throw CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
+                try failed(error)
             }
             progress.finish()
             if output.json {

@@ -255,32 +255,58 @@ struct CrashSafetyTests {
         let exe = try #require(depotExecutable())
         let documents = 3_000
         var rng = SeededRandom(seed: 0x5EED_0005)
-        var before = 0, after = 0
+        var before = 0, after = 0, resumed = 0
+        var migrator = Migrator()
+        migrator.register("rename") { _ in }
+        /// Whether every document is there with exactly the fields of one version and its values.
+        func expectState(_ store: Store, migrated: Bool, _ label: String) throws {
+            let objects = try store.read { tx in try tx.retrieveAll(dynamic: "migrating") }
+            #expect(objects.count == documents, "\(label): every document is there")
+            for object in objects {
+                let fields = Set(object.fields.map(\.key)).subtracting(["id"])
+                guard case .int(let n)? = object.fields.first(where: { $0.key == "n" })?.value else {
+                    Issue.record("\(label): a document lost its number")
+                    continue
+                }
+                if migrated {
+                    #expect(fields == ["n", "new", "extra"], "\(label): migrated entirely")
+                    #expect(object.fields.first { $0.key == "new" }?.value == .string("v\(n)"), "\(label): the value moved with its field")
+                    #expect(object.fields.first { $0.key == "extra" }?.value == .bool(true))
+                } else {
+                    #expect(fields == ["n", "old"], "\(label): not migrated at all")
+                    #expect(object.fields.first { $0.key == "old" }?.value == .string("v\(n)"))
+                }
+            }
+        }
         for round in 0..<12 {
             let folder = TemporaryFolder("depot-migration-kill")
             let child = try ChildProcess(exe, ["torture", "--path", folder.path, "--mode", "migration", "--count", "\(documents)"])
             #expect(child.readLine() == "filled", "round \(round)")
-            usleep(UInt32(rng.below(400_000)))
+            // Round 0 kills at once, inside the migration's transaction, so that the resume
+            // branch below always runs; the others at random moments.
+            let delay = rng.below(400_000)
+            if round > 0 { usleep(UInt32(delay)) }
             child.killNow()
             _ = child.finish()
             let store = try Store(path: folder.path)
-            var migrator = Migrator()
-            migrator.register("rename") { _ in }
             let applied = try migrator.appliedMigrations(in: store)
-            let fields = try store.read { tx in try tx.retrieveAll(dynamic: "migrating").map { Set($0.fields.map(\.key)).subtracting(["id"]) } }
-            #expect(fields.count == documents, "round \(round): every document is there")
             if applied == ["rename"] {
                 after += 1
-                #expect(fields.allSatisfy { $0 == ["n", "new", "extra"] }, "round \(round): migrated entirely")
+                try expectState(store, migrated: true, "round \(round)")
             } else {
                 before += 1
                 #expect(applied.isEmpty)
-                #expect(fields.allSatisfy { $0 == ["n", "old"] }, "round \(round): not migrated at all")
+                try expectState(store, migrated: false, "round \(round)")
                 // The next run resumes and completes it.
                 let again = try runProcess(exe, ["torture", "--path", folder.path, "--mode", "migration", "--count", "\(documents)"])
                 #expect(again.status == 0 && again.out.contains("migrated"), "round \(round): \(again.err)")
+                #expect(try migrator.appliedMigrations(in: store) == ["rename"], "round \(round): the resumed run recorded it")
+                try expectState(store, migrated: true, "round \(round), resumed")
+                resumed += 1
             }
         }
-        print("migration crash loop: 12 kills, \(after) after the migration, \(before) before it, none between")
+        #expect(resumed >= 1 && resumed == before, "the resume branch ran for every interrupted migration")
+        #expect(before + after == 12)
+        print("migration crash loop: 12 kills, \(after) after the migration, \(before) before it (all resumed), none between")
     }
 }

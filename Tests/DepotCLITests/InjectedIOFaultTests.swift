@@ -10,7 +10,8 @@ import DepotTestSupport
 /// same store. A commit whose call failed must say so (status 1, the error named, no crash), must
 /// not have taken effect, and must leave a store that verifies and takes the next write; a
 /// commit that said nothing failed must be there.
-@Suite("Injected I/O faults under LMDB", .serialized)
+@Suite("Injected I/O faults under LMDB", .serialized,
+       .enabled(if: FaultInjection.shimAvailable, "the shim needs Linux (LD_PRELOAD, /proc/self/fd) and a C compiler (cc, clang, gcc) on PATH"))
 struct InjectedIOFaultTests {
     let folder = TemporaryFolder("depot-iofault")
 
@@ -20,25 +21,16 @@ struct InjectedIOFaultTests {
         return try runToEnd(exe, args, environment: ["DEPOT_FAULT": fault, "LD_PRELOAD": shim])
     }
 
-    /// The shim, compiled with the C compiler on PATH; nil, after saying that the test is
-    /// skipped, when there is none.
-    func buildShim(_ test: String = #function) throws -> String? {
+    /// The shim, compiled with the C compiler on PATH (the suite runs only where there is one).
+    func buildShim() throws -> String {
         let source = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Fixtures/io-fault-shim/io-fault-shim.c").path
-        #if !os(Linux)
-        print("InjectedIOFaultTests.\(test): SKIPPED, the shim needs Linux (LD_PRELOAD, /proc/self/fd)")
-        return nil
-        #else
-        guard let compiler = which("cc") ?? which("clang") ?? which("gcc") else {
-            print("InjectedIOFaultTests.\(test): SKIPPED, no C compiler (cc, clang, gcc) on PATH to build the shim")
-            return nil
-        }
+        let compiler = try #require(FaultInjection.cCompiler)
         try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)
         let library = folder.sub("io-fault-shim.so")
         let build = try runToEnd(compiler, ["-shared", "-fPIC", "-o", library, source, "-ldl"])
-        #expect(build.status == 0, "compiling the shim: \(build.err)")
-        return build.status == 0 ? library : nil
-        #endif
+        try #require(build.status == 0, "compiling the shim: \(build.err)")
+        return library
     }
 
     /// The calls the shim counted on data.mdb, from its report on standard error.
@@ -59,7 +51,7 @@ struct InjectedIOFaultTests {
     }
 
     @Test func everyFailingCallOfACommitFailsItCleanly() throws {
-        guard let shim = try buildShim() else { return }
+        let shim = try buildShim()
         let template = folder.sub("template")
         #expect(try depot(["fill", "--path", template, "--db", "t", "--count", "300", "--value-size", "40"]).status == 0)
 
@@ -100,7 +92,7 @@ struct InjectedIOFaultTests {
     /// `depot backup` flushes the copy before it says it is done, and a failing write or flush of
     /// the copy is an error that leaves no partial backup behind; the next backup succeeds.
     @Test func aBackupIsFlushedAndAFailedCopyLeavesNothing() throws {
-        guard let shim = try buildShim() else { return }
+        let shim = try buildShim()
         let source = folder.sub("backup-source")
         #expect(try depot(["fill", "--path", source, "--db", "t", "--count", "2000", "--value-size", "100"]).status == 0)
         let probe = try depot(["backup", "--path", source, "--to", folder.sub("backup-counted")], fault: "count", shim: shim)
@@ -138,7 +130,7 @@ struct InjectedIOFaultTests {
     /// are spread over the calls a first run made; a fault that hit fails its whole batch, every
     /// caller of it retries, and nothing acknowledged is missing.
     @Test func groupCommitWritersRecoverFromFailedCallsAndLoseNothing() throws {
-        guard let shim = try buildShim() else { return }
+        let shim = try buildShim()
         let template = folder.sub("group-template")
         #expect(try depot(["torture", "--path", template, "--mode", "kv", "--count", "1", "--records", "\(tortureRecords)"]).status == 0)
         let commits = 40
@@ -180,7 +172,7 @@ struct InjectedIOFaultTests {
     /// acknowledged transaction is there, whole, with matching checksums.
     @Test(arguments: ["kv", "documents"])
     func aWriterRecoversFromEachFailedCallAndLosesNothing(mode: String) throws {
-        guard let shim = try buildShim() else { return }
+        let shim = try buildShim()
         let template = folder.sub("torture-template-\(mode)")
         let first = try depot(["torture", "--path", template, "--mode", mode, "--count", "1", "--records", "\(tortureRecords)"])
         #expect(first.status == 0, "\(first.err)")

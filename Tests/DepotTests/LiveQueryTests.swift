@@ -137,6 +137,26 @@ struct LiveQueryTests {
         print("live query: \(commits) commits → \(seen.readCount) reads, \(seen.count) yields")
     }
 
+    /// The bound the documentation promises: every commit that arrives while the consumer is
+    /// busy merges into one read, and that read sees the last commit.
+    @Test func commitsWhileTheConsumerIsBusyCostOneRead() async throws {
+        let folder = TemporaryFolder("depot-live")
+        let store = try fastStore(folder)
+        try commit(store) { tx in try tx.park(Counter(id: 1, value: 0)) }
+        let seen = Seen<Int>()
+        let observation = store.observe(collections: [Counter.collection]) { tx in
+            seen.didRead()
+            return try tx.retrieve(Counter.self, id: 1)?.value ?? -1
+        }
+        var iterator = observation.makeAsyncIterator()
+        #expect(try await iterator.next() == 0)
+        #expect(seen.readCount == 1)
+        for i in 1...500 { try commit(store) { tx in try tx.park(Counter(id: 1, value: i)) } }
+        #expect(seen.readCount == 1, "no read runs before the consumer asks")
+        #expect(try await iterator.next() == 500, "one read sees the last commit")
+        #expect(seen.readCount == 2, "500 commits while the consumer was busy cost exactly one read")
+    }
+
     @Test func cancellationEndsTheSequenceAndReleasesTheObserver() async throws {
         let folder = TemporaryFolder("depot-live")
         let store = try fastStore(folder)

@@ -293,7 +293,7 @@ struct RecordCodecTests {
         }
         // What a changed record still decodes to is written back byte for byte as `Codable` writes it;
         // changed headers, tags and lengths are refused.
-        var refused = 0
+        var refused = 0, rewritten = 0
         for i in bytes.indices {
             for delta: UInt8 in [1, 0x40, 0x80] {
                 var changed = bytes
@@ -302,11 +302,22 @@ struct RecordCodecTests {
                     refused += 1
                     continue
                 }
-                // (`guardField` may now refuse to encode: then both paths refuse.)
-                #expect((try? BinaryEncoder().encodeGenerated(value)) == (try? BinaryEncoder().encode(value)))
+                // (`guardField` may now refuse to encode: then both paths refuse, with the same error.)
+                switch (Result { try BinaryEncoder().encodeGenerated(value) }, Result { try BinaryEncoder().encode(value) }) {
+                case (.success(let generated), .success(let codable)):
+                    #expect(generated == codable, "byte \(i) + \(delta)")
+                    rewritten += 1
+                case (.failure(let generated), .failure(let codable)):
+                    #expect("\(generated)" == "\(codable)", "byte \(i) + \(delta): both refuse, for the same reason")
+                case (.success, .failure(let error)):
+                    Issue.record("byte \(i) + \(delta): only Codable refuses: \(error)")
+                case (.failure(let error), .success):
+                    Issue.record("byte \(i) + \(delta): only the generated encoder refuses: \(error)")
+                }
             }
         }
         #expect(refused > bytes.count)
+        #expect(rewritten > 0, "some changed records still decode, and are compared")
     }
 
     /// Records that never flush before the end (header patched in scratch memory), records past

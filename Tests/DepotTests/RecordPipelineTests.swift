@@ -165,13 +165,13 @@ struct RecordPipelineTests {
         ]
         for (what, attempt) in attempts {
             let error = #expect(throws: DepotError.self, "\(what)") { try store.read { tx in try attempt(tx) } }
-            #expect(error?.code == .readOnlyTransaction || error?.code == .invalidState, "\(what): \(String(describing: error))")
+            #expect(error?.code == .readOnlyTransaction, "\(what): \(String(describing: error))")
         }
         // The same after the collection exists.
         try store.write { tx in try tx.park(Gadget(id: "x", color: "red", serial: nil, weight: 1)) }
         for (what, attempt) in attempts {
             let error = #expect(throws: DepotError.self, "\(what), existing") { try store.read { tx in try attempt(tx) } }
-            #expect(error?.code == .readOnlyTransaction || error?.code == .invalidState, "\(what): \(String(describing: error))")
+            #expect(error?.code == .readOnlyTransaction, "\(what): \(String(describing: error))")
         }
         #expect(try store.read { try $0.retrieve(Gadget.self, id: "x") }?.color == "red")
     }

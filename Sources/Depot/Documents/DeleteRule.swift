@@ -153,8 +153,8 @@ extension DocumentTransaction {
 
     private func storedDocument(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> (flags: UInt8, document: DocumentValue)? {
         try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
-            let (header, payload) = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind)
-            return (header.flags, try DocumentValue(binary: payload))
+            let (header, document) = try openDocument(bytes, collection: target.collection, key: key, kind: target.kind)
+            return (header.flags, document)
         }
     }
 }

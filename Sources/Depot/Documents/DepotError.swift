@@ -87,12 +87,15 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The store-level `delete` or `setSyncStatus` named a document that is not stored
         /// (GarageStorage's `failedToRetrieveObject`).
         public static let notStored = Code(rawValue: "notStored")
+        /// An option was given outside its allowed range (the message names the option and the
+        /// range; see the article "Options and their ranges").
+        public static let invalidOption = Code(rawValue: "invalidOption")
 
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
             .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
-            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored,
+            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption,
         ]
     }
 
@@ -176,6 +179,8 @@ extension DepotError {
     public static let mistypedSubstitution = DepotError(pattern: .mistypedSubstitution)
     /// Matches ``Code/notStored``.
     public static let notStored = DepotError(pattern: .notStored)
+    /// Matches ``Code/invalidOption``.
+    public static let invalidOption = DepotError(pattern: .invalidOption)
 
     // Constructors, one per failure.
     /// An error with code ``Code/checksumMismatch`` and its message.
@@ -209,8 +214,20 @@ extension DepotError {
         DepotError(code: .referenceCycle, message: "reference cycle: " + chain.joined(separator: " → "))
     }
     /// An error with code ``Code/unknownReferenceType`` and its message.
-    public static func unknownReferenceType(collection: String, expected: String) -> DepotError {
-        DepotError(code: .unknownReferenceType, message: "a reference to collection '\(collection)' cannot be read as \(expected)", collection: collection)
+    /// Names the document holding the reference and the reference's field path, never the
+    /// collection or ID the reference stores (bytes of the record).
+    public static func unknownReferenceType(alias: String, collection: String, id: String, fieldPath: String, expected: String) -> DepotError {
+        unresolvableReference(expected: expected).locatingReference(alias: alias, collection: collection, id: id, fieldPath: fieldPath)
+    }
+    /// A reference the resolver cannot turn into `expected`, before the read that met it says
+    /// where it lies (``locatingReference(alias:collection:id:fieldPath:)``).
+    static func unresolvableReference(expected: String) -> DepotError {
+        DepotError(code: .unknownReferenceType, message: "a reference cannot be read as \(expected) (it refers to another collection or ID kind)")
+    }
+    /// This error of ``unresolvableReference(expected:)`` naming the document and field that hold the reference.
+    func locatingReference(alias: String, collection: String, id: String, fieldPath: String) -> DepotError {
+        DepotError(code: code, message: "document \(collection)/\(id) in alias '\(alias)' at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(message)",
+                   alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
     /// An error with code ``Code/idKindMismatch`` and its message.
     public static func idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind) -> DepotError {
@@ -242,6 +259,10 @@ extension DepotError {
         DepotError(code: .revisionConflict,
                    message: "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")",
                    alias: alias, collection: collection, id: id)
+    }
+    /// An error with code ``Code/invalidOption``: names the option and its allowed range.
+    public static func invalidOption(_ name: String, allowed: String) -> DepotError {
+        DepotError(code: .invalidOption, message: "option '\(name)' is out of range: allowed \(allowed)")
     }
     /// An error with code ``Code/invalidState`` and its message.
     public static func invalidState(_ detail: String) -> DepotError {

@@ -131,8 +131,7 @@ extension DocumentTransaction {
     }
 
     private func dynamicObject(_ entity: String, _ record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, kind: IDKind) throws -> DynamicObject {
-        let payload = try openRecord(record, collection: entity, key: key, kind: kind).payload
-        let value = try DocumentValue(binary: payload)
+        let value = try openDocument(record, collection: entity, key: key, kind: kind).document
         var object = DynamicObject(entity: entity)
         object.fields = value.fields ?? []
         return object

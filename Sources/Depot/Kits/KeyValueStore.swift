@@ -26,6 +26,11 @@ import DepotLMDB
 /// store (at its save), or another process, once this store watches for that with
 /// ``Store/watchExternalChanges(every:)`` (before the change notice reaches any observer or
 /// stream). Unsaved values are kept: they are written over the other writer's at ``save()``.
+///
+/// **Values are saved as they are at the save**: a value of a class type (set, or handed out
+/// by the cache) may change in place after it was set; ``save()`` encodes such values again and
+/// writes every one whose encoding differs from the bytes last set or saved, so a change made
+/// in place is saved, and ``hasUnsavedChanges`` counts it. Other values are copies.
 public final class KeyValueStore: @unchecked Sendable {
     // @unchecked Sendable: every mutable property is guarded by `lock`.
     /// The cached value of an entry preloaded as bytes, decoded on first use.
@@ -39,6 +44,9 @@ public final class KeyValueStore: @unchecked Sendable {
         var deleted = false
         var lastUse: UInt64
         var version: UInt64 = 0
+        /// Encodes the value again, for a value of a class type (nil for others): it may have
+        /// changed in place since `bytes` were made.
+        var encode: (@Sendable () throws -> [UInt8])? = nil
     }
 
     /// The store the values are kept in.
@@ -89,8 +97,12 @@ public final class KeyValueStore: @unchecked Sendable {
         lock.withLock { (hits, misses, cache.count, bytesCached) }
     }
 
-    /// Whether values were set but not saved.
-    public var hasUnsavedChanges: Bool { lock.withLock { !dirtyKeys.isEmpty } }
+    /// Whether values were set but not saved, or a cached value of a class type was changed in
+    /// place since it was set, loaded or saved (found by encoding it again).
+    public var hasUnsavedChanges: Bool {
+        if lock.withLock({ !dirtyKeys.isEmpty }) { return true }
+        return !pending(nil).isEmpty
+    }
 
     /// The value under `key` as `T`: from the cache, else from disk (then cached).
     /// Setting keeps the value in memory only (nil marks the key for deletion) until ``save()``.
@@ -119,7 +131,7 @@ public final class KeyValueStore: @unchecked Sendable {
         lock.withLock { misses += 1 }
         guard let bytes = try load(key) else { return nil }
         let decoded = try decode(T.self, bytes, key: key)
-        insert(key, Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+        insert(key, Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)))
         return decoded
     }
 
@@ -129,32 +141,66 @@ public final class KeyValueStore: @unchecked Sendable {
             insert(key, Entry(value: Optional<Int>.none as Int?, bytes: nil, encodingError: nil, dirty: true, deleted: true, lastUse: 0))
             return
         }
+        let encode = Self.encoder(for: value)
         do {
             let bytes = try BinaryEncoder().encode(value)
-            insert(key, Entry(value: value, bytes: bytes, encodingError: nil, dirty: true, lastUse: 0))
+            insert(key, Entry(value: value, bytes: bytes, encodingError: nil, dirty: true, lastUse: 0, encode: encode))
         } catch {
-            insert(key, Entry(value: value, bytes: nil, encodingError: error, dirty: true, lastUse: 0))
+            insert(key, Entry(value: value, bytes: nil, encodingError: error, dirty: true, lastUse: 0, encode: encode))
         }
     }
 
-    /// Writes every unsaved value in one transaction. On error nothing is written and the values
-    /// stay unsaved.
+    /// Writes every unsaved value in one transaction, each as it is now (see the type's
+    /// discussion of values changed in place). On error nothing is written and the values stay
+    /// unsaved.
     public func save() throws {
-        let dirty = lock.withLock { () -> [String: Entry] in
-            var dirty: [String: Entry] = [:]
-            for key in dirtyKeys { dirty[key] = cache[key] }
-            return dirty
-        }
-        try write(dirty)
+        try write(pending(nil))
     }
 
-    /// Writes the unsaved value of `key` (if any).
+    /// Writes the unsaved value of `key` (if any), as it is now.
     public func save(_ key: String) throws {
-        let dirty = lock.withLock { () -> [String: Entry] in
-            guard dirtyKeys.contains(key), let entry = cache[key] else { return [:] }
-            return [key: entry]
+        try write(pending(key))
+    }
+
+    /// What a save of `only` (nil: every key) writes: the unsaved entries, and the cached values
+    /// of class types whose encoding changed in place; a class value is encoded now, so it is
+    /// written as it is at the save. Encodes outside the lock.
+    private func pending(_ only: String?) -> [String: Entry] {
+        let candidates = lock.withLock { () -> [String: Entry] in
+            var found: [String: Entry] = [:]
+            if let only {
+                if let entry = cache[only], entry.dirty || entry.encode != nil { found[only] = entry }
+                return found
+            }
+            for key in dirtyKeys { found[key] = cache[key] }
+            for (key, entry) in cache where !entry.dirty && entry.encode != nil { found[key] = entry }
+            return found
         }
-        try write(dirty)
+        var result: [String: Entry] = [:]
+        for (key, var entry) in candidates {
+            if let encode = entry.encode, !entry.deleted {
+                do {
+                    let now = try encode()
+                    if !entry.dirty && now == entry.bytes { continue } // unchanged since loaded or saved
+                    entry.bytes = now
+                    entry.encodingError = nil
+                } catch {
+                    entry.bytes = nil
+                    entry.encodingError = error
+                }
+            } else if !entry.dirty {
+                continue
+            }
+            result[key] = entry
+        }
+        return result
+    }
+
+    /// Encodes `value` again at save time when it is an instance of a class (it may change in
+    /// place); nil for other values, which the cache holds as copies.
+    private static func encoder<T: Encodable & Sendable>(for value: T) -> (@Sendable () throws -> [UInt8])? {
+        guard type(of: value) is AnyClass else { return nil }
+        return { try BinaryEncoder().encode(value) }
     }
 
     /// Loads and decodes `key` into the cache off the calling task.
@@ -263,6 +309,8 @@ public final class KeyValueStore: @unchecked Sendable {
             return try BinaryDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
             throw DepotError.decodingFailed(alias: store.alias, collection: "$kv", id: key, fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+        } catch let error as BinaryCodecError {
+            throw DepotError.corruptRecord(alias: store.alias, collection: "$kv", id: key, detail: "\(error)")
         }
     }
 
@@ -296,6 +344,7 @@ public final class KeyValueStore: @unchecked Sendable {
                     put(key, nil)
                 } else {
                     current.dirty = false
+                    current.bytes = saved.bytes // what was written: a later change in place is compared with it
                     put(key, current)
                 }
             }

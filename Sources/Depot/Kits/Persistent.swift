@@ -25,6 +25,10 @@ extension PersistentRepository {
 /// and replaced when another process or handle commits a new value — the owner is told through
 /// ``onExternalChange`` and ``externalChanges``.
 ///
+/// A value of a class type may be changed in place (`settings.value?.volume = 7` on a class
+/// changes the object, not the property): ``hasUnsavedChanges`` then compares its encoding with
+/// the bytes last loaded or saved, so ``flush()`` and the save on release write it as it is.
+///
 /// ```swift
 /// let settings = try Persistent<Settings>(key: "settings", store: store)
 /// if settings.value == nil { settings.reset(Settings()) }
@@ -73,8 +77,16 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
     /// Replaces the value (unsaved until ``save()``).
     public func reset(_ value: Value?) { self.value = value }
 
-    /// Whether the value changed since it was loaded or saved.
-    public var hasUnsavedChanges: Bool { lock.withLock { dirty } }
+    /// Whether the value changed since it was loaded or saved: set, or, for a value of a class
+    /// type, changed in place (its encoding differs from the bytes last loaded or saved).
+    public var hasUnsavedChanges: Bool {
+        let state: (dirty: Bool, value: Value?, saved: [UInt8]?) = lock.withLock { (dirty, current, savedBytes) }
+        if state.dirty { return true }
+        let value = state.value, saved = state.saved
+        guard let value, type(of: value) is AnyClass else { return false } // other values are copies
+        // A value that no longer encodes counts as changed: saving it reports the error.
+        return (try? BinaryEncoder().encode(value)) != saved
+    }
 
     /// Writes the value to the repository now.
     public func save() throws {
@@ -252,8 +264,17 @@ public final class FileRepository: PersistentRepository, @unchecked Sendable {
     public let folder: URL
     let interval: Double
 
+    /// Shortest and longest polling interval in seconds (shorter ones would spin a core).
+    public static let intervalRange: ClosedRange<Double> = 0.001...3_600
+
     /// Files in `folder` (created if missing); changes polled every `interval` seconds.
+    /// - Throws: ``DepotError`` `.invalidOption` naming `FileRepository(interval:)` and its range
+    ///   when `interval` is outside ``intervalRange`` (or not a number); the file system's error
+    ///   when the folder cannot be created.
     public init(folder: URL, interval: Double = 0.1) throws {
+        guard Self.intervalRange.contains(interval) else {
+            throw DepotError.invalidOption("FileRepository(interval:)", allowed: "0.001 to 3600 seconds")
+        }
         self.folder = folder
         self.interval = interval
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

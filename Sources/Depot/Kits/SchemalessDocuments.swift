@@ -43,8 +43,7 @@ extension DocumentTransaction {
         return try key.withUnsafeBytes { k in
             if k.isEmpty || k.count > context.maxKeySize { return nil }
             return try context.txn.withValue(forKey: k, in: target.keyspace) { record in
-                let payload = try openRecord(record, collection: collection, key: k, kind: target.kind).payload
-                return try DocumentValue(binary: payload)
+                try openDocument(record, collection: collection, key: k, kind: target.kind).document
             }
         }
     }

@@ -61,7 +61,8 @@ public final class MigrationContext {
 
     /// Renames a collection: its documents move, references to them from every collection of the
     /// alias follow, and the old collection is dropped (with its indexes; a type's declared
-    /// indexes are built again on the new name when it is next used).
+    /// indexes are built again on the new name when it is next used). No delete rule runs:
+    /// the documents move, none is deleted.
     ///
     /// - Throws: ``DepotError`` when `newName` already holds documents.
     public func renameCollection(_ collection: String, to newName: String) throws {
@@ -74,7 +75,8 @@ public final class MigrationContext {
     /// Moves every document of `collection` into `destination`, converted by `transform`
     /// (GarageStorage's `migrateAll(from:to:)`): IDs are kept, a document already in
     /// `destination` with the same ID is replaced, references to the moved documents from every
-    /// collection of the alias are rewritten, and `collection` is dropped.
+    /// collection of the alias are rewritten, and `collection` is dropped without running any
+    /// delete rule (the documents moved; none was deleted), all in the migration's transaction.
     public func migrateAll(from collection: String, to destination: String, _ transform: (DocumentValue) throws -> DocumentValue) throws {
         guard collection != destination else { return }
         guard let source = try context.existingTarget(alias: transaction.alias, collection: collection) else { return }
@@ -84,7 +86,10 @@ public final class MigrationContext {
         for record in try records(of: source) {
             try write(try transform(record.document), key: record.key, flags: record.flags, to: target)
         }
-        try transaction.dropCollection(collection)
+        // A move is not a delete: no delete rule runs (cascade would delete, nullify would
+        // clear and deny would refuse the referencing documents), and the references follow
+        // the documents in this same transaction.
+        try transaction.dropCollection(collection, applyingDeleteRules: false)
         try rewriteReferences(from: collection, to: destination)
     }
 
@@ -99,11 +104,7 @@ public final class MigrationContext {
     private func records(of target: RecordTarget) throws -> [StoredRecord] {
         var result: [StoredRecord] = []
         try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
-            let (header, payload) = try transaction.openRecord(value, collection: target.collection, key: key, kind: target.kind)
-            let document: DocumentValue
-            do { document = try DocumentValue(binary: payload) } catch {
-                throw DepotError.corruptRecord(alias: target.alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind), detail: "\(error)")
-            }
+            let (header, document) = try transaction.openDocument(value, collection: target.collection, key: key, kind: target.kind)
             result.append(StoredRecord(key: [UInt8](key), flags: header.flags, document: document))
             return true
         }

@@ -25,7 +25,16 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     private var lastTransactionID = -1
     private var leaseRenewedAt: Double = 0
 
+    /// Shortest polling interval (shorter ones would spin a core).
+    public static let minimumInterval: Duration = .milliseconds(1)
+    /// Longest polling interval: the watcher renews its 10-second lease between polls, so a
+    /// longer wait would let the lease lapse and writers stop logging their changes.
+    public static let maximumInterval: Duration = .seconds(5)
+
     init(store: Store, interval: Duration) throws {
+        guard interval >= Self.minimumInterval && interval <= Self.maximumInterval else {
+            throw DepotError.invalidOption("watchExternalChanges(every:)", allowed: "1 ms to 5 s")
+        }
         self.store = store
         self.core = store.core
         self.interval = interval
@@ -132,6 +141,11 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
 extension Store {
     /// Starts watching for commits of other processes (see ``ExternalChangeWatcher``); keep the
     /// returned object for as long as you want to be told.
+    ///
+    /// - Parameter interval: how often to poll, from ``ExternalChangeWatcher/minimumInterval``
+    ///   (1 ms) to ``ExternalChangeWatcher/maximumInterval`` (5 s).
+    /// - Throws: ``DepotError`` `.invalidOption` naming `watchExternalChanges(every:)` and the
+    ///   range when `interval` is outside it; a storage error when the lease cannot be written.
     public func watchExternalChanges(every interval: Duration = .milliseconds(50)) throws -> ExternalChangeWatcher {
         try ExternalChangeWatcher(store: self, interval: interval)
     }

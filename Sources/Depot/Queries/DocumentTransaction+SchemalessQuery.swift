@@ -34,11 +34,7 @@ extension DocumentTransaction {
         func consider(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> Bool {
             examined += 1
             let id = kind.value(ofKey: key)
-            let (header, payload) = try openRecord(record, collection: collection, key: key, kind: kind)
-            let document: DocumentValue
-            do { document = try DocumentValue(binary: payload) } catch {
-                throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(id), detail: "\(error)")
-            }
+            let (header, document) = try openDocument(record, collection: collection, key: key, kind: kind)
             guard conditions.allSatisfy({ $0.matches(document[path: $0.field]) }) else { return true }
             found.append(ExportedDocument(alias: alias, collection: collection, id: id, document: document, revision: header.revision))
             return !sort.isEmpty || found.count < max

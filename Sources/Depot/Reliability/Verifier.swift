@@ -68,6 +68,7 @@ public enum Verifier {
             let kind = kinds[name]
             do {
                 let db = try environment.openDatabase(name, create: false)
+                var order = KeyOrder(db.flags)
                 try environment.read { txn in
                     let region = try txn.usedMapRegion()
                     let pages = (region?.lastPageNumber ?? 0) + 1
@@ -85,6 +86,21 @@ public enum Verifier {
                             problem("database '\(name)' entry \(summary.entries) (a key of \(key.count) bytes): the value "
                                     + "(\(value.count) bytes) runs past the used part of the data file (\(pages) pages)")
                             return true
+                        }
+                        // LMDB never stores a longer key (nor a longer value under sorted duplicates).
+                        if key.count > environment.maxKeySize || (db.flags.contains(.dupSort) && value.count > environment.maxKeySize) {
+                            let what = key.count > environment.maxKeySize ? "a key of \(key.count) bytes" : "a sorted value of \(value.count) bytes"
+                            problem("database '\(name)' entry \(summary.entries): \(what), longer than LMDB stores (\(environment.maxKeySize)): a damaged node")
+                            return true
+                        }
+                        // A damaged key, node pointer or page header shows as keys out of order
+                        // (the record checksums do not cover keys).
+                        if let disorder = order.check(key, value) {
+                            problem("database '\(name)' entry \(summary.entries): \(disorder): a damaged key, node or page")
+                        }
+                        if name == StoreLayout.metaDatabase, key.starts(with: StoreLayout.descriptorRoot.utf8),
+                           IDKind(rawValue: validUTF8String(value) ?? "") == nil {
+                            problem("database '\(name)' key '\(displayKey(key))': the collection descriptor names no ID kind (a damaged record)")
                         }
                         guard let (alias, collection) = documentDatabase else { return true }
                         let id = key.count > environment.maxKeySize || kind == .string
@@ -122,6 +138,48 @@ public enum Verifier {
             report.databases.append(summary)
         }
         return report
+    }
+
+    /// Checks that a scan meets keys in LMDB's order (byte order; for sorted duplicates, values
+    /// in byte order under one key): damage to a key or to a page's node pointers shows as a key
+    /// out of order, a repeated key or an empty key. Databases with other comparisons
+    /// (`integerKey`, `reverseKey`, `integerDup`, `reverseDup`) are not checked.
+    struct KeyOrder {
+        let checksKeys: Bool
+        let duplicates: Bool
+        let checksValues: Bool
+        var previousKey: [UInt8]?
+        var previousValue: [UInt8]?
+
+        init(_ flags: DatabaseFlags) {
+            checksKeys = flags.isDisjoint(with: [.integerKey, .reverseKey])
+            duplicates = flags.contains(.dupSort)
+            checksValues = duplicates && flags.isDisjoint(with: [.integerDup, .reverseDup])
+        }
+
+        /// What is wrong with meeting `key` (and `value`) next, or nil.
+        mutating func check(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> String? {
+            guard checksKeys else { return nil }
+            if key.isEmpty { return "an empty key (LMDB never stores one)" }
+            defer {
+                previousKey = [UInt8](key)
+                if checksValues { previousValue = [UInt8](value) }
+            }
+            guard let previousKey else { return nil }
+            let order = Self.compare(previousKey, key)
+            if order > 0 { return "the key sorts before the key of the entry before it" }
+            if order == 0 && !duplicates { return "the same key as the entry before it" }
+            if order == 0 && checksValues, let previousValue, Self.compare(previousValue, value) >= 0 {
+                return "the value sorts before (or equals) the value before it under the same key"
+            }
+            return nil
+        }
+
+        /// Byte-wise comparison, shorter first on a common prefix (LMDB's default order).
+        static func compare(_ a: [UInt8], _ b: UnsafeRawBufferPointer) -> Int {
+            for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
+            return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+        }
     }
 
     /// The ID kind of every document database, from the store's collection descriptors.

@@ -34,6 +34,30 @@ extension Store {
     @discardableResult
     public func seed(from url: URL, options: SeedOptions = SeedOptions()) throws -> SeedSummary {
         let started = Date()
+        // Phase one: read, parse and check the whole tree with no transaction open.
+        let (seeder, reader) = try Self.plan(url, options: options, types: core.seedTypes)
+        // Phase two: apply the plan in one write transaction (it may run again if the map must
+        // grow; the plan is not changed by a run).
+        let counts = try write { tx in try seeder.apply(in: tx) }
+        let summary = SeedSummary(documentsPerCollection: counts, filesRead: reader.filesRead, bytesRead: reader.bytesRead,
+                                  generatedIDs: seeder.generated, seconds: 0)
+        var result = summary
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// Reads, parses and checks the seed tree at `url` as ``seed(from:options:)`` does before it
+    /// writes anything, with no store: for a tool that creates a store only for a tree that can
+    /// be imported (`depot seed` into a new folder). Types registered with
+    /// ``registerSeedType(_:)`` on a store are checked only when seeding that store.
+    ///
+    /// - Throws: ``SeedError`` naming the file and JSON path.
+    public static func checkSeedTree(at url: URL, options: SeedOptions = SeedOptions()) throws {
+        _ = try plan(url, options: options, types: [:])
+    }
+
+    /// Phase one of seeding: resolves the root file inside its folder and plans the whole tree.
+    private static func plan(_ url: URL, options: SeedOptions, types: [String: SeedTypeRegistration]) throws -> (Seeder, SeedReader) {
         let rootFile: SeedSource
         let rootFolder: String
         if url.isFileURL {
@@ -58,18 +82,10 @@ extension Store {
         if case .file(let path) = rootFile, !(path.hasPrefix(rootFolder + "/")) {
             throw SeedError(kind: .outsideRoot, file: path, jsonPath: nil, detail: "the seed file is outside the seed folder '\(rootFolder)'")
         }
-        // Phase one: read, parse and check the whole tree with no transaction open.
         let reader = SeedReader(root: rootFolder, options: options)
-        let seeder = Seeder(reader: reader, types: core.seedTypes)
+        let seeder = Seeder(reader: reader, types: types)
         try seeder.plan(root: rootFile)
-        // Phase two: apply the plan in one write transaction (it may run again if the map must
-        // grow; the plan is not changed by a run).
-        let counts = try write { tx in try seeder.apply(in: tx) }
-        let summary = SeedSummary(documentsPerCollection: counts, filesRead: reader.filesRead, bytesRead: reader.bytesRead,
-                                  generatedIDs: seeder.generated, seconds: 0)
-        var result = summary
-        result.seconds = Date().timeIntervalSince(started)
-        return result
+        return (seeder, reader)
     }
 }
 
@@ -84,8 +100,8 @@ extension DocumentTransaction {
             var converted = Set<String>()
             while true {
                 guard let (flags, stored) = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes in
-                    let (header, payload) = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind)
-                    return (header.flags, try DocumentValue(binary: payload))
+                    let (header, document) = try openDocument(bytes, collection: target.collection, key: key, kind: target.kind)
+                    return (header.flags, document)
                 }) else { return }
                 var probe = BinaryDecoder()
                 probe.referenceResolver = referenceHook

@@ -80,8 +80,8 @@ extension DocumentTransaction {
             } catch let error as DecodingError {
                 throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
                                                 fieldPath: path.name, detail: decodingDetail(error))
-            } catch let error as BinaryCodecError {
-                throw DepotError.corruptRecord(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind), detail: "\(error)")
+            } catch {
+                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
             }
         }
     }

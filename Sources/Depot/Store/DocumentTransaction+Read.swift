@@ -199,8 +199,25 @@ extension DocumentTransaction {
                                              fieldPath: fieldPath(of: error), detail: decodingDetail(error))
         case let error as BinaryCodecError:
             return DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
+        case let error as DepotError where error.code == .unknownReferenceType && error.alias == nil:
+            // From the reference hook, via the decoder, which added the field path.
+            return error.locatingReference(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), fieldPath: error.fieldPath ?? "")
         default:
             return error
+        }
+    }
+
+    /// Opens the stored record `bytes` under `key` and reads its document as a schemaless value:
+    /// every schemaless read path goes through here, so a damaged record is always reported as
+    /// ``openRecord(_:collection:key:kind:)`` and ``decodingFailure(_:collection:kind:key:)``
+    /// report it (alias, collection, ID; never a stored value).
+    func openDocument(_ bytes: UnsafeRawBufferPointer, collection: String, key: UnsafeRawBufferPointer, kind: IDKind) throws
+        -> (header: Record.Header, document: DocumentValue) {
+        let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
+        do {
+            return (header, try DocumentValue(binary: payload))
+        } catch {
+            throw decodingFailure(error, collection: collection, kind: kind, key: key)
         }
     }
 

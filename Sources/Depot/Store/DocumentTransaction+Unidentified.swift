@@ -100,7 +100,13 @@ public struct ExportedDocument: Sendable, Hashable {
 extension DocumentTransaction {
     /// Visits every stored document of `collection` (or of every collection) of this alias as a
     /// schemaless value, checksums verified; return false to stop.
-    public func export(collection: String? = nil, _ body: (ExportedDocument) throws -> Bool) throws {
+    ///
+    /// - Parameter damaged: called, instead of throwing, for each record that is damaged (a
+    ///   ``DepotError`` `.checksumMismatch`, `.corruptRecord` or `.decodingFailed` naming its
+    ///   collection and ID); the export goes on with the next record. Nil (the default): the
+    ///   first damaged record ends the export with that error.
+    public func export(collection: String? = nil, damaged: ((DepotError) throws -> Void)? = nil,
+                       _ body: (ExportedDocument) throws -> Bool) throws {
         let names = try collection.map { [$0] } ?? collections()
         for name in names {
             guard let target = try context.existingTarget(alias: alias, collection: name) else { continue }
@@ -108,12 +114,12 @@ extension DocumentTransaction {
             var stop = false
             try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
                 let id = kind.value(ofKey: key)
-                let (header, payload) = try openRecord(value, collection: name, key: key, kind: kind)
-                let document: DocumentValue
+                let header: Record.Header, document: DocumentValue
                 do {
-                    document = try DocumentValue(binary: payload)
-                } catch {
-                    throw DepotError.corruptRecord(alias: alias, collection: name, id: displayID(id), detail: "\(error)")
+                    (header, document) = try openDocument(value, collection: name, key: key, kind: kind)
+                } catch let error as DepotError where damaged != nil && [.checksumMismatch, .corruptRecord, .decodingFailed].contains(error.code) {
+                    try damaged?(error)
+                    return true
                 }
                 let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision))
                 if !keepGoing { stop = true }

@@ -234,9 +234,9 @@ extension DocumentTransaction {
 
     /// Deletes every record of `target` with its index and sync entries. Returns how many.
     /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
-    func clearRecords(_ target: RecordTarget) throws -> Int {
+    func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
         try prepareForWriting(target)
-        if deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
+        if !applyingDeleteRules || deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
         return try allOrNothing {
             // Counted first: a cascade within the collection deletes some of them one by one.
             let count = try context.txn.count(target.keyspace)

@@ -75,23 +75,23 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         if let lazyType = T.self as? any LazyReference.Type {
             // A lazy reference keeps the identity only: nothing is read now.
             guard let lazy = lazyType.make(collection: collection, id: id) as? T else {
-                throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+                throw DepotError.unresolvableReference(expected: String(describing: T.self))
             }
             return lazy
         }
         guard let documentType = T.self as? any Document.Type else {
-            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+            throw DepotError.unresolvableReference(expected: String(describing: T.self))
         }
         let resolved = try resolveDocument(documentType, collection: collection, id: id)
         guard let typed = resolved as? T else {
-            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: T.self))
+            throw DepotError.unresolvableReference(expected: String(describing: T.self))
         }
         return typed
     }
 
     private func resolveDocument<D: Document>(_ type: D.Type, collection: String, id: DocumentValue) throws -> D {
         guard collection == D.collection, let typedID = D.ID(documentValue: id) else {
-            throw DepotError.unknownReferenceType(collection: collection, expected: String(describing: D.self))
+            throw DepotError.unresolvableReference(expected: String(describing: D.self))
         }
         let context = try transaction.context
         let alias = try transaction.alias

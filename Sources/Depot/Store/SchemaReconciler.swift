@@ -76,7 +76,11 @@ extension DocumentTransaction {
         var entries: [(key: [UInt8], fields: [[UInt8]])] = []
         try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
             let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
-            entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            do {
+                entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            } catch {
+                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
+            }
             return true
         }
         for (key, fields) in entries {
@@ -125,11 +129,14 @@ extension DocumentTransaction {
 extension DocumentTransaction {
     /// Removes collection `collection` of this alias entirely: its documents (recorded as
     /// deleted), its keyspace, its descriptor, its indexes and its sync-status entries.
-    func dropCollection(_ collection: String) throws {
+    ///
+    /// `applyingDeleteRules` false (a migration that moved the documents elsewhere) removes the
+    /// records without running any delete rule: nothing was deleted, only moved.
+    func dropCollection(_ collection: String, applyingDeleteRules: Bool = true) throws {
         let meta = try context.writableMeta()
         let txn = context.txn
         if let target = try context.existingTarget(alias: alias, collection: collection) {
-            _ = try clearRecords(target)
+            _ = try clearRecords(target, applyingDeleteRules: applyingDeleteRules)
             try txn.drop(target.keyspace)
         }
         let schema = try context.schema(alias: alias, collection: collection)

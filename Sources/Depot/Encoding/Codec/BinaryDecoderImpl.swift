@@ -268,21 +268,18 @@ final class BinaryDecoderImpl: Decoder {
         let collection = try reader.stringPayload(&q)
         let id = try reader.documentValue(&q, depth: BinaryFormat.maxDepth - 1)
         guard let resolver else {
-            // Only the ID kinds references may have are shown: rendering an arbitrary value from
-            // hostile bytes (a date far out of range) can trap (found by libFuzzer, Fuzz/).
-            let shown: String
-            switch id {
-            case .string(let s): shown = s
-            case .int(let i): shown = String(i)
-            case .uint(let u): shown = String(u)
-            case .uuid(let u): shown = u.uuidString
-            default: shown = "(an ID that is not a string, integer or UUID)"
-            }
+            // Neither the referenced collection nor the ID is shown: both are bytes of the record.
             throw DecodingError.typeMismatch(T.self, DecodingError.Context(
                 codingPath: path(depth, key),
-                debugDescription: "Found a reference to \(collection)/\(shown) but no referenceResolver is configured."))
+                debugDescription: "Found a reference but no referenceResolver is configured."))
         }
-        let value = try resolver.resolve(T.self, collection: collection, id: id)
+        let value: T
+        do {
+            value = try resolver.resolve(T.self, collection: collection, id: id)
+        } catch let error as DepotError where error.code == .unknownReferenceType && error.fieldPath == nil {
+            // The resolver does not know where the reference lies: this field does.
+            throw DepotError(code: error.code, message: error.message, fieldPath: fieldPath(path(depth, key)))
+        }
         p = q
         return value
     }
