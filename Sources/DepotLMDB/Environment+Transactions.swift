@@ -196,6 +196,10 @@ extension Environment {
                 txn.holdsDatabaseLock = false
                 databaseLock.unlock()
             }
+            if txn.holdsNewReaders {
+                txn.holdsNewReaders = false
+                gate.releaseNewReaders()
+            }
         }
         if commit {
             let rc: Int32

@@ -199,12 +199,34 @@ extension Transaction {
                                 rc == MDB_DBS_FULL ? "maxDatabases (\(env.options.maxDatabases)) reached" : nil)
         }
         var actual: UInt32 = 0
-        _ = mdb_dbi_flags(txn, dbi, &actual)
+        if mdb_dbi_flags(txn, dbi, &actual) != 0 {
+            // LMDB handed back the environment's handle for the name, opened after this
+            // transaction began: the database was dropped and created again meanwhile. It is not
+            // usable here; what this snapshot holds under the name decides the answer.
+            throw databaseReplacedError(name, txn)
+        }
         let record = Environment.DatabaseRecord(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
         openedDatabases.append((childDepth, cacheKey, record))
         // LMDB: a transaction that opened a database must end before any other may open one.
         if !holdsDatabaseLock { holdsDatabaseLock = true; keepLock = true }
         return Database(dbi: dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+    }
+
+    /// The error for a database whose handle was replaced after this transaction began: "not
+    /// found" when this snapshot has no database of that name (the usual case: it was dropped
+    /// before the snapshot), else a clear error asking for a new transaction.
+    private func databaseReplacedError(_ name: String?, _ txn: OpaquePointer) -> LMDBError {
+        var bytes = Array((name ?? "").utf8)
+        let inSnapshot = bytes.withUnsafeMutableBytes { raw -> Bool in
+            var key = MDB_val(mv_size: raw.count, mv_data: raw.baseAddress)
+            var value = MDB_val()
+            return mdb_get(txn, MDB_dbi(1), &key, &value) == 0 // 1: LMDB's main database
+        }
+        if !inSnapshot {
+            return LMDBError(code: MDB_NOTFOUND, operation: "open database", database: name, detail: "no database of that name exists")
+        }
+        return LMDBError(code: MDB_BAD_DBI, operation: "open database", database: name,
+                         detail: "the database was dropped and created again while this transaction was open; begin a new transaction")
     }
 
     /// Whether the database handle `dbi` is usable in the transaction `txn` (LMDB refuses a
@@ -252,6 +274,7 @@ extension Transaction {
         }
         let env = environment
         if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
+        if !holdsNewReaders { env.gate.holdNewReaders(); holdsNewReaders = true }
         let rc = mdb_drop(txn, MDB_dbi(db.dbi), 1)
         if rc != 0 { throw failure(rc, "drop database", db.name) }
         env.databaseCache[db.name ?? ""] = nil

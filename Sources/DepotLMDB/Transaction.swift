@@ -46,6 +46,9 @@ public final class Transaction {
     var openedDatabases: [(depth: Int, name: String, record: Environment.DatabaseRecord)] = []
     /// Whether this transaction holds the environment's database-open lock until it ends.
     var holdsDatabaseLock = false
+    /// Whether this write transaction dropped a database and so holds new readers back until it
+    /// ends (see `TransactionGate.holdNewReaders()`).
+    var holdsNewReaders = false
     /// Work to run after this (top-level) write transaction committed.
     var commitHandlers: [() -> Void] = []
 

@@ -43,6 +43,8 @@ final class TransactionGate: @unchecked Sendable {
     /// Set when LMDB reported `MDB_PANIC`: the environment must be reopened before the next
     /// transaction (see `Environment.recoverFromPanicIfNeeded`).
     @usableFromInline var panicked = false
+    /// Whether the writer holds new readers back (``holdNewReaders()``).
+    private var newReadersHeld = false
     private var writerActive = false
     private var writerThread = pthread_t(bitPattern: 0)
     private var writersWaiting = 0
@@ -101,7 +103,11 @@ final class TransactionGate: @unchecked Sendable {
         _ = cdepot_atomic_add(Self.counter(stripe), -1)
         lock.lock()
         defer { lock.unlock() }
-        while cdepot_atomic_load(state) & Self.exclusiveBit != 0 { lock.wait() }
+        while cdepot_atomic_load(state) & Self.exclusiveBit != 0 {
+            // The writer holding new readers back may read on its own thread: let it.
+            if newReadersHeld && writerActive && pthread_equal(writerThread, pthread_self()) != 0 { break }
+            lock.wait()
+        }
         if cdepot_atomic_load(state) & Self.closedBit != 0 { throw Self.closedError("begin read transaction") }
         // Under the lock: no exclusive request can start before the count is visible.
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
@@ -215,6 +221,29 @@ final class TransactionGate: @unchecked Sendable {
     private func endExclusiveHoldingLock() {
         cdepot_atomic_store(state, cdepot_atomic_load(state) & ~Self.exclusiveBit)
         lock.broadcast()
+    }
+
+    // MARK: Holding new readers (dropping a database)
+
+    /// Makes read transactions that begin from now on wait until ``releaseNewReaders()``;
+    /// those already open go on. The caller holds the writer. Dropping a database closes its
+    /// handle in the whole environment at once: a read transaction begun between the drop and
+    /// the commit would see the database in its snapshot without a usable handle for it.
+    func holdNewReaders() {
+        lock.withLock {
+            if newReadersHeld { return }
+            newReadersHeld = true
+            cdepot_atomic_store(state, cdepot_atomic_load(state) | Self.exclusiveBit)
+        }
+    }
+
+    /// Lets the read transactions held by ``holdNewReaders()`` begin.
+    func releaseNewReaders() {
+        lock.withLock {
+            guard newReadersHeld else { return }
+            newReadersHeld = false
+            endExclusiveHoldingLock()
+        }
     }
 
     // MARK: Closing
