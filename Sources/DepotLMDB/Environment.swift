@@ -95,6 +95,10 @@ public final class Environment: @unchecked Sendable {
         cdepot_atomic_store_pointer(publishedDatabases, Unmanaged.passUnretained(snapshot).toOpaque())
     }
 
+    /// The identity of the published database cache (see `Transaction.databaseHandlesVersion`):
+    /// copies are never freed before the environment, so identities are never reused.
+    var databaseHandlesVersion: Int { Int(bitPattern: cdepot_atomic_load_pointer(publishedDatabases)) }
+
     /// The published handle of database `name`, without the lock.
     @inline(__always)
     func publishedDatabase(_ name: String) -> DatabaseRecord? {

@@ -237,6 +237,11 @@ extension Transaction {
         return mdb_dbi_flags(txn, dbi, &flags) == 0
     }
 
+    /// Identifies the environment's table of database handles as it is now: it changes whenever
+    /// a database is opened, created or dropped. While it is the same, every handle found in it
+    /// earlier (and usable in an earlier transaction) is usable in this one.
+    public var databaseHandlesVersion: Int { unownedEnvironment.databaseHandlesVersion }
+
     /// Whether `dbi`, a handle of the database `name` (`nil`: the main database) obtained in an
     /// earlier transaction, still names that database in this one: the environment's handle for
     /// the name is the same and usable here. A cache of handles across transactions checks this.

@@ -69,12 +69,17 @@ public protocol StorageTransaction: AnyObject {
     /// The document layer keeps resolved keyspaces across read transactions and checks them
     /// with this.
     func isCurrent(_ keyspace: Keyspace) -> Bool
+    /// Identifies the driver's keyspace handles as they are now: while it is unchanged, every
+    /// handle that ``isCurrent(_:)`` accepted before is current. nil: unknown (check each).
+    var keyspaceHandlesVersion: Int? { get }
 }
 
 extension StorageTransaction {
     /// Drivers whose keyspace handles never go stale (names, or handles that stay valid for
     /// the store's lifetime) need not implement ``isCurrent(_:)``.
     public func isCurrent(_ keyspace: Keyspace) -> Bool { true }
+    /// Unknown by default: ``isCurrent(_:)`` is asked for each handle.
+    public var keyspaceHandlesVersion: Int? { nil }
 
     /// 511 bytes, LMDB's default limit (`Environment.standardMaxKeySize`; drivers with another
     /// limit implement the requirement).
@@ -127,6 +132,7 @@ extension StorageTransaction {
 
 extension Transaction: StorageTransaction {
     public func isCurrent(_ keyspace: Keyspace) -> Bool { isCurrentDatabase(named: keyspace.name, dbi: keyspace.handle) }
+    public var keyspaceHandlesVersion: Int? { databaseHandlesVersion }
 
     private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: maxKeySize)

@@ -87,4 +87,5 @@ final class EndedTransaction: StorageTransaction, @unchecked Sendable {
     func drop(_ keyspace: Keyspace) throws { throw ended() }
     func savepoint<R>(_ body: () throws -> R) throws -> R { throw ended() }
     func isCurrent(_ keyspace: Keyspace) -> Bool { false }
+    var keyspaceHandlesVersion: Int? { nil }
 }

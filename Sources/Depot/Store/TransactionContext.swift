@@ -148,6 +148,7 @@ final class TransactionContext {
             kvTargets.removeAll(keepingCapacity: true)
             schemas.removeAll(keepingCapacity: true)
             typeFacts.removeAll(keepingCapacity: false) // bumps the facts generation
+            checkedHandlesVersion = nil
         }
         return true
     }
@@ -156,11 +157,19 @@ final class TransactionContext {
     /// ``StorageTransaction/isCurrent(_:)``): a handle that an earlier read transaction opened
     /// itself is closed when it ends, and its number may be reused.
     private func keptKeyspacesAreCurrent() -> Bool {
+        // Handles unchanged since they were last checked: all still current (the usual case).
+        let version = txn.keyspaceHandlesVersion
+        if let version, version == checkedHandlesVersion { return true }
         if let meta = metaCache, let meta, !txn.isCurrent(meta) { metaCache = nil }
         for target in targets.values where !target.keyspacesAreCurrent(in: txn) { return false }
         for target in kvTargets.values where !target.keyspacesAreCurrent(in: txn) { return false }
+        checkedHandlesVersion = version
         return true
     }
+
+    /// The driver's ``StorageTransaction/keyspaceHandlesVersion`` when the kept handles were
+    /// last found current.
+    private var checkedHandlesVersion: Int?
 
     /// Lets go of the transaction (which has ended or is about to): the context then holds no
     /// transaction alive until the next ``rebind(to:)``.
