@@ -13,6 +13,8 @@ let withDocuments = ProcessInfo.processInfo.environment["DEPOT_COMPARE_NO_DOCUME
 
 let package = Package(
     name: "DepotBenchmarks",
+    // Above the root's floor (macOS 14 / iOS 17) on purpose: depot-compare's read-scaling workload
+    // uses Synchronization.Mutex. A development package, never a dependency of apps.
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
         // The root package with its `Macros` trait (`@BinaryCodable` for the document workloads).
