@@ -18,6 +18,9 @@
 # - A Package.swift fragment (a block with `.package(` or `.product(`) is not compiled: its
 #   version must be DepotVersion.current, its products products of Package.swift and its
 #   traits traits of Package.swift.
+# - `<!-- snippet: context NAME -->` on the line before a block's fence starts a unit after the
+#   declarations of scripts/snippet-context/NAME.swift (an article's `store`, `Employee`, …);
+#   the blocks after it continue that unit as above.
 # - `<!-- snippet: skip REASON -->` on the line before a block's fence skips it; the reason is
 #   printed. Use it only for fragments that cannot stand alone (`…` placeholders).
 set -euo pipefail
@@ -81,6 +84,9 @@ for path in files:
             else:
                 print(f"ok    {where} (Package.swift fragment: version, products and traits)")
             continue
+        context = re.match(r"\s*<!--\s*snippet:\s*context\s+(\w+)\s*-->", before)
+        if context:
+            code = open(os.path.join(root, "scripts/snippet-context", context.group(1) + ".swift")).read() + "\n" + code
         imports = re.findall(r"^\s*import\s+(\w+)", code, re.M)
         if imports or last_unit is None:
             needed = {trait_of_module[m] for m in imports if m in trait_of_module}
