@@ -1,13 +1,35 @@
 // swift-tools-version: 6.1
+import CompilerPluginSupport
 import Foundation
 import PackageDescription
 
 // Platform floor: Foundation's `Predicate` and `SortDescriptor` (used by `FetchRequest`) need
 // macOS 14 / iOS 17 / tvOS 17 / watchOS 10. Nothing else in the package needs more (no
 // `Synchronization.Mutex`, no `String(validating:)`, both macOS 15 / iOS 18).
+//
+// Optional parts sit behind package traits (SE-0450), all off by default, so that an app (and the
+// root's own `swift build` / `swift test`) fetches and builds none of their dependencies unless it
+// enables the trait:
+//
+// - `Macros`: `@BinaryCodable` (product DepotMacros), on swift-syntax;
+// - `Crypto`: `AESGCMTransform` (product DepotCrypto), on swift-crypto;
+// - `Postgres`: the PostgreSQL driver (product DepotPostgres) and the `depot-pg` command, on
+//   postgres-nio (SwiftNIO, NIOSSL).
+//
+// Each dependency below is used only through `.when(traits:)`, so SwiftPM leaves it out of a build
+// without the trait. The targets of an optional part still exist in such a build, empty: their
+// sources are wrapped in `#if TRAIT` (a trait is also a compilation condition).
 var dependencies: [Package.Dependency] = [
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-    .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.5.3"),
+    // Trait `Macros`:
+    .package(url: "https://github.com/swiftlang/swift-syntax", "600.0.1"..<"700.0.0"),
+    // Trait `Crypto`:
+    .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+    // Trait `Postgres`:
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+    .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.25.0"),
 ]
 
 // The DocC plugin is only needed to build documentation, as in GRDB: set DEPOT_DOCS=1 (or
@@ -16,6 +38,10 @@ let environment = ProcessInfo.processInfo.environment
 if environment["DEPOT_DOCS"] == "1" || environment["SPI_BUILDER"] == "1" {
     dependencies.append(.package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"))
 }
+
+let macros: Set<String> = ["Macros"]
+let crypto: Set<String> = ["Crypto"]
+let postgres: Set<String> = ["Postgres"]
 
 let package = Package(
     name: "Depot",
@@ -27,6 +53,19 @@ let package = Package(
         // The driver conformance suite, for authors of storage drivers (no test framework inside).
         .library(name: "DepotDriverTesting", targets: ["DepotDriverTesting"]),
         .executable(name: "depot", targets: ["depot"]),
+        // Trait `Macros`:
+        .library(name: "DepotMacros", targets: ["DepotMacros"]),
+        // Trait `Crypto`:
+        .library(name: "DepotCrypto", targets: ["DepotCrypto"]),
+        // Trait `Postgres`:
+        .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
+        .executable(name: "depot-pg", targets: ["depot-pg"]),
+    ],
+    traits: [
+        .trait(name: "Macros", description: "@BinaryCodable, a generated binary codec (product DepotMacros; builds swift-syntax)."),
+        .trait(name: "Crypto", description: "AESGCMTransform, AES-GCM encryption of records (product DepotCrypto; builds swift-crypto)."),
+        .trait(name: "Postgres", description: "The PostgreSQL storage driver and depot-pg (product DepotPostgres; builds postgres-nio)."),
+        .default(enabledTraits: []),
     ],
     dependencies: dependencies,
     targets: [
@@ -54,12 +93,92 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+
+        // MARK: Trait `Macros`
+        // The compiler plugin: runs inside the compiler, never linked into programs.
+        .macro(
+            name: "DepotMacrosPlugin",
+            dependencies: [
+                .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: macros)),
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: macros)),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: macros)),
+                .product(name: "SwiftDiagnostics", package: "swift-syntax", condition: .when(traits: macros)),
+            ]
+        ),
+        // What users import: the macro declaration (the generated code only needs `Depot`).
+        .target(
+            name: "DepotMacros",
+            dependencies: ["Depot", .target(name: "DepotMacrosPlugin", condition: .when(traits: macros))]
+        ),
+        // Instructions per operation under callgrind (scripts/macro-instructions.sh; synchronous:
+        // valgrind cannot run an async main).
+        .executableTarget(name: "depot-macro-bench", dependencies: ["Depot", "DepotMacros"]),
+
+        // MARK: Trait `Crypto`
+        .target(
+            name: "DepotCrypto",
+            dependencies: ["Depot", .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto))]
+        ),
+
+        // MARK: Trait `Postgres`
+        .target(
+            name: "DepotPostgres",
+            dependencies: [
+                "Depot",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: postgres)),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: postgres)),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: postgres)),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: postgres)),
+            ]
+        ),
+        // `depot`'s document commands (seed, export, query, collections, stat, kv) on a
+        // PostgreSQL store: --url instead of --path.
+        .executableTarget(
+            name: "depot-pg",
+            dependencies: [
+                "Depot", "DepotPostgres",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // Durable single writes and point reads through the StorageDriver protocol, PostgreSQL
+        // (DEPOT_POSTGRES_URL) against LMDB in a temporary folder.
+        .executableTarget(name: "depot-postgres-bench", dependencies: ["Depot", "DepotLMDB", "DepotPostgres"]),
+
+        // MARK: Tests
         // Helpers shared by the test targets (temporary folders, child processes).
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
         .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotDriverTesting", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotLoggingTests", dependencies: ["DepotLogging", "Depot", "DepotTestSupport"]),
+        // Empty without their trait (`swift test --traits Macros`, …).
+        .testTarget(
+            name: "DepotMacrosTests",
+            dependencies: [
+                "DepotMacros", "Depot",
+                .target(name: "DepotMacrosPlugin", condition: .when(traits: macros)),
+                // The generic assertions take a failure handler, so failures reach Swift Testing (the
+                // SwiftSyntaxMacrosTestSupport ones call XCTFail, which Swift Testing never sees).
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax", condition: .when(traits: macros)),
+                .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax", condition: .when(traits: macros)),
+            ]
+        ),
+        .testTarget(
+            name: "DepotCryptoTests",
+            dependencies: [
+                "DepotCrypto", "Depot", "DepotLMDB",
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto)),
+            ]
+        ),
+        .testTarget(
+            name: "DepotPostgresTests",
+            // depot-pg: built for the command-line tests, which run it.
+            dependencies: [
+                "DepotPostgres", "depot-pg", "Depot", "DepotDriverTesting",
+                .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,10 +13,12 @@ let withDocuments = ProcessInfo.processInfo.environment["DEPOT_COMPARE_NO_DOCUME
 
 let package = Package(
     name: "DepotBenchmarks",
+    // Above the root's floor (macOS 14 / iOS 17) on purpose: depot-compare's read-scaling workload
+    // uses Synchronization.Mutex. A development package, never a dependency of apps.
     platforms: [.macOS(.v15), .iOS(.v18)],
     dependencies: [
-        .package(name: "Depot", path: ".."),
-        .package(name: "DepotMacros", path: "../Macros"),
+        // The root package with its `Macros` trait (`@BinaryCodable` for the document workloads).
+        .package(name: "Depot", path: "..", traits: ["Macros"]),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
@@ -36,7 +38,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ] + (withDocuments ? [.product(name: "Depot", package: "Depot"),
-                                  .product(name: "DepotMacros", package: "DepotMacros")] : []),
+                                  .product(name: "DepotMacros", package: "Depot")] : []),
             path: "Sources/depot-compare",
             swiftSettings: withDocuments ? [] : [.define("DEPOT_COMPARE_NO_DOCUMENTS")]
         ),

@@ -7,7 +7,9 @@ import PackageDescription
 
 let package = Package(
     name: "DepotFuzz",
-    platforms: [.macOS(.v15)],
+    // The root's floor is macOS 14 / iOS 17 / tvOS 17 / watchOS 10 / visionOS 1; libFuzzer runs on
+    // Linux and macOS only, so only macOS is named. A development package, never a dependency of apps.
+    platforms: [.macOS(.v14)],
     dependencies: [.package(name: "Depot", path: "..")],
     targets: [
         .executableTarget(

@@ -1,7 +1,7 @@
 /// The version of the Depot libraries and the `depot` tool.
 ///
 /// ```swift
-/// print(DepotVersion.current)   // "0.3.0"
+/// print(DepotVersion.current)   // "0.4.0"
 /// ```
 ///
 /// Depot follows [Semantic Versioning](https://semver.org): until 1.0.0, a minor release may
@@ -10,11 +10,11 @@
 /// names such as `Depot.Store` unusable in client code.
 public enum DepotVersion {
     /// The version as text, `MAJOR.MINOR.PATCH`.
-    public static let current = "0.3.0"
+    public static let current = "0.4.0"
     /// The major version.
     public static let major = 0
     /// The minor version.
-    public static let minor = 3
+    public static let minor = 4
     /// The patch version.
     public static let patch = 0
 }

@@ -4,7 +4,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 
-/// A stand-in for `AESGCMTransform` (which lives in `Crypto/`): the marker that tells a sealed
+/// A stand-in for `AESGCMTransform` (product DepotCrypto, trait `Crypto`): the marker that tells a sealed
 /// record from a damaged one is written by the store, whatever the transform.
 private struct XORTransform: RecordTransform {
     let key: UInt8

@@ -4,7 +4,7 @@ import Foundation
 /// An error of the document layer: a ``code`` to match on, and where it happened (alias,
 /// collection, ID, field path) — never a stored value.
 ///
-/// Match on the code the way GRDB matches `DatabaseError` and Depot matches ``LMDBError``:
+/// Match on the code the way GRDB matches `DatabaseError` and Depot matches `LMDBError`:
 ///
 /// ```swift
 /// do {

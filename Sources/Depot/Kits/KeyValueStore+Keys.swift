@@ -4,7 +4,9 @@ extension KeyValueStore {
     /// The keys that begin with `prefix` (all keys when it is empty), in byte order: the saved
     /// keys, with this cache's unsaved sets added and its unsaved removals left out.
     ///
-    /// - Parameter limit: at most this many keys (nil: all).
+    /// - Parameters:
+    ///   - prefix: only keys that begin with it ("": every key).
+    ///   - limit: at most this many keys (nil: all).
     /// - Throws: the store's read errors.
     public func keys(withPrefix prefix: String = "", limit: Int? = nil) throws -> [String] {
         let max = limit ?? .max

@@ -9,7 +9,7 @@ import Foundation
 /// default): for LMDB it first compares the last transaction ID (`mdb_env_info`), a read of
 /// shared memory, and reads the change log only when it moved. While it runs it holds a lease
 /// that makes writers (in every process) log their changes; stop it (or release it) and writers
-/// stop logging within a few seconds. See ``ChangeLog`` for the design.
+/// stop logging within a few seconds. See `ChangeLog` (internal) for the design.
 ///
 /// Before a change set is published, the key/value caches of this process (``KeyValueStore``)
 /// drop the keys it names, so a read made on the notice returns the new value.

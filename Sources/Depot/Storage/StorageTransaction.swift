@@ -17,7 +17,7 @@ public struct Keyspace: Hashable, Sendable {
 
 /// The narrow interface through which the document layer reaches storage: keyspaces with
 /// get, put, delete and ordered scans inside a transaction, plus savepoints and an after-commit
-/// hook. LMDB's ``Transaction`` is the default implementation; keys and values are lent as
+/// hook. LMDB's `Transaction` (`DepotLMDB`) is the default implementation; keys and values are lent as
 /// buffers so that the hot path copies nothing.
 public protocol StorageTransaction: AnyObject {
     var isReadOnly: Bool { get }

@@ -3,7 +3,7 @@ import Foundation
 
 /// A transaction of the document layer, seen through one alias.
 ///
-/// Get one from ``Store/read(_:)``, ``Store/write(_:)`` or ``Store/beginTransaction()``.
+/// Get one from ``Store/read(_:)``, `Store.write(_:)` or ``Store/beginTransaction(readOnly:)``.
 /// ``alias(_:)`` gives a view of the *same* transaction on another alias, so one commit can
 /// span several aliases atomically. Like LMDB transactions it belongs to one thread and never
 /// lives across an `await`.
@@ -91,7 +91,7 @@ public final class DocumentTransaction {
 
     // MARK: Explicit transactions
 
-    /// Commits a transaction from ``Store/beginTransaction()``; observers are told afterwards.
+    /// Commits a transaction from ``Store/beginTransaction(readOnly:)``; observers are told afterwards.
     public func commit() throws {
         guard isExplicit else {
             throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
@@ -102,7 +102,7 @@ public final class DocumentTransaction {
         try txn.commit()
     }
 
-    /// Rolls back a transaction from ``Store/beginTransaction()``: nothing of it is kept.
+    /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)``: nothing of it is kept.
     public func rollback() {
         guard isExplicit else { return }
         (context.baseTransaction as? Transaction)?.abort()
@@ -127,7 +127,7 @@ public final class DocumentTransaction {
     ///
     /// Inlinable, so that it is specialized for `D` where it is called: the document's ID and
     /// codec are reached without generic metadata; the record is written by the non-generic
-    /// record pipeline (``parkRecord(_:key:flags:expected:displayID:encode:)``).
+    /// record pipeline (`parkRecord(_:key:flags:expected:displayID:encode:)`).
     @inlinable @discardableResult
     public func park<D: Document>(_ document: D, ifRevision expected: UInt64?) throws -> UInt64 {
         guard let facts = try anyFacts(D.self, create: true) else { throw Self.collectionNotCreated(D.collection) }

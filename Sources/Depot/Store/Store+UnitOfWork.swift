@@ -98,7 +98,7 @@ extension Store {
     ///
     /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
     ///   the unit of work), as GarageStorage's `deleteObject` does;
-    ///   ``DocumentTransaction/delete(_:)`` returns false instead.
+    ///   `DocumentTransaction.delete(_:)` returns false instead.
     public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
 
     /// Deletes by ID now, or in the unit of work when autosave is off.

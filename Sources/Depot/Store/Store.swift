@@ -248,7 +248,7 @@ public final class Store: @unchecked Sendable {
 
     // MARK: Autosave
 
-    /// With autosave on (the default), ``park(_:)`` and ``delete(_:)`` called on the store commit
+    /// With autosave on (the default), `park(_:)` and ``delete(_:)`` called on the store commit
     /// at once. With it off they collect in a unit of work: reads through the store see them,
     /// ``save()`` commits them in one transaction, ``rollback()`` discards them.
     public var autosave: Bool {

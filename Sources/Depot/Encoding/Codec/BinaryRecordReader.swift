@@ -3,7 +3,7 @@ import Foundation
 /// Reads the fields of one record's top-level object in Depot's binary format (version 1): what
 /// generated ``BinaryCodableDocument/init(binaryRecord:)`` implementations call.
 ///
-/// ``nextField(in:)`` walks the stored entries in their stored order, skipping keys not in the
+/// `nextField(in:)` walks the stored entries in their stored order, skipping keys not in the
 /// given table; after it returns a field, one `decode` or `decodeIfPresent` call reads its value
 /// (a value left unread is skipped). Every read is bounds-checked: hostile bytes throw
 /// ``BinaryCodecError`` or `DecodingError`, never trap. Strings must be valid UTF-8 (never repaired).

@@ -1,0 +1,219 @@
+#if Postgres
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The driver's connections: at most `maximum` of postgres-nio's `PostgresConnection`, all on
+/// one event loop of the driver's own, opened when needed and reused. A caller leases one for a
+/// transaction (blocking, with a deadline, when all are busy) and gives it back; a connection
+/// that failed or closed is dropped and replaced later.
+///
+/// Statements run through `PostgresConnection`'s EventLoopFuture API on the event loop, and the
+/// calling thread waits on a ``Pending`` result: one hand-off to the event loop and one back per
+/// wait, never through Swift's cooperative pool (no task executor, no timers on the global
+/// executor).
+final class ConnectionPool: @unchecked Sendable {
+    /// A leased connection, and since when it has been waiting in a chained read transaction
+    /// (`COMMIT AND CHAIN` after a read: the next read needs no `BEGIN`), if it is.
+    struct Lease: Sendable {
+        let connection: PostgresConnection
+        var chainedReadSince: ContinuousClock.Instant?
+    }
+
+    // @unchecked Sendable: the mutable state is guarded by `condition`; the rest is immutable.
+    private let condition = NSCondition()
+    private var idle: [Lease] = []
+    private var open = 0
+    private var nextID = 0
+    private var closed = false
+    private var groupShutDown = false
+
+    let maximum: Int
+    let group: MultiThreadedEventLoopGroup
+    let eventLoop: any EventLoop
+    /// The servers, tried in order for each new connection.
+    let configurations: [PostgresConnection.Configuration]
+    let target: PostgresConfiguration.TargetSession
+    let logger: Logger
+    let server: String
+
+    init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
+         maximum: Int, server: String, logger: Logger) {
+        self.configurations = configurations
+        self.target = target
+        self.maximum = max(1, maximum)
+        self.server = server
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        eventLoop = group.next()
+    }
+
+    /// Whether the calling thread is the pool's event loop (which must never block).
+    var isEventLoopThread: Bool { eventLoop.inEventLoop }
+
+    /// A connection: an idle one, a new one, or the first one given back before `deadline`.
+    func lease(until deadline: Date) throws -> Lease {
+        if isEventLoopThread { throw PostgresDriverError.calledFromDriverThread }
+        let id: Int
+        condition.lock()
+        while true {
+            if closed {
+                condition.unlock()
+                throw PostgresDriverError.closed
+            }
+            while let lease = idle.popLast() {
+                if !lease.connection.isClosed {
+                    condition.unlock()
+                    return lease
+                }
+                open -= 1
+            }
+            if open < maximum {
+                open += 1
+                nextID += 1
+                id = nextID
+                break
+            }
+            if !condition.wait(until: deadline) {
+                condition.unlock()
+                throw PostgresDriverError.connectionUnavailable(server: server, detail: "all \(maximum) connections stayed busy")
+            }
+        }
+        condition.unlock()
+        return Lease(connection: try connect(id: id, deadline: deadline))
+    }
+
+    /// Opens connection `id` (already counted in `open`): the first server, in order, that
+    /// accepts it and is of the ``target`` kind.
+    private func connect(id: Int, deadline: Date) throws -> PostgresConnection {
+        var detail = "no server to try"
+        for configuration in configurations {
+            switch attempt(configuration, id: id, deadline: deadline) {
+            case .success(let connection):
+                let refused: Bool = condition.withLock { closed }
+                if refused {
+                    give(back: Lease(connection: connection), reusable: false)
+                    throw PostgresDriverError.closed
+                }
+                return connection
+            case .failure(let failure):
+                detail = failure.detail
+            }
+            if Date() >= deadline { break }
+        }
+        forget()
+        throw PostgresDriverError.connectionUnavailable(server: server, detail: detail)
+    }
+
+    /// One server: a connection, checked against ``target``, or why not (no password in it).
+    private func attempt(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
+        let pending = Pending<PostgresConnection>()
+        let eventLoop = eventLoop, logger = logger, target = target
+        eventLoop.execute {
+            let connected = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
+            guard target != .any else { return pending.complete(with: connected) }
+            // A standby (or a read-only server, for read-write) is not what was asked for.
+            let check = target == .primary ? "SELECT pg_is_in_recovery()"
+                : "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool"
+            pending.complete(with: connected.flatMap { connection in
+                connection.query(PostgresQuery(unsafeSQL: check), logger: logger).flatMapThrowing { rows -> PostgresConnection in
+                    guard let row = rows.first, try !row.decode(Bool.self) else { throw TargetMismatch() }
+                    return connection
+                }.flatMapErrorThrowing { error in
+                    connection.closeSoon()
+                    throw error
+                }
+            })
+        }
+        // postgres-nio enforces the connect timeout itself; the extra second only guards the wait.
+        switch pending.wait(until: deadline.addingTimeInterval(1)) {
+        case .success(let connection)?: return .success(connection)
+        case .failure(is TargetMismatch)?: return .failure(Refusal(detail: "no server was a \(target.rawValue) server"))
+        case .failure(let error)?: return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
+        case nil: return .failure(Refusal(detail: "no connection within the connect timeout"))
+        }
+    }
+
+    /// The server was not of the kind ``target`` asks for.
+    private struct TargetMismatch: Error {}
+
+    /// Why a server gave no connection (never holds a password).
+    private struct Refusal: Error {
+        let detail: String
+    }
+
+    /// Counts out a connection that never opened.
+    private func forget() {
+        let shutDown: Bool = condition.withLock {
+            open -= 1
+            condition.signal()
+            return takeShutDown()
+        }
+        if shutDown { shutDownGroup(closing: []) }
+    }
+
+    /// Gives a leased connection back; one that failed (`reusable` false) or closed is closed
+    /// and forgotten.
+    func give(back lease: Lease, reusable: Bool) {
+        let shutDown: Bool = condition.withLock {
+            if reusable && !closed && !lease.connection.isClosed {
+                idle.append(lease)
+            } else {
+                open -= 1
+                lease.connection.closeSoon()
+            }
+            condition.signal()
+            return takeShutDown()
+        }
+        if shutDown { shutDownGroup(closing: []) }
+    }
+
+    /// Closes idle connections now and the others when they are given back; the event loop
+    /// stops after the last one. Never blocks.
+    func close() {
+        let (connections, shutDown): ([PostgresConnection], Bool) = condition.withLock {
+            closed = true
+            let connections = idle.map(\.connection)
+            idle = []
+            open -= connections.count
+            condition.broadcast()
+            return (connections, takeShutDown())
+        }
+        if shutDown {
+            shutDownGroup(closing: connections)
+        } else {
+            for connection in connections { connection.closeSoon() }
+        }
+    }
+
+    /// Whether the event loop should stop now (closed and no connection left); true only once.
+    /// Call with `condition` locked.
+    private func takeShutDown() -> Bool {
+        guard closed && open == 0 && !groupShutDown else { return false }
+        groupShutDown = true
+        return true
+    }
+
+    private func shutDownGroup(closing connections: [PostgresConnection]) {
+        let group = group, eventLoop = eventLoop
+        let closings = connections.map { $0.closeSoon() }
+        EventLoopFuture.andAllComplete(closings, on: eventLoop).whenComplete { _ in
+            group.shutdownGracefully { _ in }
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Starts closing the connection (the EventLoopFuture variant of `close`, not the async
+    /// one), keeping it alive until it has closed (postgres-nio asserts that a connection is
+    /// closed before it is deinitialized).
+    @discardableResult
+    func closeSoon() -> EventLoopFuture<Void> {
+        let future: EventLoopFuture<Void> = close()
+        future.whenComplete { _ in withExtendedLifetime(self) {} }
+        return future
+    }
+}
+#endif

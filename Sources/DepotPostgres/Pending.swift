@@ -1,0 +1,72 @@
+#if Postgres
+import Foundation
+import NIOCore
+
+/// The result of work running on the driver's event loop, handed to the one thread that waits
+/// for it. The event loop fills it (`set`); the calling thread blocks on a condition until then
+/// (`wait`). A result that arrived before `wait` costs no thread hand-off at all.
+///
+/// Nothing here runs on Swift's cooperative pool: the work runs on the driver's own event loop
+/// (a thread of its own), so a caller that blocks a cooperative thread can never starve it.
+final class Pending<T: Sendable>: @unchecked Sendable {
+    // @unchecked Sendable: `result` is guarded by `condition`.
+    private let condition = NSCondition()
+    private var result: Result<T, any Error>?
+    private var failureHandler: (@Sendable (any Error) -> Void)?
+
+    init() {}
+
+    /// A pending already holding `result`.
+    init(_ result: Result<T, any Error>) { self.result = result }
+
+    func set(_ value: Result<T, any Error>) {
+        let handler: (@Sendable (any Error) -> Void)? = condition.withLock {
+            guard result == nil else { return nil }
+            result = value
+            condition.broadcast()
+            defer { failureHandler = nil }
+            return failureHandler
+        }
+        if let handler, case .failure(let error) = value { handler(error) }
+    }
+
+    /// Runs `handler` with the failure, if the result is one (at once when it has arrived,
+    /// else on the thread that sets it). For statements nobody waits for.
+    func onFailure(_ handler: @escaping @Sendable (any Error) -> Void) {
+        let arrived: Result<T, any Error>? = condition.withLock {
+            if result == nil { failureHandler = handler }
+            return result
+        }
+        if case .failure(let error)? = arrived { handler(error) }
+    }
+
+    /// Completes with `future`'s result. Call on the future's event loop so that no extra
+    /// hand-off is needed.
+    func complete(with future: EventLoopFuture<T>) {
+        future.whenComplete { self.set($0) }
+    }
+
+    /// Blocks until the result arrives.
+    func wait() -> Result<T, any Error> {
+        condition.withLock {
+            while true {
+                if let result { return result }
+                condition.wait()
+            }
+        }
+    }
+
+    /// Blocks until the result arrives or `deadline` passes (nil then).
+    func wait(until deadline: Date) -> Result<T, any Error>? {
+        condition.withLock {
+            while result == nil {
+                if !condition.wait(until: deadline) { break }
+            }
+            return result
+        }
+    }
+
+    /// The result if it has arrived, without waiting.
+    var current: Result<T, any Error>? { condition.withLock { result } }
+}
+#endif

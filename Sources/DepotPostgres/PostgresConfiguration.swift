@@ -1,0 +1,176 @@
+#if Postgres
+import Foundation
+
+/// Where and how ``PostgresDriver`` connects. Build one directly, from a URL
+/// (``init(url:environment:)``) or from the standard `PG*` environment variables
+/// (``fromEnvironment(_:)``). The password is never part of ``description`` or of any error.
+public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// How the connection is encrypted, as libpq's `sslmode`.
+    public enum TLSMode: String, Sendable, CaseIterable {
+        /// Plain TCP.
+        case disable
+        /// TLS when the server offers it, without certificate checks.
+        case prefer
+        /// TLS required, without certificate checks (libpq's `require`).
+        case require
+        /// TLS required; the certificate must chain to a trusted root and name the host.
+        case verifyFull = "verify-full"
+    }
+
+    /// How concurrent writers are isolated.
+    public enum WriteIsolation: String, Sendable {
+        /// SERIALIZABLE (the default): every read-then-write of the document layer (unique
+        /// indexes, revisions, counters) behaves as if writers ran one at a time.
+        case serializable = "SERIALIZABLE"
+        /// REPEATABLE READ: fewer retries, but write skew between writers is possible.
+        case repeatableRead = "REPEATABLE READ"
+    }
+
+    /// Host name or address; a path starting with "/" is a folder holding the server's socket.
+    public var host: String
+    /// TCP port (also names the socket file in a socket folder).
+    public var port: Int
+    /// Role to log in as.
+    public var username: String
+    /// Password, if the server asks for one. Never printed.
+    public var password: String?
+    /// Database name (the user name when nil, as libpq).
+    public var database: String?
+    /// Schema holding the driver's tables (created when missing): several stores can share a
+    /// database under different schemas.
+    public var schema: String
+    /// Encryption.
+    public var tls: TLSMode
+    /// PEM file of trusted roots for ``TLSMode/verifyFull`` (the system's when nil).
+    public var rootCertificatePath: String?
+    /// Most connections the pool opens.
+    public var maximumConnections: Int
+    /// How long to wait for a connection before failing.
+    public var connectTimeout: Duration
+    /// Isolation of write transactions.
+    public var writeIsolation: WriteIsolation
+    /// Most times a write runs when it keeps hitting serialization failures or deadlocks.
+    public var maximumWriteAttempts: Int
+    /// Most write transactions of this driver that run at once (default 1); more writers wait
+    /// on the client, before they take a connection, for at most ``connectTimeout``. Under
+    /// `SERIALIZABLE`, overlapping Depot writes cancel each other on PostgreSQL's page-level
+    /// predicate locks even when they touch different documents (see the README), so queueing
+    /// them is cheaper than retrying them. Writers of other drivers and hosts are not limited.
+    public var maximumConcurrentWrites: Int
+    /// Rows fetched by the first page of a scan (later pages double, up to 1024).
+    public var firstScanPage: Int
+    /// Servers tried after ``host``:``port``, in order, when a new connection is opened (the
+    /// URL form is libpq's: `postgres://user@h1:5432,h2:5433/db`). With ``targetSession`` set
+    /// to ``TargetSession/readWrite`` or ``TargetSession/primary``, a standby is passed over,
+    /// so after a failover new connections reach the promoted server; connections to a server
+    /// that went away fail and are dropped by the pool.
+    public var alternateHosts: [Endpoint]
+    /// Which server a new connection must reach (`target_session_attrs`; ``TargetSession/any``
+    /// by default). Checked once per new connection, with one query.
+    public var targetSession: TargetSession
+
+    /// A configuration with libpq's defaults for what is not given.
+    public init(host: String = "localhost", port: Int = 5432, username: String, password: String? = nil,
+                database: String? = nil, schema: String = "depot", tls: TLSMode = .prefer) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.schema = schema
+        self.tls = tls
+        self.rootCertificatePath = nil
+        self.maximumConnections = 8
+        self.connectTimeout = .seconds(10)
+        self.writeIsolation = .serializable
+        self.maximumWriteAttempts = 20
+        self.maximumConcurrentWrites = 1
+        self.firstScanPage = 16
+        self.alternateHosts = []
+        self.targetSession = .any
+    }
+
+    /// A configuration from the standard variables `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
+    /// `PGDATABASE`, `PGSSLMODE` and `PGSSLROOTCERT` (libpq's defaults for those unset; the user
+    /// defaults to `USER`).
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PostgresConfiguration {
+        let user = environment["PGUSER"] ?? environment["USER"] ?? "postgres"
+        var config = PostgresConfiguration(username: user, password: environment["PGPASSWORD"], database: environment["PGDATABASE"])
+        try config.apply(environment: environment)
+        return config
+    }
+
+    /// A configuration from a URL `postgres://user:password@host:port/database?sslmode=…&schema=…`
+    /// (`postgresql://` too); parts missing from the URL come from the `PG*` variables of
+    /// `environment`, as libpq does. User and password may be percent-encoded.
+    public init(url: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+        self = try PostgresConfiguration.fromEnvironment(environment)
+        let (url, others) = try Self.splitHosts(url)
+        alternateHosts = others
+        guard let parts = URLComponents(string: url), let scheme = parts.scheme,
+              scheme == "postgres" || scheme == "postgresql" else {
+            throw PostgresDriverError.invalidConfiguration("the URL must start with postgres:// or postgresql://")
+        }
+        if let user = parts.user, !user.isEmpty { username = user }
+        if let password = parts.password { self.password = password }
+        if let host = parts.host, !host.isEmpty { self.host = host }
+        if let port = parts.port { self.port = port }
+        let path = parts.path.hasPrefix("/") ? String(parts.path.dropFirst()) : parts.path
+        if !path.isEmpty { database = path }
+        for item in parts.queryItems ?? [] {
+            let value = item.value ?? ""
+            switch item.name {
+            case "sslmode": tls = try Self.tlsMode(value)
+            case "sslrootcert": rootCertificatePath = value
+            case "schema": schema = value
+            case "host": host = value
+            case "target_session_attrs": targetSession = try Self.targetSession(value)
+            case "connect_timeout":
+                guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
+                connectTimeout = .seconds(seconds)
+            default: throw PostgresDriverError.invalidConfiguration("unknown URL parameter '\(item.name)'")
+            }
+        }
+    }
+
+    private mutating func apply(environment: [String: String]) throws {
+        if let host = environment["PGHOST"], !host.isEmpty { self.host = host }
+        if let text = environment["PGPORT"], !text.isEmpty {
+            guard let port = Int(text), (1...65535).contains(port) else { throw PostgresDriverError.invalidConfiguration("PGPORT is not a port number") }
+            self.port = port
+        }
+        if let mode = environment["PGSSLMODE"], !mode.isEmpty { tls = try Self.tlsMode(mode) }
+        if let root = environment["PGSSLROOTCERT"], !root.isEmpty { rootCertificatePath = root }
+    }
+
+    private static func tlsMode(_ text: String) throws -> TLSMode {
+        switch text {
+        case "disable", "allow": return .disable
+        case "prefer": return .prefer
+        case "require": return .require
+        // verify-ca is made stricter, not weaker: the host name is checked too.
+        case "verify-ca", "verify-full": return .verifyFull
+        default: throw PostgresDriverError.invalidConfiguration("unknown sslmode '\(text)'")
+        }
+    }
+
+    /// The server, for messages: `user@host:port/database` (no password); several hosts are
+    /// separated by commas.
+    public var server: String {
+        "\(username)@\(endpoints.map { "\($0.host):\($0.port)" }.joined(separator: ","))/\(database ?? username)"
+    }
+
+    /// The server and schema, for messages (no password).
+    public var description: String { "postgres://\(server)#\(schema)" }
+
+    /// The same as ``description``: `debugPrint` and string interpolation in logs never show the
+    /// password.
+    public var debugDescription: String { description }
+
+    /// A mirror without the password (for `dump` and debuggers).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["server": server, "schema": schema, "tls": tls.rawValue,
+                                "password": password == nil ? "none" : "<hidden>"])
+    }
+}
+#endif

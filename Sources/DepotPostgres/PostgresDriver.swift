@@ -1,0 +1,269 @@
+#if Postgres
+import Depot
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// A ``StorageDriver`` over PostgreSQL, for several hosts sharing one store: give it to
+/// `Store(driver:)` and documents, indexes, queries, aliases, unique IDs and change sets work
+/// as on LMDB.
+///
+/// - Keyspaces are rows of tables in one schema (see ``PostgresConfiguration/schema``); keys
+///   and values are `bytea`, always bound as parameters, and sort as on LMDB.
+/// - Reads are `REPEATABLE READ READ ONLY` transactions (one snapshot).
+/// - Writes are `SERIALIZABLE` (or `REPEATABLE READ`) transactions. **A write closure may run
+///   more than once**: when PostgreSQL reports a serialization failure (40001) or a deadlock
+///   (40P01) the transaction is rolled back and the closure runs again, up to
+///   ``PostgresConfiguration/maximumWriteAttempts`` times. Keep side effects out of it; use
+///   after-commit hooks, which run once, after `COMMIT` returned.
+/// - Savepoints are SQL savepoints; scans fetch pages (16 rows first, then more) so that a scan
+///   stopped early reads little.
+///
+/// Threads: the protocol is synchronous, so each call blocks the calling thread while
+/// postgres-nio's connections work on the driver's own event loop (a thread of its own). A
+/// transaction's statements go to the event loop through EventLoopFuture-based queries and the
+/// caller waits on a condition: nothing runs on Swift's cooperative pool, so calls complete even
+/// when every cooperative thread is blocked in the driver. Still, prefer calling the driver (the
+/// `Store`) from threads of your own rather than from async tasks.
+///
+/// Round trips: `BEGIN` and the keyspace epoch read are sent together; keyspace handles are
+/// cached across transactions (and invalidated by drops, on any host); a read's `COMMIT` is not
+/// waited for. A point read is thus two waits: `BEGIN`, then the `SELECT`.
+public final class PostgresDriver: StorageDriver {
+    /// The configuration the driver connected with.
+    public let configuration: PostgresConfiguration
+    let schema: PostgresSchema
+    private let pool: ConnectionPool
+    private let logger: Logger
+    private let keyspaceCache = KeyspaceCache()
+    private let writeGate: WriteGate
+
+    /// Connects (lazily, through a pool) and creates the schema and tables when missing.
+    /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
+    ///   logs passwords).
+    public init(configuration: PostgresConfiguration, logger: Logger? = nil) throws {
+        self.configuration = configuration
+        schema = try PostgresSchema(name: configuration.schema)
+        let logger = logger ?? {
+            var logger = Logger(label: "depot.postgres")
+            logger.logLevel = .warning
+            return logger
+        }()
+        self.logger = logger
+        writeGate = WriteGate(slots: configuration.maximumConcurrentWrites)
+        pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
+                              target: configuration.targetSession, maximum: configuration.maximumConnections,
+                              server: configuration.server, logger: logger)
+        do {
+            try setUp()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    /// A driver for `postgres://user:password@host:port/database?sslmode=…&schema=…` (missing
+    /// parts from the `PG*` environment variables).
+    public convenience init(url: String) throws {
+        try self.init(configuration: PostgresConfiguration(url: url))
+    }
+
+    deinit { close() }
+
+    /// Closes the connections (those in use when they are given back). Later calls throw
+    /// ``PostgresDriverError/closed``. Never blocks.
+    public func close() {
+        pool.close()
+    }
+
+    /// Transactions, savepoints, snapshot reads, durable commits, shared by many processes and
+    /// hosts.
+    public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
+    /// `postgres://user@host:port/database#schema` (no password).
+    public var location: String { configuration.description }
+
+    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
+    public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        try withSession { session in
+            let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
+            do {
+                let result = try body(txn)
+                txn.finish()
+                // A read-only commit cannot fail but with the connection, so nobody waits for
+                // it; AND CHAIN opens the next read transaction (without a snapshot yet), so
+                // that the next read on this connection needs no BEGIN.
+                session.send("COMMIT AND CHAIN")
+                session.chainedReadSince = .now
+                return result
+            } catch {
+                txn.finish()
+                rollback(session)
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction (see ``PostgresConfiguration/writeIsolation``) and
+    /// commits it, then runs the after-commit hooks. **`body` may run more than once**: on a
+    /// serialization failure or deadlock the transaction is rolled back and retried.
+    public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        // A second write on the same thread would wait for a second connection and could block
+        // on the first one's row locks forever.
+        let marker = "depot.postgres.write.\(ObjectIdentifier(self).hashValue)"
+        let threadState = Thread.current.threadDictionary
+        if threadState[marker] != nil { throw PostgresDriverError.nestedWrite }
+        threadState[marker] = true
+        defer { threadState.removeObject(forKey: marker) }
+
+        var attempt = 0
+        var backOff: UInt32 = 0
+        while true {
+            attempt += 1
+            // Back off a little (random, growing) before a retry, outside the write slot, so
+            // that the writers do not collide again.
+            if backOff > 0 { usleep(backOff) }
+            var retryState: String?
+            // A slot per attempt (see WriteGate): a write backing off lets the others run.
+            guard writeGate.enter(until: connectDeadline()) else {
+                throw PostgresDriverError.connectionUnavailable(
+                    server: configuration.server, detail: "all \(writeGate.slots) write slots stayed busy")
+            }
+            let outcome = Result { () throws -> (R, [() -> Void]) in
+                try withSession { session in
+                    let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
+                    do {
+                        let result = try body(txn)
+                        txn.finish()
+                        try session.execute("COMMIT")
+                        txn.publishKeyspaces()
+                        return (result, txn.handlers)
+                    } catch {
+                        txn.finish()
+                        rollback(session)
+                        // The closure may have wrapped or swallowed the failure: the transaction
+                        // remembers it.
+                        retryState = txn.retryableState ?? ((error as? PostgresDriverError)?.isRetryable == true ? (error as? PostgresDriverError)?.sqlState : nil)
+                        throw error
+                    }
+                }
+            }
+            // The slot is free before the hooks run and during the back-off.
+            writeGate.leave()
+            switch outcome {
+            case .success(let (result, handlers)):
+                for handler in handlers { handler() }
+                return result
+            case .failure(let error):
+                guard let state = retryState else { throw error }
+                if attempt >= configuration.maximumWriteAttempts {
+                    throw PostgresDriverError.retriesExhausted(attempts: attempt, sqlState: state)
+                }
+                backOff = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 7))))
+            }
+        }
+    }
+
+    // MARK: - Connections
+
+    /// Sends `BEGIN` and the epoch read together (no wait) and wraps the session.
+    private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
+        let statements = session.starting(beginSQL, read: readOnly) + [PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]
+        let start = session.submit(statements) { rows in
+            try PostgresSession.integers(rows).first ?? 0
+        }
+        return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
+                                   start: start, cache: keyspaceCache)
+    }
+
+    /// Leases a connection for the duration of `body`.
+    func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
+        var lease = try pool.lease(until: connectDeadline())
+        let session = PostgresSession(connection: lease.connection, logger: logger, server: configuration.server,
+                                      chainedReadSince: lease.chainedReadSince)
+        defer {
+            lease.chainedReadSince = session.chainedReadSince
+            pool.give(back: lease, reusable: !session.isBroken)
+        }
+        return try body(session)
+    }
+
+    /// Now plus the connect timeout.
+    private func connectDeadline() -> Date {
+        let (seconds, attoseconds) = configuration.connectTimeout.components
+        return Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// Rolls back; a connection that cannot is dropped.
+    private func rollback(_ session: PostgresSession) {
+        do {
+            try session.execute("ROLLBACK")
+        } catch {
+            session.markBroken()
+        }
+    }
+
+    /// Creates the schema and tables (under an advisory lock, so concurrent first starts agree).
+    /// On a standby (a streaming replica, read-only) nothing is created: the tables come from
+    /// the primary, and the driver serves reads (writes fail with the server's SQLSTATE 25006).
+    private func setUp() throws {
+        try withSession { session in
+            session.leaveChainedRead()
+            if try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()).first == 1 { return }
+            try session.execute("BEGIN")
+            do {
+                try session.execute("SELECT pg_advisory_xact_lock($1)", .of(PostgresSchema.setupLockKey))
+                for statement in schema.setupStatements { try session.execute(statement) }
+                try session.execute("COMMIT")
+            } catch {
+                rollback(session)
+                throw error
+            }
+        }
+    }
+
+    /// postgres-nio's connection settings (TLS contexts are built here: a bad root certificate
+    /// file is a configuration error).
+    static func connectionConfiguration(_ config: PostgresConfiguration,
+                                        endpoint: PostgresConfiguration.Endpoint) throws -> PostgresConnection.Configuration {
+        var result: PostgresConnection.Configuration
+        if endpoint.host.hasPrefix("/") {
+            result = .init(unixSocketPath: "\(endpoint.host)/.s.PGSQL.\(endpoint.port)", username: config.username,
+                           password: config.password, database: config.database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS
+            do {
+                var unchecked = TLSConfiguration.makeClientConfiguration()
+                unchecked.certificateVerification = .none
+                switch config.tls {
+                case .disable: tls = .disable
+                case .prefer: tls = .prefer(try NIOSSLContext(configuration: unchecked))
+                case .require: tls = .require(try NIOSSLContext(configuration: unchecked))
+                case .verifyFull:
+                    var verified = TLSConfiguration.makeClientConfiguration()
+                    if let path = config.rootCertificatePath { verified.trustRoots = .file(path) }
+                    tls = .require(try NIOSSLContext(configuration: verified))
+                }
+            } catch {
+                throw PostgresDriverError.invalidConfiguration("TLS setup failed (\(String(describing: type(of: error))))")
+            }
+            result = .init(host: endpoint.host, port: endpoint.port, username: config.username,
+                           password: config.password, database: config.database, tls: tls)
+        }
+        let (seconds, attoseconds) = config.connectTimeout.components
+        result.options.connectTimeout = .nanoseconds(max(1, min(max(seconds, 0), 86_400 * 365) * 1_000_000_000 + attoseconds / 1_000_000_000))
+        return result
+    }
+}
+
+extension PostgresDriver {
+    /// Deletes the driver's schema with every keyspace in it (for tests and teardown).
+    func dropSchema() throws {
+        try withSession { session in
+            session.leaveChainedRead()
+            try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
+    }
+}
+#endif

@@ -1,0 +1,66 @@
+#if Postgres
+import Foundation
+
+/// Errors of ``PostgresDriver``. Messages name the server, the database and the SQLSTATE, never
+/// a password, a key or a value.
+public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A connection URL or environment setting is not acceptable.
+    case invalidConfiguration(String)
+    /// A schema name is not a plain lowercase identifier.
+    case invalidSchemaName(String)
+    /// No connection could be had within the timeout.
+    case connectionUnavailable(server: String, detail: String)
+    /// The server refused a statement (SQLSTATE and the server's primary message).
+    case server(sqlState: String, message: String)
+    /// The connection failed or closed during an operation.
+    case connectionLost(server: String, detail: String)
+    /// A write kept failing with serialization failures or deadlocks.
+    case retriesExhausted(attempts: Int, sqlState: String)
+    /// The transaction was used after it ended.
+    case transactionEnded
+    /// A read-only transaction was asked to write.
+    case readOnlyTransaction
+    /// A write was started inside a write on the same thread (use a savepoint instead).
+    case nestedWrite
+    /// The driver was called from its own internal thread (its event loop).
+    case calledFromDriverThread
+    /// The driver was closed.
+    case closed
+
+    /// A message naming what failed (never a password, key or value).
+    public var description: String {
+        switch self {
+        case .invalidConfiguration(let detail): "PostgreSQL configuration: \(detail)"
+        case .invalidSchemaName(let name): "PostgreSQL schema name '\(name)' is not a lowercase identifier (a-z, 0-9, _; at most 48 characters)"
+        case .connectionUnavailable(let server, let detail): "no PostgreSQL connection to \(server): \(detail)"
+        case .server(let state, let message): "PostgreSQL error \(state): \(message)"
+        case .connectionLost(let server, let detail): "PostgreSQL connection to \(server) failed: \(detail)"
+        case .retriesExhausted(let attempts, let state): "PostgreSQL write gave up after \(attempts) attempts (last SQLSTATE \(state))"
+        case .transactionEnded: "the PostgreSQL transaction has ended"
+        case .readOnlyTransaction: "a read-only transaction cannot write"
+        case .nestedWrite: "a write inside a write on the same thread: use a savepoint"
+        case .calledFromDriverThread: "the PostgreSQL driver was called from its own internal thread"
+        case .closed: "the PostgreSQL driver is closed"
+        }
+    }
+
+    /// The SQLSTATE, when the server gave one.
+    public var sqlState: String? {
+        switch self {
+        case .server(let state, _), .retriesExhausted(_, let state): state
+        default: nil
+        }
+    }
+
+    /// Whether the write should be retried: a serialization failure (40001) or a deadlock (40P01).
+    var isRetryable: Bool {
+        if case .server(let state, _) = self { return state == "40001" || state == "40P01" }
+        return false
+    }
+}
+
+extension PostgresDriverError: LocalizedError {
+    /// The ``description`` (server, database and SQLSTATE; never a password, key or value).
+    public var errorDescription: String? { description }
+}
+#endif

@@ -1,0 +1,77 @@
+/// The driver's tables in one schema, and the statements that create them.
+///
+/// - `keyspaces(id serial, name text unique, multi boolean)`: one row per keyspace.
+/// - `entries(keyspace, key bytea, value bytea, primary key (keyspace, key))`: single-value
+///   keyspaces.
+/// - `multi(keyspace, key bytea, value bytea, primary key (keyspace, key, value))`: multi-value
+///   keyspaces (several sorted values per key).
+/// - `epoch(value bigint)`: one row, incremented by every keyspace drop; transactions read it
+///   to know whether cached keyspace handles still hold (see ``KeyspaceCache``).
+///
+/// `bytea` compares bytes as unsigned, shortest first on a common prefix — the same order as
+/// LMDB's, independent of collation. Keys and values are always bound as parameters; only the
+/// validated schema name is spliced into statement text.
+#if Postgres
+struct PostgresSchema: Sendable {
+    /// The quoted schema name.
+    let quoted: String
+    let keyspaces: String
+    let entries: String
+    let multi: String
+    let epoch: String
+
+    /// Validates `name` (lowercase letters, digits and `_`, starting with a letter or `_`, at
+    /// most 48 characters).
+    init(name: String) throws {
+        let bytes = Array(name.utf8)
+        let valid = !bytes.isEmpty && bytes.count <= 48
+            && bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f }
+            && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
+        guard valid else { throw PostgresDriverError.invalidSchemaName(name) }
+        quoted = "\"\(name)\""
+        keyspaces = "\(quoted).keyspaces"
+        entries = "\(quoted).entries"
+        multi = "\(quoted).multi"
+        epoch = "\(quoted).epoch"
+    }
+
+    /// The statements that create the schema and its tables (idempotent). Run them under
+    /// ``setupLockKey`` so that concurrent first starts do not race.
+    var setupStatements: [String] {
+        [
+            "CREATE SCHEMA IF NOT EXISTS \(quoted)",
+            "CREATE TABLE IF NOT EXISTS \(keyspaces) (id serial PRIMARY KEY, name text NOT NULL UNIQUE, multi boolean NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS \(entries) (keyspace integer NOT NULL, key bytea NOT NULL, value bytea NOT NULL, PRIMARY KEY (keyspace, key))",
+            "CREATE TABLE IF NOT EXISTS \(multi) (keyspace integer NOT NULL, key bytea NOT NULL, value bytea NOT NULL, PRIMARY KEY (keyspace, key, value))",
+            "CREATE TABLE IF NOT EXISTS \(epoch) (one boolean PRIMARY KEY DEFAULT true CHECK (one), value bigint NOT NULL)",
+            "INSERT INTO \(epoch) (value) VALUES (0) ON CONFLICT DO NOTHING",
+        ]
+    }
+
+    /// An advisory lock key shared by every Depot driver setting up a schema.
+    static let setupLockKey: Int64 = 0x4465_706F_7453_6574 // "DepotSet"
+
+    /// Table of a keyspace.
+    func table(multiValue: Bool) -> String { multiValue ? multi : entries }
+}
+
+/// What a ``Keyspace`` handle encodes for this driver: the keyspace row's id, and whether it is
+/// multi-value (the top bit).
+struct KeyspaceHandle {
+    static let multiBit: UInt32 = 0x8000_0000
+    let id: Int32
+    let multiValue: Bool
+
+    init(id: Int32, multiValue: Bool) {
+        self.id = id
+        self.multiValue = multiValue
+    }
+
+    init(_ handle: UInt32) {
+        id = Int32(bitPattern: handle & ~Self.multiBit)
+        multiValue = handle & Self.multiBit != 0
+    }
+
+    var raw: UInt32 { UInt32(bitPattern: id) | (multiValue ? Self.multiBit : 0) }
+}
+#endif

@@ -1,0 +1,185 @@
+#if Postgres
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One leased connection seen from a blocked thread. Statements go to the connection's event
+/// loop through postgres-nio's EventLoopFuture API; the caller waits on a ``Pending`` for the
+/// rows (decoded on the event loop). Several statements can be submitted at once (``submit``):
+/// they run in order without a hand-off between them. Errors come back as
+/// ``PostgresDriverError``; a connection that failed other than by a server error is marked
+/// ``isBroken`` so that the pool drops it.
+final class PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    let server: String
+    /// Whether the connection failed (closed, protocol error): it is not reused.
+    private(set) var isBroken = false
+    /// Since when the connection has been in a chained read transaction (a read ended with
+    /// `COMMIT AND CHAIN`: a new `REPEATABLE READ READ ONLY` transaction, whose snapshot is only
+    /// taken by its first statement), if it is.
+    var chainedReadSince: ContinuousClock.Instant?
+
+    /// How long a chained read transaction is reused; older ones are rolled back first, so that
+    /// a server's `idle_in_transaction_session_timeout` (if any, and above this) never ends one
+    /// under a reader.
+    static let chainedReadLifetime: Duration = .seconds(1)
+
+    init(connection: PostgresConnection, logger: Logger, server: String, chainedReadSince: ContinuousClock.Instant?) {
+        self.connection = connection
+        self.logger = logger
+        self.server = server
+        self.chainedReadSince = chainedReadSince
+    }
+
+    /// The statements that start a transaction on this connection: none for a read when a
+    /// recent chained read transaction is open, else (a `ROLLBACK` of the chained one and)
+    /// `begin`.
+    func starting(_ begin: String, read: Bool) -> [PostgresQuery] {
+        defer { chainedReadSince = nil }
+        guard let since = chainedReadSince else { return [PostgresQuery(unsafeSQL: begin)] }
+        if read && ContinuousClock.now - since < Self.chainedReadLifetime { return [] }
+        return [PostgresQuery(unsafeSQL: "ROLLBACK"), PostgresQuery(unsafeSQL: begin)]
+    }
+
+    /// Leaves a chained read transaction, if one is open (for statements outside transactions).
+    func leaveChainedRead() {
+        if chainedReadSince != nil {
+            chainedReadSince = nil
+            send("ROLLBACK")
+        }
+    }
+
+    /// Sends `statements` in order and returns at once; the result is the last statement's rows
+    /// through `decode`, or the first failure. A failed statement does not stop later ones
+    /// (the server rejects them inside a failed transaction).
+    func submit<T: Sendable>(_ statements: [PostgresQuery], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+        let pending = Pending<T>()
+        let connection = connection, logger = logger
+        connection.eventLoop.execute {
+            let futures = statements.map { connection.query($0, logger: logger) }
+            EventLoopFuture.whenAllComplete(futures, on: connection.eventLoop).whenSuccess { results in
+                for case .failure(let error) in results {
+                    pending.set(.failure(error))
+                    return
+                }
+                guard case .success(let last)? = results.last else {
+                    pending.set(.failure(PostgresDriverError.transactionEnded))
+                    return
+                }
+                pending.set(Result { try decode(Array(last.rows)) })
+            }
+        }
+        return pending
+    }
+
+    /// Marks the connection as not reusable.
+    func markBroken() { isBroken = true }
+
+    /// Waits for a submitted result, mapping errors.
+    func wait<T>(_ pending: Pending<T>) throws -> T {
+        do {
+            return try pending.wait().get()
+        } catch {
+            let mapped = Self.map(error, server: server)
+            if case .server = mapped {} else { isBroken = true }
+            throw mapped
+        }
+    }
+
+    /// Runs a statement, discarding its rows.
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
+        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
+    }
+
+    /// Sends a statement without waiting; a failure closes the connection (so that the pool
+    /// drops it).
+    func send(_ sql: String) {
+        let connection = connection
+        submit([PostgresQuery(unsafeSQL: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
+    }
+
+    /// Runs a statement returning one bytea column.
+    func values(_ sql: String, _ binds: PostgresBindings) throws -> [[UInt8]] {
+        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+            try rows.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) }
+        })
+    }
+
+    /// Runs a statement returning two bytea columns (key, value).
+    func pairs(_ sql: String, _ binds: PostgresBindings) throws -> [(key: [UInt8], value: [UInt8])] {
+        let rows: [[[UInt8]]] = try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+            try rows.map { row in
+                let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
+                return [Array(key.readableBytesView), Array(value.readableBytesView)]
+            }
+        })
+        return rows.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
+    }
+
+    /// Runs a statement returning one bigint column; its values.
+    func integers(_ sql: String, _ binds: PostgresBindings) throws -> [Int64] {
+        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
+    }
+
+    /// Decodes one bigint column.
+    @Sendable static func integers(_ rows: [PostgresRow]) throws -> [Int64] {
+        try rows.map { try $0.decode(Int64.self) }
+    }
+
+    /// A driver error for anything postgres-nio throws (server messages keep their SQLSTATE and
+    /// primary message only; details, which can quote stored values, are dropped).
+    static func map(_ error: any Error, server: String) -> PostgresDriverError {
+        switch error {
+        case let error as PostgresDriverError:
+            return error
+        case let error as PSQLError:
+            if error.code == .server, let info = error.serverInfo {
+                return .server(sqlState: info[.sqlState] ?? "?????", message: info[.message] ?? "")
+            }
+            return .connectionLost(server: server, detail: error.code.description)
+        case is PostgresDecodingError:
+            return .connectionLost(server: server, detail: "a row did not decode as expected")
+        default:
+            return .connectionLost(server: server, detail: String(describing: type(of: error)))
+        }
+    }
+}
+
+extension PostgresBindings {
+    /// Bindings from bytea buffers and integers, in order.
+    static func of(_ values: any PostgresBindable...) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { value.bind(into: &binds) }
+        return binds
+    }
+}
+
+/// A value the driver binds as a statement parameter.
+protocol PostgresBindable {
+    func bind(into binds: inout PostgresBindings)
+}
+
+extension Int32: PostgresBindable {
+    func bind(into binds: inout PostgresBindings) { binds.append(self) }
+}
+
+extension Bool: PostgresBindable {
+    func bind(into binds: inout PostgresBindings) { binds.append(self) }
+}
+
+extension String: PostgresBindable {
+    func bind(into binds: inout PostgresBindings) { binds.append(self) }
+}
+
+extension Int64: PostgresBindable {
+    func bind(into binds: inout PostgresBindings) { binds.append(self) }
+}
+
+/// Bytes bound as bytea (a `[UInt8]` would bind as an array of "char").
+struct Bytea: PostgresBindable {
+    let buffer: ByteBuffer
+    init(_ bytes: some Sequence<UInt8>) { buffer = ByteBuffer(bytes: bytes) }
+    func bind(into binds: inout PostgresBindings) { binds.append(buffer) }
+}
+#endif

@@ -1,0 +1,248 @@
+#if Postgres
+import Depot
+import PostgresNIO
+
+/// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one
+/// statement; keys and values are bound as `bytea` parameters. `BEGIN` and the read of the
+/// keyspace epoch were sent together when the transaction started; the first operation waits
+/// for them (so nothing runs outside the transaction when `BEGIN` failed).
+final class PostgresTransaction: StorageTransaction {
+    private let session: PostgresSession
+    private let schema: PostgresSchema
+    let isReadOnly: Bool
+    private let firstPage: Int
+    var attachment: AnyObject?
+    private(set) var handlers: [() -> Void] = []
+    /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
+    /// error the closure caught: the write is then retried.
+    private(set) var retryableState: String?
+    private var finished = false
+    private var depth = 0
+    /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
+    private var keyspaces: [String: Keyspace] = [:]
+    /// `BEGIN` followed by the epoch read: the snapshot's keyspace epoch.
+    private let start: Pending<Int64>
+    private var epoch: Int64?
+    private let cache: KeyspaceCache
+    /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
+    private var droppedKeyspace = false
+
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache) {
+        self.session = session
+        self.schema = schema
+        self.isReadOnly = readOnly
+        self.firstPage = max(1, firstPage)
+        self.start = start
+        self.cache = cache
+    }
+
+    /// Waits for `BEGIN` and the epoch read; throws their failure.
+    @discardableResult
+    private func started() throws -> Int64 {
+        if let epoch { return epoch }
+        let value = try run { try session.wait(start) }
+        epoch = value
+        return value
+    }
+
+    /// After the commit of a write: shares the keyspaces it used (created ones included).
+    func publishKeyspaces() {
+        guard let epoch, !droppedKeyspace, !isReadOnly else { return }
+        cache.store(keyspaces.mapValues(\.handle), epoch: epoch)
+    }
+
+    var nestingDepth: Int { depth }
+
+    func finish() { finished = true }
+
+    func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
+
+    private func check(write: Bool) throws {
+        if finished { throw PostgresDriverError.transactionEnded }
+        if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
+        try started()
+    }
+
+    /// Runs one statement, remembering retryable failures.
+    private func run<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresDriverError {
+            if error.isRetryable { retryableState = error.sqlState }
+            throw error
+        }
+    }
+
+    // MARK: - Keyspaces
+
+    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
+        try check(write: false)
+        if let known = keyspaces[name] { return known }
+        let epoch = try started()
+        if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
+            let keyspace = Keyspace(name: name, handle: handle)
+            keyspaces[name] = keyspace
+            return keyspace
+        }
+        // id * 2 + multi: both in one bigint column.
+        let select = "SELECT id::bigint * 2 + multi::int FROM \(schema.keyspaces) WHERE name = $1"
+        var found = try run { try session.integers(select, .of(name)) }.first
+        if found == nil {
+            guard create && !isReadOnly else { return nil }
+            let insert = "INSERT INTO \(schema.keyspaces) (name, multi) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING id::bigint * 2 + multi::int"
+            found = try run { try session.integers(insert, .of(name, multiValue)) }.first
+            if found == nil { found = try run { try session.integers(select, .of(name)) }.first }
+        }
+        guard let found, let id = Int32(exactly: found / 2) else { return nil }
+        let keyspace = Keyspace(name: name, handle: KeyspaceHandle(id: id, multiValue: found % 2 == 1).raw)
+        keyspaces[name] = keyspace
+        // A read's snapshot only holds committed keyspaces: share them now. A write's (which
+        // may have created some) are shared after its commit.
+        if isReadOnly { cache.store([name: keyspace.handle], epoch: epoch) }
+        return keyspace
+    }
+
+    func count(_ keyspace: Keyspace) throws -> Int {
+        try check(write: false)
+        let handle = KeyspaceHandle(keyspace.handle)
+        let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
+        return Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0)
+    }
+
+    func clear(_ keyspace: Keyspace) throws {
+        try check(write: true)
+        let handle = KeyspaceHandle(keyspace.handle)
+        try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+    }
+
+    func drop(_ keyspace: Keyspace) throws {
+        try clear(keyspace)
+        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(KeyspaceHandle(keyspace.handle).id)) }
+        // Every host's cached handles from before this commit become stale.
+        droppedKeyspace = true
+        try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
+        keyspaces[keyspace.name] = nil
+    }
+
+    // MARK: - Entries
+
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try check(write: false)
+        let handle = KeyspaceHandle(keyspace.handle)
+        let sql = handle.multiValue
+            ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
+            : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
+        guard let value = try run({ try session.values(sql, .of(handle.id, Bytea(key))) }).first else { return nil }
+        return try value.withUnsafeBytes { try body($0) }
+    }
+
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try check(write: true)
+        let handle = KeyspaceHandle(keyspace.handle)
+        let sql = handle.multiValue
+            ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+            : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+        try run { try session.execute(sql, .of(handle.id, Bytea(key), Bytea(value))) }
+    }
+
+    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+        try check(write: true)
+        let handle = KeyspaceHandle(keyspace.handle)
+        let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
+        return try !run { try session.integers(sql, .of(handle.id, Bytea(key))) }.isEmpty
+    }
+
+    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+        try check(write: true)
+        let handle = KeyspaceHandle(keyspace.handle)
+        let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
+        return try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value))) }.isEmpty
+    }
+
+    // MARK: - Scans
+
+    /// Pages of `LIMIT n` rows, each continuing after the last row seen (by key, or by key and
+    /// value in a multi-value keyspace); the first page is small and later ones grow, so a scan
+    /// stopped early reads little and a long one makes few round trips.
+    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try check(write: false)
+        let handle = KeyspaceHandle(keyspace.handle)
+        var low = lower, high = upper
+        if let prefix {
+            if low.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { low = prefix }
+            if let end = Self.successor(of: prefix), high.map({ end.lexicographicallyPrecedes($0) }) ?? true { high = end }
+        }
+        if let low, let high, !low.lexicographicallyPrecedes(high) { return }
+        let table = schema.table(multiValue: handle.multiValue)
+        let direction = reverse ? "DESC" : "ASC"
+        let order = handle.multiValue ? "key \(direction), value \(direction)" : "key \(direction)"
+        var after: (key: [UInt8], value: [UInt8])?
+        var page = firstPage
+        while true {
+            var parameters: [any PostgresBindable] = [handle.id]
+            func parameter(_ bytes: [UInt8]) -> String {
+                parameters.append(Bytea(bytes))
+                return "$\(parameters.count)"
+            }
+            var sql = "SELECT key, value FROM \(table) WHERE keyspace = $1"
+            if let low { sql += " AND key >= \(parameter(low))" }
+            if let high { sql += " AND key < \(parameter(high))" }
+            if let after {
+                let comparison = reverse ? "<" : ">"
+                sql += handle.multiValue
+                    ? " AND (key, value) \(comparison) (\(parameter(after.key)), \(parameter(after.value)))"
+                    : " AND key \(comparison) \(parameter(after.key))"
+            }
+            sql += " ORDER BY \(order) LIMIT \(page)"
+            var binds = PostgresBindings(capacity: parameters.count)
+            for value in parameters { value.bind(into: &binds) }
+            let rows = try run { try session.pairs(sql, binds) }
+            for row in rows {
+                let goOn = try row.key.withUnsafeBytes { key in try row.value.withUnsafeBytes { value in try body(key, value) } }
+                if !goOn { return }
+            }
+            guard rows.count == page, let last = rows.last else { return }
+            after = last
+            page = min(page * 2, 1024)
+        }
+    }
+
+    /// The smallest key above every key starting with `prefix`; nil when there is none (all 0xff).
+    static func successor(of prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xff {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return nil
+    }
+
+    // MARK: - Savepoints
+
+    func savepoint<R>(_ body: () throws -> R) throws -> R {
+        try check(write: true)
+        depth += 1
+        defer { depth -= 1 }
+        let name = "depot_savepoint_\(depth)"
+        try run { try session.execute("SAVEPOINT \(name)") }
+        let result: R
+        do {
+            result = try body()
+        } catch {
+            // Undo the savepoint's work (and any keyspace it created) and carry on.
+            keyspaces.removeAll()
+            try run {
+                try session.execute("ROLLBACK TO SAVEPOINT \(name)")
+                try session.execute("RELEASE SAVEPOINT \(name)")
+            }
+            throw error
+        }
+        try run { try session.execute("RELEASE SAVEPOINT \(name)") }
+        return result
+    }
+}
+#endif
