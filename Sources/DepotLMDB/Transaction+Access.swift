@@ -183,11 +183,14 @@ extension Transaction {
         if !holdsDatabaseLock { env.databaseLock.lock() }
         var keepLock = false
         defer { if !holdsDatabaseLock && !keepLock { env.databaseLock.unlock() } }
-        // A handle opened after this transaction began is not usable in it (LMDB: EINVAL): the
-        // database is then looked up in this transaction's snapshot below.
-        if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record,
-           isOpenHere(record.dbi, txn) {
-            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+        if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record {
+            if isOpenHere(record.dbi, txn) {
+                return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+            }
+            // A handle opened after this transaction began is not usable in it (LMDB: EINVAL),
+            // and opening the name again here would take over the environment's handle (LMDB
+            // allows one open per name): what this snapshot holds decides the answer.
+            throw databaseReplacedError(name, txn)
         }
         // Opened in this transaction (LMDB makes the handle public when it commits; a read
         // transaction is reset instead, so `endRead` opens it once more to cache it).
@@ -212,9 +215,10 @@ extension Transaction {
         return Database(dbi: dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
     }
 
-    /// The error for a database whose handle was replaced after this transaction began: "not
-    /// found" when this snapshot has no database of that name (the usual case: it was dropped
-    /// before the snapshot), else a clear error asking for a new transaction.
+    /// The error for a database whose handle was opened, or replaced, after this transaction
+    /// began: "not found" when this snapshot has no database of that name (the usual case: it
+    /// was created, or dropped, after the snapshot), else a clear error asking for a new
+    /// transaction (rare: stores open every database they know before their first transaction).
     private func databaseReplacedError(_ name: String?, _ txn: OpaquePointer) -> LMDBError {
         var bytes = Array((name ?? "").utf8)
         let inSnapshot = bytes.withUnsafeMutableBytes { raw -> Bool in
@@ -226,7 +230,7 @@ extension Transaction {
             return LMDBError(code: MDB_NOTFOUND, operation: "open database", database: name, detail: "no database of that name exists")
         }
         return LMDBError(code: MDB_BAD_DBI, operation: "open database", database: name,
-                         detail: "the database was dropped and created again while this transaction was open; begin a new transaction")
+                         detail: "its handle was opened (or the database dropped and created again) after this transaction began; begin a new transaction")
     }
 
     /// Whether the database handle `dbi` is usable in the transaction `txn` (LMDB refuses a

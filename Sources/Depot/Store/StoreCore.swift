@@ -102,13 +102,18 @@ final class StoreCore: @unchecked Sendable {
     private init(driver: any StorageDriver) throws {
         self.driver = driver
         self.environment = (driver as? LMDBDriver)?.environment
-        // LMDB: open the meta database once, outside any transaction, so that read transactions
-        // find its handle cached.
+        // LMDB: open the meta database and every database already in the file once, outside any
+        // transaction, so that read transactions find their handles cached. A read transaction
+        // cannot use a handle opened after it began, so a database first opened while others
+        // read would fail them; databases created later are opened by their write's commit.
         if let environment = (driver as? LMDBDriver)?.environment {
             do {
                 _ = try environment.openDatabase(StoreLayout.metaDatabase, create: !environment.options.readOnly)
             } catch LMDBError.notFound {
                 // A read-only environment without Depot data: every look-up finds nothing.
+            }
+            for name in (try? environment.databaseNames()) ?? [] where name.hasPrefix(StoreLayout.reservedPrefix) {
+                _ = try? environment.openDatabase(name, create: false)
             }
         }
     }
