@@ -34,6 +34,44 @@ struct ReadSessionTests {
         #expect(throws: DepotError.self) { try keptView.retrieve(Department.self, id: "d1") }
     }
 
+    /// A store opened on existing data, read by many threads at once from the first read: no
+    /// reader may meet a handle it cannot use (a database first opened inside one reader's
+    /// transaction failed the others with EINVAL, for good).
+    @Test func firstReadsFromManyThreadsOfAReopenedStore() throws {
+        let other = TemporaryFolder()
+        do {
+            let writer = try Store(path: other.path)
+            try writer.write { tx throws in
+                for i in 0..<50 {
+                    _ = try tx.park(Department(id: "d\(i)", name: "D\(i)"))
+                    _ = try tx.park(sampleEmployee("e\(i)"))
+                }
+            }
+            try writer.environment.close()
+        }
+        let reopened = try Store(path: other.path)
+        let failures = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for t in 0..<8 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                do {
+                    for i in 0..<50 {
+                        let found = try reopened.read { tx in
+                            (try tx.retrieve(Department.self, id: "d\(i)")?.name, try tx.retrieve(Employee.self, id: "e\(i)")?.id)
+                        }
+                        if found.0 != "D\(i)" || found.1 != "e\(i)" { failures.withLock { $0.append("thread \(t): \(i) missing") } }
+                    }
+                } catch {
+                    failures.withLock { $0.append("thread \(t): \(error)") }
+                }
+            }.start()
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == [])
+    }
+
     @Test func readsOnManyThreadsSeeEveryCommitAndSchemaChange() throws {
         try store.write { tx throws in
             for i in 0..<20 { _ = try tx.park(Department(id: "d\(i)", name: "v0")) }
