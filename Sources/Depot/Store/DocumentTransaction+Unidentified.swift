@@ -101,10 +101,13 @@ extension DocumentTransaction {
     /// Visits every stored document of `collection` (or of every collection) of this alias as a
     /// schemaless value, checksums verified; return false to stop.
     ///
-    /// - Parameter damaged: called, instead of throwing, for each record that is damaged (a
-    ///   ``DepotError`` `.checksumMismatch`, `.corruptRecord` or `.decodingFailed` naming its
-    ///   collection and ID); the export goes on with the next record. Nil (the default): the
-    ///   first damaged record ends the export with that error.
+    /// - Parameters:
+    ///   - collection: the collection to export; nil (the default) exports every collection.
+    ///   - damaged: called, instead of throwing, for each record that is damaged (a
+    ///     ``DepotError`` `.checksumMismatch`, `.corruptRecord` or `.decodingFailed` naming its
+    ///     collection and ID); the export goes on with the next record. Nil (the default): the
+    ///     first damaged record ends the export with that error.
+    ///   - body: called with each document; return false to stop.
     public func export(collection: String? = nil, damaged: ((DepotError) throws -> Void)? = nil,
                        _ body: (ExportedDocument) throws -> Bool) throws {
         let names = try collection.map { [$0] } ?? collections()
