@@ -50,6 +50,7 @@ final class TransformingTransaction: StorageTransaction {
     var isReadOnly: Bool { base.isReadOnly }
     func isCurrent(_ keyspace: Keyspace) -> Bool { base.isCurrent(keyspace) }
     var keyspaceHandlesVersion: Int? { base.keyspaceHandlesVersion }
+    var snapshotID: UInt64? { base.snapshotID }
     var maxKeySize: Int { base.maxKeySize }
     var nestingDepth: Int { base.nestingDepth }
     var attachment: AnyObject? {

@@ -72,6 +72,9 @@ public protocol StorageTransaction: AnyObject {
     /// Identifies the driver's keyspace handles as they are now: while it is unchanged, every
     /// handle that ``isCurrent(_:)`` accepted before is current. nil: unknown (check each).
     var keyspaceHandlesVersion: Int? { get }
+    /// Identifies the committed state a read transaction sees: two read transactions with the
+    /// same value see the same data (LMDB: the snapshot's transaction ID). nil: unknown.
+    var snapshotID: UInt64? { get }
 }
 
 extension StorageTransaction {
@@ -80,6 +83,8 @@ extension StorageTransaction {
     public func isCurrent(_ keyspace: Keyspace) -> Bool { true }
     /// Unknown by default: ``isCurrent(_:)`` is asked for each handle.
     public var keyspaceHandlesVersion: Int? { nil }
+    /// Unknown by default: every read transaction reads what it needs afresh.
+    public var snapshotID: UInt64? { nil }
 
     /// 511 bytes, LMDB's default limit (`Environment.standardMaxKeySize`; drivers with another
     /// limit implement the requirement).
@@ -133,6 +138,7 @@ extension StorageTransaction {
 extension Transaction: StorageTransaction {
     public func isCurrent(_ keyspace: Keyspace) -> Bool { isCurrentDatabase(named: keyspace.name, dbi: keyspace.handle) }
     public var keyspaceHandlesVersion: Int? { databaseHandlesVersion }
+    public var snapshotID: UInt64? { isReadOnly && isActive ? UInt64(id) : nil }
 
     private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: maxKeySize)

@@ -88,4 +88,5 @@ final class EndedTransaction: StorageTransaction, @unchecked Sendable {
     func savepoint<R>(_ body: () throws -> R) throws -> R { throw ended() }
     func isCurrent(_ keyspace: Keyspace) -> Bool { false }
     var keyspaceHandlesVersion: Int? { nil }
+    var snapshotID: UInt64? { nil }
 }

@@ -140,8 +140,13 @@ final class TransactionContext {
         guard newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize, newTxn.attachment == nil, isReusableForReads else { return false }
         let resolvedAt = schemaVersionValue
         txn = newTxn
-        schemaVersionValue = nil
-        if case .some(nil) = metaCache { metaCache = nil } // absent then: look again
+        // The same snapshot as the last transaction: the same schema version (no meta read).
+        let snapshot = newTxn.snapshotID
+        if snapshot == nil || snapshot != lastSnapshotID {
+            schemaVersionValue = nil
+            if case .some(nil) = metaCache { metaCache = nil } // absent then: look again
+        }
+        lastSnapshotID = snapshot
         newTxn.attachment = self
         if try schemaVersion() != resolvedAt || !keptKeyspacesAreCurrent() {
             targets.removeAll(keepingCapacity: true)
@@ -170,6 +175,8 @@ final class TransactionContext {
     /// The driver's ``StorageTransaction/keyspaceHandlesVersion`` when the kept handles were
     /// last found current.
     private var checkedHandlesVersion: Int?
+    /// The snapshot of the transaction this (reusable read) context served last.
+    private var lastSnapshotID: UInt64?
 
     /// Lets go of the transaction (which has ended or is about to): the context then holds no
     /// transaction alive until the next ``rebind(to:)``.
