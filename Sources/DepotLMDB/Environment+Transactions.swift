@@ -216,7 +216,11 @@ extension Environment {
                 if rc == MDB_PANIC { throw panicError("commit") }
                 throw LMDBError.writeFailure(code: rc, operation: "commit", database: nil, folder: path)
             }
-            for opened in txn.openedDatabases { databaseCache[opened.name] = opened.record }
+            if !txn.openedDatabases.isEmpty { // one published copy per commit
+                var cache = databaseCache
+                for opened in txn.openedDatabases { cache[opened.name] = opened.record }
+                databaseCache = cache
+            }
             txn.openedDatabases.removeAll()
             let handlers = txn.commitHandlers
             txn.commitHandlers.removeAll()

@@ -52,8 +52,9 @@ final class TransactionGate: @unchecked Sendable {
     /// `poolLimit`: how many stripes keep a reset read transaction (the threads numbered below it).
     init(poolLimit: Int, ownerPID: Int32) {
         self.ownerPID = ownerPID
-        state = .allocate(capacity: Self.stripeStride / MemoryLayout<Int>.stride)
-        state.initialize(repeating: 0, count: Self.stripeStride / MemoryLayout<Int>.stride)
+        // A cache line of its own: every reader loads it, only close, resizing and drops write it.
+        state = UnsafeMutableRawPointer.allocate(byteCount: Self.stripeStride, alignment: Self.stripeStride)
+            .initializeMemory(as: Int.self, repeating: 0, count: Self.stripeStride / MemoryLayout<Int>.stride)
         stripes = .allocate(byteCount: Self.stripeCount * Self.stripeStride, alignment: Self.stripeStride)
         stripes.initializeMemory(as: UInt8.self, repeating: 0, count: Self.stripeCount * Self.stripeStride)
         for index in 0..<Self.stripeCount {
@@ -226,9 +227,11 @@ final class TransactionGate: @unchecked Sendable {
     // MARK: Holding new readers (dropping a database)
 
     /// Makes read transactions that begin from now on wait until ``releaseNewReaders()``;
-    /// those already open go on. The caller holds the writer. Dropping a database closes its
-    /// handle in the whole environment at once: a read transaction begun between the drop and
-    /// the commit would see the database in its snapshot without a usable handle for it.
+    /// those already open go on (waiting for them here could deadlock: a reader may wait for the
+    /// database-open lock that this writer holds). The caller holds the writer. Dropping a
+    /// database closes its handle in the whole environment at once: a read transaction begun
+    /// between the drop and the commit would see the database in its snapshot without a usable
+    /// handle for it. The writer's own thread may still read while it holds readers back.
     func holdNewReaders() {
         lock.withLock {
             if newReadersHeld { return }

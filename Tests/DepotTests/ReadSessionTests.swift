@@ -72,6 +72,20 @@ struct ReadSessionTests {
         #expect(failures.withLock { $0 } == [])
     }
 
+    @Test func anAliasViewKeptPastItsClosureNeverSeesALaterTransaction() throws {
+        try store.write { tx throws in _ = try tx.alias("B").park(Department(id: "d1", name: "first")) }
+        let kept = try store.read { try $0.alias("B") }
+        try store.write { tx throws in _ = try tx.alias("B").park(Department(id: "d1", name: "second")) }
+        for _ in 0..<3 {
+            #expect(try store.read { try $0.alias("B").retrieve(Department.self, id: "d1") }?.name == "second")
+        }
+        // The kept view's transaction ended: it must not read through a later one, not even
+        // while that one runs on the same thread.
+        #expect(throws: DepotError.self) { try kept.retrieve(Department.self, id: "d1") }
+        let seenThroughKept = try store.read { _ in try? kept.retrieve(Department.self, id: "d1") }
+        #expect(seenThroughKept == nil)
+    }
+
     @Test func readsOnManyThreadsSeeEveryCommitAndSchemaChange() throws {
         try store.write { tx throws in
             for i in 0..<20 { _ = try tx.park(Department(id: "d\(i)", name: "v0")) }

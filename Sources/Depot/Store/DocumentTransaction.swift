@@ -68,6 +68,9 @@ public final class DocumentTransaction {
         try StoreLayout.validateAlias(name)
         let view = DocumentTransaction(store: store, alias: name, context: context, explicit: isExplicit)
         view.overlay = overlay
+        // The view shares the context: a thread's reusable read view must not serve another
+        // transaction while this one may still be in use (see `ReadSessions`).
+        context.sharedWithOtherViews = true
         return view
     }
 

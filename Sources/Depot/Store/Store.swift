@@ -136,9 +136,7 @@ public final class Store: @unchecked Sendable {
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         let slot = readSessions.slot()
         var session = readSessions.take(slot)
-        var used: (any StorageTransaction)?
         defer {
-            used?.attachment = nil // breaks transaction ↔ context (for any driver)
             // A view its caller kept past the closure is left to the caller, with the store.
             if isKnownUniquelyReferenced(&session), let kept = session {
                 if kept.overlay == nil, kept.context.isReusableForReads {
@@ -151,16 +149,35 @@ public final class Store: @unchecked Sendable {
             }
         }
         return try core.driver.read { txn in
-            used = txn
             let tx: DocumentTransaction
-            if let reused = session, try reused.context.rebind(to: core.wrap(txn)) {
+            let wrapped = core.wrap(txn)
+            var rebound = false
+            if let reused = session {
+                do {
+                    rebound = try reused.context.rebind(to: wrapped)
+                } catch {
+                    // Not reusable after a failed rebind: dropped, never given back.
+                    reused.context.unbind()
+                    reused.keepStore = self
+                    session = nil
+                    txn.attachment = nil
+                    throw error
+                }
+            }
+            if rebound, let reused = session {
                 tx = reused
             } else {
-                tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self),
+                tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(wrapped, core: core, store: self),
                                          keptByStore: true)
                 session = tx
             }
-            defer { tx.context.unbind() } // before the driver ends the transaction
+            // Before the driver ends the transaction: break transaction ↔ context (for any
+            // driver) and let the context hold no transaction (so the driver's transaction
+            // object is not kept alive past its closure).
+            defer {
+                txn.attachment = nil
+                tx.context.unbind()
+            }
             return try body(tx)
         }
     }

@@ -127,7 +127,7 @@ final class TransactionContext {
     /// Whether this context can serve another read transaction: a read-only one that holds no
     /// state of an operation in progress.
     var isReusableForReads: Bool {
-        txn.isReadOnly && recorder == nil && !logsChanges && parking.isEmpty && resolving.last == nil
+        !sharedWithOtherViews && txn.isReadOnly && recorder == nil && !logsChanges && parking.isEmpty && resolving.last == nil
             && deleting.isEmpty && undoLog == nil && parkedReferences.isEmpty && pendingDescriptors.isEmpty
             && droppedDatabases.isEmpty && !changedSchema
     }
@@ -148,7 +148,7 @@ final class TransactionContext {
         }
         lastSnapshotID = snapshot
         newTxn.attachment = self
-        if try schemaVersion() != resolvedAt || !keptKeyspacesAreCurrent() {
+        if try !keptKeyspacesAreCurrent() || schemaVersion() != resolvedAt {
             targets.removeAll(keepingCapacity: true)
             kvTargets.removeAll(keepingCapacity: true)
             schemas.removeAll(keepingCapacity: true)
@@ -175,6 +175,9 @@ final class TransactionContext {
     /// The driver's ``StorageTransaction/keyspaceHandlesVersion`` when the kept handles were
     /// last found current.
     private var checkedHandlesVersion: Int?
+    /// Set when a view other than the one it was made for uses this context (`alias(_:)`):
+    /// such a context is never reused by another transaction.
+    var sharedWithOtherViews = false
     /// The snapshot of the transaction this (reusable read) context served last.
     private var lastSnapshotID: UInt64?
 
