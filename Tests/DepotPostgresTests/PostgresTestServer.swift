@@ -5,16 +5,11 @@ import Foundation
 import Testing
 
 /// The server the tests use: `DEPOT_POSTGRES_URL` (see scripts/with-postgres.sh). Without it
-/// every server test is skipped, with the reason printed once.
+/// every server suite is skipped through `.enabled(if: isAvailable, …)`, which reports the reason.
 enum PostgresTestServer {
     static let url: String? = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"].flatMap { $0.isEmpty ? nil : $0 }
 
-    static let isAvailable: Bool = {
-        if url == nil {
-            print("DepotPostgres: skipping the server tests: DEPOT_POSTGRES_URL is not set (run them with scripts/with-postgres.sh)")
-        }
-        return url != nil
-    }()
+    static var isAvailable: Bool { url != nil }
 
     /// A fresh schema name, so that parallel tests never share data.
     static func uniqueSchema() -> String {

@@ -87,9 +87,9 @@ struct DepotCompare: AsyncParsableCommand {
         if noSync && !groupCommitOnly { throw ValidationError("--no-sync is only for --group-commit-only") }
         if interleavedKeys && !groupCommitOnly { throw ValidationError("--interleaved-keys is only for --group-commit-only") }
         if readScaling {
-            var counts = [1]
-            while counts.last! * 2 <= Machine.cores { counts.append(counts.last! * 2) }
-            if counts.last! != Machine.cores { counts.append(Machine.cores) }
+            // 1, 2, 4, … up to the cores, and the core count itself.
+            var counts = Array(sequence(first: 1) { $0 * 2 <= Machine.cores ? $0 * 2 : nil })
+            if counts.last != Machine.cores { counts.append(Machine.cores) }
             if let threads {
                 counts = threads.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
                 guard !counts.isEmpty, counts.allSatisfy({ $0 > 0 }) else { throw ValidationError("--threads: positive integers, e.g. 1,2,4") }

@@ -39,10 +39,10 @@ enum ReadScaling {
     }
 
     static func prepare(n: Int, scratch: Scratch) throws -> Stores {
-        let stores = Stores(kvFolder: scratch.folder("read-scaling-kv"), documentFolder: scratch.folder("read-scaling-doc"),
-                            codableFolder: scratch.folder("read-scaling-codable"), ids: [])
-        _ = try checked(clmdb_append_put(stores.kvFolder, n, 100, nil), "append put")
         let people = Person.generate(n, seed: 42)
+        let stores = Stores(kvFolder: scratch.folder("read-scaling-kv"), documentFolder: scratch.folder("read-scaling-doc"),
+                            codableFolder: scratch.folder("read-scaling-codable"), ids: people.map(\.id))
+        _ = try checked(clmdb_append_put(stores.kvFolder, n, 100, nil), "append put")
         #if !DEPOT_COMPARE_NO_DOCUMENTS
         var options = StoreOptions()
         options.environment.mapSize = 4 << 30
@@ -54,8 +54,7 @@ enum ReadScaling {
             try codable.write { tx in for p in batch { try tx.park(CodablePerson(p)) } }
         }
         #endif
-        return Stores(kvFolder: stores.kvFolder, documentFolder: stores.documentFolder,
-                      codableFolder: stores.codableFolder, ids: people.map(\.id))
+        return stores
     }
 
     /// One measurement: total read transactions, elapsed nanoseconds, checksum.
@@ -121,7 +120,7 @@ enum ReadScaling {
             let elapsed = now() - t0
             return Result(ops: UInt64(opsPerThread), nanoseconds: elapsed, checksum: sum)
         }
-        let shared = SharedRun(threads: threads)
+        let shared = SharedRun()
         let done = DispatchGroup()
         let make = make
         for index in 0..<threads {
@@ -164,7 +163,6 @@ enum ReadScaling {
         let ops = Atomic<UInt64>(0)
         let checksum = Atomic<UInt64>(0)
         let failure = Mutex<String?>(nil)
-        init(threads: Int) {}
     }
 
     /// The whole mode: every engine at every thread count, interleaved, printed as a table.
