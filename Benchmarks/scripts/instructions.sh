@@ -19,7 +19,7 @@ set -euo pipefail
 
 ALL_WORKLOADS="append_put,random_put,random_get,scan,doc_insert,doc_get,doc_field,codec,read_txn"
 WORKLOADS="${1:-$ALL_WORKLOADS}"
-ENGINES="${2:-c,lmdb,documents,codable,grdb,json}"
+ENGINES="${2:-c,lmdb,documents,codable,indexed,grdb,json}"
 SMALL="${SMALL:-2000}"
 LARGE="${LARGE:-6000}"
 
@@ -54,8 +54,8 @@ count() { # workload engine n
 
 engines_for() { # the engines a workload has (as depot-compare's Workload.engines)
     case "$1" in
-        codec) echo "documents json" ;;
-        doc_insert|doc_get) echo "c lmdb documents grdb" ;;
+        codec) echo "documents codable json" ;;
+        doc_insert|doc_get) echo "c lmdb documents codable indexed grdb" ;;
         doc_field) echo "c documents" ;;
         read_txn) echo "c lmdb documents codable" ;;
         *) echo "c lmdb grdb" ;;

@@ -1,5 +1,6 @@
 #if !DEPOT_COMPARE_NO_DOCUMENTS
 import Depot
+import DepotMacros
 #endif
 import DepotLMDB
 import Foundation
@@ -7,8 +8,15 @@ import Foundation
 #if !DEPOT_COMPARE_NO_DOCUMENTS
 extension Person: Identifiable, Document {}
 
-/// The same document with a unique index on `email`, for the indexed-query workload (kept apart
-/// so that the insert workload measures plain documents).
+/// A document type whose `age` the get workloads sum.
+protocol AgeCarrying { var age: Int { get } }
+extension Person: AgeCarrying {}
+extension CodablePerson: AgeCarrying {}
+extension IndexedPerson: AgeCarrying {}
+
+/// The same document with a unique index on `email`, for the indexed-query workload and the
+/// insert with one unique index (kept apart so that the insert workload measures plain documents).
+@BinaryCodable
 struct IndexedPerson: Document {
     var id: String
     var name: String
@@ -29,7 +37,7 @@ struct IndexedPerson: Document {
 /// durable defaults.
 enum DocumentWorkloads {
     /// Document insert: every person as a document in ONE transaction, begin to durable commit.
-    static func insert(_ people: [Person], folder: String) throws -> UInt64? {
+    static func insert<D: Document>(_ people: [D], folder: String) throws -> UInt64? {
         #if DEPOT_COMPARE_NO_DOCUMENTS
         return nil
         #else
@@ -42,17 +50,23 @@ enum DocumentWorkloads {
 
     /// Document get by ID in random order, one read transaction, decoded.
     static func get(ids: [String], folder: String, checksum: inout Int) throws -> UInt64? {
+        try get(Person.self, ids: ids, folder: folder, checksum: &checksum)
+    }
+
+    /// Document get by ID of documents of type `type` (`age` summed into `checksum`).
+    static func get<D: Document & AgeCarrying>(_ type: D.Type, ids: [String], folder: String, checksum: inout Int) throws -> UInt64?
+        where D.ID == String {
         #if DEPOT_COMPARE_NO_DOCUMENTS
         return nil
         #else
         let store = try Store(path: folder)
         var sum = 0
         // Untimed pass so that page faults of the fresh map are not counted (as for the others).
-        try store.read { tx in for id in ids { sum &+= try tx.retrieve(Person.self, id: id)?.age ?? 0 } }
+        try store.read { tx in for id in ids { sum &+= try tx.retrieve(D.self, id: id)?.age ?? 0 } }
         sum = 0
         let start = now()
         try store.read { tx in
-            for id in ids { sum &+= try tx.retrieve(Person.self, id: id)?.age ?? 0 }
+            for id in ids { sum &+= try tx.retrieve(D.self, id: id)?.age ?? 0 }
         }
         let elapsed = now() - start
         checksum &+= sum
@@ -101,6 +115,23 @@ enum DocumentWorkloads {
         return elapsed
         #endif
     }
+
+    #if !DEPOT_COMPARE_NO_DOCUMENTS
+    /// Codec: encode + decode through the `Codable` conformance (no macro): what a user writes first.
+    static func codableRoundTrip(_ people: [CodablePerson], iterations: Int, checksum: inout Int) throws -> UInt64? {
+        let encoder = BinaryEncoder()
+        let decoder = BinaryDecoder()
+        var sum = 0
+        let start = now()
+        for i in 0..<iterations {
+            let bytes = try encoder.encode(people[i % people.count])
+            sum &+= try decoder.decode(CodablePerson.self, from: bytes).age
+        }
+        let elapsed = now() - start
+        checksum &+= sum
+        return elapsed
+    }
+    #endif
 
     /// Indexed equality query vs a full scan over the same documents: `queries` lookups by
     /// email. Returns (ns per indexed query, ns per scanned query), checksum of matches.

@@ -66,13 +66,20 @@ enum InstructionMode {
             var rng = SplitMix64(seed: 3_000)
             let ids = people.map(\.id).shuffled(using: &rng)
             measured = try documents(workload, engine: engine, people: people, ids: ids, folder: folder, checksum: &checksum)
-        case (.codec, "documents"), (.codec, "json"):
+        case (.codec, "documents"), (.codec, "json"), (.codec, "codable"):
             let people = Person.generate(min(n, 1_000), seed: 42)
+            #if !DEPOT_COMPARE_NO_DOCUMENTS
+            let codable = people.map(CodablePerson.init)
+            #endif
             measured = {
                 var sum = 0
-                _ = engine == "json"
-                    ? try JSONCodecWorkload.run(people, iterations: n, checksum: &sum)
-                    : try DocumentWorkloads.codecRoundTrip(people, iterations: n, checksum: &sum)
+                switch engine {
+                case "json": _ = try JSONCodecWorkload.run(people, iterations: n, checksum: &sum)
+                #if !DEPOT_COMPARE_NO_DOCUMENTS
+                case "codable": _ = try DocumentWorkloads.codableRoundTrip(codable, iterations: n, checksum: &sum)
+                #endif
+                default: _ = try DocumentWorkloads.codecRoundTrip(people, iterations: n, checksum: &sum)
+                }
                 checksum = UInt64(sum)
             }
         default:
@@ -134,6 +141,24 @@ enum InstructionMode {
                 var sum = 0
                 _ = try DocumentWorkloads.get(ids: ids, folder: folder, checksum: &sum)
             }
+        #if !DEPOT_COMPARE_NO_DOCUMENTS
+        case "codable":
+            // The same documents through plain `Codable` (no macro).
+            let codable = people.map(CodablePerson.init)
+            insert = { guard try DocumentWorkloads.insert(codable, folder: folder) != nil else { throw BenchError("built without documents") } }
+            get = {
+                var sum = 0
+                _ = try DocumentWorkloads.get(CodablePerson.self, ids: ids, folder: folder, checksum: &sum)
+            }
+        case "indexed":
+            // The macro's documents with one unique index (on `email`).
+            let indexed = people.map(IndexedPerson.init)
+            insert = { guard try DocumentWorkloads.insert(indexed, folder: folder) != nil else { throw BenchError("built without documents") } }
+            get = {
+                var sum = 0
+                _ = try DocumentWorkloads.get(IndexedPerson.self, ids: ids, folder: folder, checksum: &sum)
+            }
+        #endif
         case "grdb":
             insert = { _ = try GRDBEngine().insertDocuments(people, folder: folder) }
             get = {

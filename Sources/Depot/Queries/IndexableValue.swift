@@ -63,7 +63,12 @@ enum IndexKeyEncoding {
             // Integral doubles inside Int64 sort with the integers.
             if d.rounded() == d, abs(d) < 9.2e18 { out.append(0x10); appendBigEndian(UInt64(bitPattern: Int64(d)) ^ (1 << 63), to: &out) }
             else { out.append(0x11); appendBigEndian(orderedBits(d), to: &out) }
-        case .string(let s): out.append(0x20); appendEscaped(Array(s.utf8), to: &out); out.append(contentsOf: [0x00, 0x00])
+        case .string(let s):
+            out.append(0x20)
+            var s = s
+            s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &out) }
+            out.append(0x00)
+            out.append(0x00)
         case .bytes(let b): out.append(0x28); appendEscaped(b, to: &out); out.append(contentsOf: [0x00, 0x00])
         case .uuid(let u): out.append(0x30); withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
         case .date(let d): out.append(0x40); appendBigEndian(orderedBits(d.timeIntervalSinceReferenceDate), to: &out)
@@ -84,6 +89,15 @@ enum IndexKeyEncoding {
 
     /// 0x00 becomes 0x00 0xFF so that the terminator 0x00 0x00 sorts before any continuation.
     static func appendEscaped(_ bytes: [UInt8], to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { appendEscaped($0, to: &out) }
+    }
+
+    /// ``appendEscaped(_:to:)-([UInt8],_)`` from raw bytes: copied at once when no byte is 0x00.
+    static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        guard bytes.contains(0) else {
+            out.append(contentsOf: bytes)
+            return
+        }
         for b in bytes {
             out.append(b)
             if b == 0 { out.append(0xFF) }

@@ -4,8 +4,29 @@ import DepotLMDB
 /// documents, and whether values must be unique.
 struct IndexDefinition: Hashable, Sendable {
     var name: String
-    var field: String
+    var field: String {
+        didSet { path = IndexFieldPath(field) }
+    }
     var unique: Bool
+    /// `field`, parsed once: what the record pipeline walks to in each stored document.
+    private(set) var path: IndexFieldPath
+
+    init(name: String, field: String, unique: Bool) {
+        self.name = name
+        self.field = field
+        self.unique = unique
+        path = IndexFieldPath(field)
+    }
+
+    static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+        a.name == b.name && a.field == b.field && a.unique == b.unique
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(field)
+        hasher.combine(unique)
+    }
 
     /// The meta record's value: `v2`, NUL, `u` or `m`, NUL, the field path.
     var metaValue: [UInt8] { Array("v2\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }

@@ -88,10 +88,11 @@ extension DocumentTransaction {
         try captureUndo(target, key: key)
         let schema = target.schema
         let txn = context.txn
-        // With no index to keep and no revision to match, the record is put as if new: an insert
-        // then costs one B-tree descent, and the same put attempt reads the record it finds. (A
-        // conditional park checks its revision first, before encoding parks any reference.)
-        let optimistic = schema.indexes.isEmpty && expected == nil
+        // With no revision to match, the record is put as if new: an insert then costs one
+        // B-tree descent, and the same put attempt reads the record it finds (and its indexed
+        // fields). A conditional park checks its revision first, before encoding parks any
+        // reference.
+        let optimistic = expected == nil
         // The old record, read once: its revision, status and indexed fields.
         var old: Record.Header?
         var oldFields: [[UInt8]]?
@@ -121,13 +122,14 @@ extension DocumentTransaction {
             newFields = try buffer.withUnsafeBytes { all in
                 try indexFields(schema, payload: UnsafeRawBufferPointer(rebasing: all[Record.headerSize...]))
             }
-            try checkUnique(target, key: key, old: oldFields, new: newFields, displayID: displayID)
+            try claimUniqueEntries(target, key: key, new: newFields, displayID: displayID)
         }
         if optimistic {
             var found: Record.Header?
             let inserted = try buffer.withUnsafeBytes { bytes in
                 try txn.putIfAbsent(bytes, forKey: key, in: target.keyspace) { stored in
                     found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
+                    if schema.needsOldFields, let (_, payload) = try? Record.open(stored) { oldFields = try? indexFields(schema, payload: payload) }
                 }
             }
             if !inserted {
@@ -278,22 +280,39 @@ extension DocumentTransaction {
     // MARK: Index entries
 
     /// The index keys of a stored payload, one per index of `schema` (in order).
+    /// Read straight from the bytes: only the path to each indexed field is walked.
     func indexFields(_ schema: CollectionSchema, payload: UnsafeRawBufferPointer) throws -> [[UInt8]] {
-        let document = try DocumentValue(binary: payload)
-        return schema.indexes.map { IndexKeyEncoding.encode(document[path: $0.field] ?? .null) }
+        try schema.indexes.map { try IndexKeyEncoding.encode(stored: payload, path: $0.path) }
     }
 
-    private func checkUnique(_ target: RecordTarget, key: UnsafeRawBufferPointer, old: [[UInt8]]?, new: [[UInt8]],
-                             displayID: () -> String) throws {
-        for (i, index) in target.schema.indexes.enumerated() where index.unique {
+    /// Puts the entry of each unique index for the record under `key` before the record is
+    /// written, each with one conditional put: an entry already there must be this record's.
+    /// When another record holds a value, the entries put here are taken back and nothing of
+    /// the write remains.
+    private func claimUniqueEntries(_ target: RecordTarget, key: UnsafeRawBufferPointer, new: [[UInt8]],
+                                    displayID: () -> String) throws {
+        let indexes = target.schema.indexes
+        let txn = context.txn
+        // The indexes whose entry this call put (a set of positions; no allocation for the first 64).
+        var claimedMask: UInt64 = 0
+        var claimedBeyond: [Int] = []
+        for i in indexes.indices where indexes[i].unique {
             let value = new[i]
-            if value == IndexKeyEncoding.nullKey || old?[i] == value { continue }
-            let clash = try value.withUnsafeBytes { indexKey in
-                try context.txn.withValue(forKey: indexKey, in: target.indexKeyspaces[i]) { existing -> String? in
-                    existing.elementsEqual(key) ? nil : displayIDOfKey(existing, kind: target.kind)
-                } ?? nil
+            if value.count == 1 && value[0] == IndexKeyEncoding.nullKey[0] { continue }
+            var clash: String?
+            let inserted = try value.withUnsafeBytes { indexKey in
+                try txn.putIfAbsent(key, forKey: indexKey, in: target.indexKeyspaces[i]) { existing in
+                    if !existing.elementsEqual(key) { clash = displayIDOfKey(existing, kind: target.kind) }
+                }
+            }
+            if inserted {
+                if i < 64 { claimedMask |= 1 << UInt64(i) } else { claimedBeyond.append(i) }
             }
             if let clash {
+                for j in indexes.indices where (j < 64 && claimedMask & (1 << UInt64(j)) != 0) || claimedBeyond.contains(j) {
+                    _ = try new[j].withUnsafeBytes { try txn.delete(forKey: $0, in: target.indexKeyspaces[j]) }
+                }
+                let index = indexes[i]
                 throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
                                                       id: displayID(), conflictingID: clash)
             }
@@ -317,7 +336,8 @@ extension DocumentTransaction {
                     }
                 }
             }
-            if let newValue, !(index.unique && newValue == IndexKeyEncoding.nullKey) {
+            // A unique index's entry is already there (``claimUniqueEntries``).
+            if let newValue, !index.unique {
                 try newValue.withUnsafeBytes { try txn.put(key, forKey: $0, in: ks) }
             }
         }
