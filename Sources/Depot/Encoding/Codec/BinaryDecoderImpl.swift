@@ -157,6 +157,32 @@ final class BinaryDecoderImpl: Decoder {
         }
         var name = key.stringValue
         let r = reader
+        // Records are written in declaration order, so the key asked for is usually the entry
+        // at the hint: a short key there is compared in place.
+        let h0 = r.byte(pos)
+        if h0 < 0x80, h0 & 1 == 0, pos + 1 + Int(h0 >> 1) <= end {
+            let len = Int(h0 >> 1)
+            let stored = r.base + pos + 1
+            let same = name.utf8.count == len && name.withUTF8 { (kb: UnsafeBufferPointer<UInt8>) -> Bool in
+                guard let k = kb.baseAddress else { return len == 0 }
+                return BinaryReader.bytesEqual(UnsafeRawPointer(k), stored, len)
+            }
+            if same {
+                let q = pos + 1 + len
+                let next = try r.skipValue(at: q)
+                guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
+                let hint = KeyHint(owner: entries, offset: next, index: idx + 1)
+                if depth == 0 {
+                    hint0 = hint
+                } else if depth <= hints.count {
+                    hints[depth - 1] = hint
+                } else {
+                    while hints.count < depth - 1 { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
+                    hints.append(hint)
+                }
+                return q
+            }
+        }
         let found: (value: Int, next: Int, index: Int)? = try name.withUTF8 { kb in
             var scanned = 0
             while scanned < count {

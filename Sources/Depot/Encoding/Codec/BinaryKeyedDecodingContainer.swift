@@ -46,8 +46,16 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         return try impl.readBool(&p, depth, key)
     }
 
+    // The common case of each primitive is read here, so that the key becomes an existential
+    // (for the coding path of an error) only on the slow path.
+
     func decode(_ type: String.Type, forKey key: Key) throws -> String {
         var p = try require(key)
+        let r = impl.reader
+        if try r.tag(at: p) == BinaryTag.string {
+            var q = p + 1
+            return try r.stringPayload(&q)
+        }
         return try impl.readString(&p, depth, key)
     }
 
@@ -75,6 +83,11 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     @inline(__always)
     private func integer<I: FixedWidthInteger & Decodable>(_ key: Key) throws -> I {
         var p = try require(key)
+        let r = impl.reader
+        if try r.tag(at: p) == BinaryTag.int {
+            var q = p + 1
+            if let v = I(exactly: BinaryWriter.unzigzag(try r.varint(&q))) { return v }
+        }
         return try impl.readInteger(I.self, &p, depth, key)
     }
 
