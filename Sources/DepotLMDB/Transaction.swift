@@ -22,39 +22,41 @@ public final class Transaction {
     /// reference: explicit transactions, writes, and a scoped read whose closure kept it.
     @usableFromInline unowned(unsafe) let unownedEnvironment: Environment
     /// The environment, retained, unless this is a scoped read still inside its closure.
-    @usableFromInline var keepAlive: Environment?
+    @usableFromInline @exclusivity(unchecked) var keepAlive: Environment?
     /// The largest key the environment accepts (its ``Environment/maxKeySize``), kept here so that
     /// operations do not touch the shared environment object.
     public let maxKeySize: Int
     /// The reader gate's stripe this read transaction registered on (nil for writes).
     @usableFromInline let readerStripe: UnsafeMutableRawPointer?
     /// The current `MDB_txn*` (the innermost child while ``nested(_:)`` runs).
-    // Unchecked exclusivity: the transaction is confined to one thread, and the check costs
-    // two runtime calls on every operation of the hot paths (measured on the scan workload).
+    // Unchecked exclusivity (here and on the other stored variables): the transaction is
+    // confined to one thread, no accessor overlaps another, and the check costs two runtime
+    // calls on every access of the hot paths (measured on the scan and read_txn workloads).
     @exclusivity(unchecked) @usableFromInline var handle: OpaquePointer?
     /// Whether this is a read-only transaction.
     public let isReadOnly: Bool
     /// The process that opened the environment (checked on every operation: never after `fork()`).
     @usableFromInline let ownerPID: Int32
     /// Set when an operation hit `MDB_MAP_FULL`: the scoped write then grows the map and re-runs.
-    @usableFromInline var hitMapFull = false
+    @usableFromInline @exclusivity(unchecked) var hitMapFull = false
     /// Scoped transactions are ended by their closure's return, not by `commit()`/`abort()`.
     let isScoped: Bool
     /// Depth of ``nested(_:)`` children currently open.
-    var childDepth = 0
+    @exclusivity(unchecked) var childDepth = 0
     /// Databases opened (created) by this write transaction, published to the environment at commit.
     var openedDatabases: [(depth: Int, name: String, record: Environment.DatabaseRecord)] = []
     /// Whether this transaction holds the environment's database-open lock until it ends.
-    var holdsDatabaseLock = false
+    @exclusivity(unchecked) var holdsDatabaseLock = false
     /// Whether this write transaction dropped a database and so holds new readers back until it
     /// ends (see `TransactionGate.holdNewReaders()`).
-    var holdsNewReaders = false
+    @exclusivity(unchecked) var holdsNewReaders = false
     /// Work to run after this (top-level) write transaction committed.
-    var commitHandlers: [() -> Void] = []
+    @exclusivity(unchecked) var commitHandlers: [() -> Void] = []
 
     /// An object that upper layers attach to the transaction (Depot's document layer keeps its
     /// per-transaction state here). Released when the transaction object is.
-    public var attachment: AnyObject?
+    // Unchecked exclusivity, as for `handle`: one thread, no overlapping access.
+    @exclusivity(unchecked) public var attachment: AnyObject?
 
     /// Runs `handler` right after this write transaction commits successfully (never on abort).
     /// Handlers run on the committing thread, after the commit is durable, in registration order.
