@@ -201,7 +201,7 @@ struct TortureCommand: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data("filled\n".utf8))
         var migrator = Migrator()
-        migrator.register("rename") { m in
+        try migrator.register("rename") { m in
             try m.renameField("old", to: "new", in: "migrating")
             try m.addField("extra", default: .bool(true), in: "migrating")
         }

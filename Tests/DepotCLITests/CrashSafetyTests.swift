@@ -257,7 +257,7 @@ struct CrashSafetyTests {
         var rng = SeededRandom(seed: 0x5EED_0005)
         var before = 0, after = 0, resumed = 0
         var migrator = Migrator()
-        migrator.register("rename") { _ in }
+        try migrator.register("rename") { _ in }
         /// Whether every document is there with exactly the fields of one version and its values.
         func expectState(_ store: Store, migrated: Bool, _ label: String) throws {
             let objects = try store.read { tx in try tx.retrieveAll(dynamic: "migrating") }

@@ -66,14 +66,14 @@ struct IndexScanAgreementTests {
         }
         try expectGadgetsAgree("typed")
         var migrator = Migrator()
-        migrator.register("red is black") { m in
+        try migrator.register("red is black") { m in
             try m.transformField("color", in: "Gadget") { $0 == .string("red") ? .string("black") : $0 }
             try m.transformField("weight", in: "Gadget") { value in
                 guard case .int(let w)? = value else { return value }
                 return .int(w >= 50 ? w - 50 : w)
             }
         }
-        migrator.register("old gadgets join") { m in try m.migrateAll(from: "OldGadget", to: "Gadget") { $0 } }
+        try migrator.register("old gadgets join") { m in try m.migrateAll(from: "OldGadget", to: "Gadget") { $0 } }
         #expect(try migrator.migrate(store).count == 2)
         try expectGadgetsAgree("migrated")
         try store.read { tx throws in #expect(try tx.count(Gadget.self) == 26) }

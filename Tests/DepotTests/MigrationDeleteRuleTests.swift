@@ -63,7 +63,7 @@ struct MigrationDeleteRuleTests {
             store.registerDeleteRule(c.rule, from: MRBadge.self, via: \.worker)
         }
         var migrator = Migrator()
-        migrator.register("workers are staff") { m in
+        try migrator.register("workers are staff") { m in
             if c.rename {
                 try m.renameCollection("Worker", to: "Staff")
             } else {

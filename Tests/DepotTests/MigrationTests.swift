@@ -61,14 +61,14 @@ struct MigrationTests {
     let store: Store
     init() throws { store = try Store(path: folder.path) }
 
-    private func migrator() -> Migrator {
+    private func migrator() throws -> Migrator {
         var migrator = Migrator()
-        migrator.register("rename and default") { m in
+        try migrator.register("rename and default") { m in
             try m.renameField("name", to: "fullName", in: "Person")
             try m.addField("rating", default: .int(3), in: "Person")
             try m.removeField("nickname", in: "Person")
         }
-        migrator.register("salary becomes an integer") { m in
+        try migrator.register("salary becomes an integer") { m in
             try m.transformField("salary", in: "Person") { value in
                 guard case .string(let text)? = value, let number = Int(text) else { return .int(0) }
                 return .int(Int64(number))
@@ -82,7 +82,7 @@ struct MigrationTests {
         try store.write { tx in
             for i in 0..<20 { try tx.park(PersonV1(id: "p\(i)", name: "Person \(i)", salary: String(i * 10), nickname: "n\(i)")) }
         }
-        let migrator = migrator()
+        let migrator = try migrator()
         #expect(try migrator.migrate(store) == ["rename and default", "salary becomes an integer"])
         #expect(try migrator.appliedMigrations(in: store) == migrator.names)
         #expect(try migrator.migrate(store) == [], "nothing runs twice")
@@ -98,12 +98,41 @@ struct MigrationTests {
         }
     }
 
+    @Test func aDuplicateNameIsRefusedWhenRegistered() throws {
+        var migrator = try migrator()
+        let refused = #expect(throws: DepotError.self) { try migrator.register("rename and default") { _ in } }
+        #expect(refused?.code == .duplicateMigration)
+        #expect(refused?.message.contains("rename and default") == true)
+        #expect(migrator.names == ["rename and default", "salary becomes an integer"], "nothing was registered")
+    }
+
+    @Test func completedAndSupersededMigrationsAreReported() throws {
+        var older = Migrator()
+        try older.register("rename and default") { _ in }
+        let current = try migrator()
+        var newer = try migrator()
+        try newer.register("third") { _ in }
+        #expect(try current.completedMigrations(in: store) == [])
+        #expect(try !current.hasCompletedMigrations(in: store))
+        try older.migrate(store)
+        #expect(try current.completedMigrations(in: store) == ["rename and default"])
+        #expect(try !current.hasBeenSuperseded(in: store))
+        try current.migrate(store)
+        #expect(try current.hasCompletedMigrations(in: store))
+        #expect(try !current.hasBeenSuperseded(in: store))
+        #expect(try older.hasBeenSuperseded(in: store), "the store holds a migration the older app does not know")
+        try newer.migrate(store)
+        #expect(try current.hasBeenSuperseded(in: store))
+        #expect(try newer.completedMigrations(in: store) == newer.names)
+        #expect(try !newer.hasBeenSuperseded(in: store))
+    }
+
     @Test func aFailingMigrationIsRolledBackAndResumedLater() throws {
         try store.write { tx in for i in 0..<5 { try tx.park(PersonV1(id: "p\(i)", name: "P", salary: "1", nickname: nil)) } }
         struct Stop: Error {}
-        var migrator = migrator()
+        var migrator = try migrator()
         let shouldFail = LockedBox(true)
-        migrator.register("third") { m in
+        try migrator.register("third") { m in
             try m.addField("team", default: .string("blue"), in: "Person")
             if shouldFail.get() { throw Stop() }
         }
@@ -120,8 +149,8 @@ struct MigrationTests {
             try tx.park(DynamicObject(entity: "Contractor", id: "c1", fields: [("fullName", .string("Grace"))]))
         }
         var migrator = Migrator()
-        migrator.register("members are people") { m in try m.renameCollection("Member", to: "Human") }
-        migrator.register("contractors are people too") { m in
+        try migrator.register("members are people") { m in try m.renameCollection("Member", to: "Human") }
+        try migrator.register("contractors are people too") { m in
             try m.migrateAll(from: "Contractor", to: "Human") { doc in
                 var converted = doc
                 converted.setValue(.bool(true), atPath: "external")

@@ -91,11 +91,14 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// range; see the article "Options and their ranges").
         public static let invalidOption = Code(rawValue: "invalidOption")
 
+        /// A migration name was registered twice with one ``Migrator``.
+        public static let duplicateMigration = Code(rawValue: "duplicateMigration")
+
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
             .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
-            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption,
+            .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
         ]
     }
 
@@ -181,6 +184,8 @@ extension DepotError {
     public static let notStored = DepotError(pattern: .notStored)
     /// Matches ``Code/invalidOption``.
     public static let invalidOption = DepotError(pattern: .invalidOption)
+    /// Matches ``Code/duplicateMigration``.
+    public static let duplicateMigration = DepotError(pattern: .duplicateMigration)
 
     // Constructors, one per failure.
     /// An error with code ``Code/checksumMismatch`` and its message.
