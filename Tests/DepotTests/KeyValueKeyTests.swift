@@ -116,3 +116,26 @@ struct KeyValueKeyTests {
         #expect(kv[.nickname] == nil)
     }
 }
+
+@Suite("Kits: key/value keys against the storage's limit")
+struct KeyValueKeyLimitTests {
+    /// The key rule is the record pipeline's (the driver's own limit), and a save with one bad
+    /// key stores none of its entries.
+    @Test(arguments: DriverKind.allCases)
+    func anOversizedKeyFailsTheWholeSave(_ kind: DriverKind) throws {
+        let folder = TemporaryFolder()
+        let store = try kind.makeStore(folder)
+        let kv = store.keyValue()
+        kv.set(1, forKey: "fine")
+        kv.set(2, forKey: String(repeating: "k", count: 600))
+        let refused = #expect(throws: DepotError.self) { try kv.save() }
+        #expect(refused?.code == .invalidKey)
+        #expect(refused?.message.contains("a key/value key is 600 bytes; the limit is 511") == true, "\(String(describing: refused))")
+        let fresh = store.keyValue()
+        #expect(try fresh.value(forKey: "fine", as: Int.self) == nil, "nothing of the failed save is stored")
+        // The good key alone saves.
+        kv.set(1, forKey: "fine")
+        try kv.save("fine")
+        #expect(try store.keyValue().value(forKey: "fine", as: Int.self) == 1)
+    }
+}

@@ -48,12 +48,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidKey = Code(rawValue: "invalidKey")
         /// A store alias name is not acceptable.
         public static let invalidAliasName = Code(rawValue: "invalidAliasName")
-        /// The alias does not exist.
-        public static let unknownAlias = Code(rawValue: "unknownAlias")
         /// A collection name is not acceptable.
         public static let invalidCollectionName = Code(rawValue: "invalidCollectionName")
-        /// The store was closed.
-        public static let storeClosed = Code(rawValue: "storeClosed")
         /// A conditional write found another revision than expected.
         public static let revisionConflict = Code(rawValue: "revisionConflict")
         /// An operation was used in the wrong state.
@@ -96,8 +92,8 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
 
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
-            .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .unknownAlias, .invalidCollectionName,
-            .storeClosed, .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
+            .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .invalidCollectionName,
+            .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
         ]
     }
@@ -154,8 +150,6 @@ extension DepotError {
     public static let idKindMismatch = DepotError(pattern: .idKindMismatch)
     /// Matches ``Code/invalidKey``.
     public static let invalidKey = DepotError(pattern: .invalidKey)
-    /// Matches ``Code/storeClosed``.
-    public static let storeClosed = DepotError(pattern: .storeClosed)
     /// Matches ``Code/revisionConflict``.
     public static let revisionConflict = DepotError(pattern: .revisionConflict)
     /// Matches ``Code/invalidState``.
@@ -247,17 +241,9 @@ extension DepotError {
     public static func invalidAliasName(_ name: String, detail: String) -> DepotError {
         DepotError(code: .invalidAliasName, message: "invalid alias name '\(name)': \(detail)")
     }
-    /// An error with code ``Code/unknownAlias`` and its message.
-    public static func unknownAlias(_ name: String) -> DepotError {
-        DepotError(code: .unknownAlias, message: "no alias named '\(name)'", alias: name)
-    }
     /// An error with code ``Code/invalidCollectionName`` and its message.
     public static func invalidCollectionName(_ name: String, detail: String) -> DepotError {
         DepotError(code: .invalidCollectionName, message: "invalid collection name '\(name)': \(detail)")
-    }
-    /// An error with code ``Code/storeClosed`` and its message.
-    public static func storeClosed(path: String) -> DepotError {
-        DepotError(code: .storeClosed, message: "the store at '\(path)' is closed")
     }
     /// An error with code ``Code/revisionConflict`` and its message.
     public static func revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?) -> DepotError {

@@ -319,9 +319,13 @@ public final class KeyValueStore: @unchecked Sendable {
         for (key, entry) in entries where !entry.deleted && entry.bytes == nil {
             throw DepotError.encodingFailed(collection: "$kv", id: key, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
         }
-        let limit = Environment.standardMaxKeySize
-        for key in entries.keys where key.isEmpty || key.utf8.count > limit {
-            throw DepotError.invalidKey(detail: "a key/value key must be 1 to \(limit) bytes, got \(key.utf8.count)")
+        // The record pipeline's key rule, checked for every key first: a driver without
+        // rollback must not store part of `entries` either.
+        let limit = try store.core.maxKeySize()
+        for key in entries.keys.sorted() {
+            if let problem = DocumentTransaction.keyProblem(count: key.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
+                throw problem
+            }
         }
         try store.write { tx in
             // Through the record pipeline: sealed records, revisions, created vs updated.

@@ -109,24 +109,6 @@ extension DocumentTransaction {
         return FetchResult(documents: kept, plan: QueryPlan(strategy: strategy, rowsExamined: examined, rowsReturned: matched))
     }
 
-    /// The index to use: equality on a unique index, then equality, then prefix, then a range.
-    static func chooseIndex(for conditions: [FieldCondition], among indexes: [(name: String, unique: Bool)]) -> (String, FieldCondition)? {
-        func rank(_ c: FieldCondition, unique: Bool) -> Int? {
-            switch c.op {
-            case .equal: return unique ? 0 : 1
-            case .prefix: return 2
-            case .less, .lessOrEqual, .greater, .greaterOrEqual: return 3
-            case .notEqual: return nil
-            }
-        }
-        var best: (Int, String, FieldCondition)?
-        for c in conditions {
-            guard let index = indexes.first(where: { $0.name == c.field }), let r = rank(c, unique: index.unique) else { continue }
-            if best == nil || r < best!.0 { best = (r, index.name, c) }
-        }
-        return best.map { ($0.1, $0.2) }
-    }
-
     /// Key bounds in an index for a condition (candidates are always re-checked).
     static func indexBounds(for c: FieldCondition) -> (lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?) {
         let encoded = IndexKeyEncoding.encode(c.value)

@@ -71,12 +71,20 @@ extension DocumentTransaction {
     }
 
     /// Checks a key against the storage's limit; errors name the collection.
-    func checkKey(_ key: UnsafeRawBufferPointer, collection: String) throws {
-        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is empty") }
-        let limit = context.maxKeySize
-        if key.count > limit {
-            throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is \(key.count) bytes; the limit is \(limit)")
+    func checkKey(_ key: UnsafeRawBufferPointer, target: RecordTarget) throws {
+        if let problem = Self.keyProblem(count: key.count, limit: context.maxKeySize, collection: target.collection, isKeyValue: target.isKeyValue) {
+            throw problem
         }
+    }
+
+    /// The one rule for record keys (document IDs, key/value keys): 1 to `limit` bytes, the
+    /// storage's real limit. Nil when `count` bytes are fine; else the error, naming the
+    /// collection (never the key's content).
+    static func keyProblem(count: Int, limit: Int, collection: String, isKeyValue: Bool) -> DepotError? {
+        let what = isKeyValue ? "a key/value key" : "the ID of a document in collection '\(collection)'"
+        if count == 0 { return DepotError.invalidKey(detail: "\(what) is empty") }
+        if count > limit { return DepotError.invalidKey(detail: "\(what) is \(count) bytes; the limit is \(limit)") }
+        return nil
     }
 
     /// Writes the record under `key`: `encode` appends the payload. Returns the new revision.
@@ -84,7 +92,7 @@ extension DocumentTransaction {
     func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
                      displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
         try prepareForWriting(target)
-        try checkKey(key, collection: target.collection)
+        try checkKey(key, target: target)
         try captureUndo(target, key: key)
         let schema = target.schema
         let txn = context.txn

@@ -46,7 +46,7 @@ extension Store {
         }
         // Check the document (key, encoding) and find the documents it references, which the
         // park will store too, so that reads see them before `save()`.
-        let maxKey = core.environment?.maxKeySize ?? Environment.standardMaxKeySize
+        let maxKey = try core.maxKeySize()
         var seen = Set<UnitOfWork.Key>()
         var queue: [any Document] = [document]
         var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
@@ -69,9 +69,8 @@ extension Store {
     /// that it encodes.
     private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
         let key = document.id.keyBytes
-        if key.isEmpty { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(D.collection)' is empty") }
-        if key.count > maxKeySize {
-            throw DepotError.invalidKey(detail: "the ID of a document in collection '\(D.collection)' is \(key.count) bytes; the limit is \(maxKeySize)")
+        if let problem = DocumentTransaction.keyProblem(count: key.count, limit: maxKeySize, collection: D.collection, isKeyValue: false) {
+            throw problem
         }
         let collector = ReferenceCollector()
         var encoder = BinaryEncoder()

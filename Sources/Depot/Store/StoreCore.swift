@@ -13,6 +13,16 @@ final class StoreCore: @unchecked Sendable {
     /// The LMDB environment, when the driver is LMDB.
     let environment: Environment?
     private let lock = NSLock()
+    /// The storage's key limit, read from its first transaction (see ``maxKeySize()``).
+    private let keyLimit = Published<Int?>(nil)
+
+    /// The longest key the storage accepts (``StorageTransaction/maxKeySize``), read once.
+    func maxKeySize() throws -> Int {
+        if let known = keyLimit.value { return known }
+        let limit = try driver.read { $0.maxKeySize }
+        lock.withLock { if keyLimit.value == nil { keyLimit.publish(limit) } }
+        return limit
+    }
 
     /// What read transactions consult, published for lock-free reads (see ``Published``).
     struct ReadState {
