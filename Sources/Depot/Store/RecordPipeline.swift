@@ -299,7 +299,13 @@ extension DocumentTransaction {
     /// the write remains.
     private func claimUniqueEntries(_ target: RecordTarget, key: UnsafeRawBufferPointer, new: [[UInt8]],
                                     displayID: () -> String) throws {
-        let indexes = target.schema.indexes
+        try claimUniqueEntries(target.schema.indexes, in: target.indexKeyspaces, of: target, key: key, new: new, displayID: displayID)
+    }
+
+    /// ``claimUniqueEntries(_:key:new:displayID:)`` for `indexes` kept in `keyspaces` (an index
+    /// build passes the indexes it is building).
+    func claimUniqueEntries(_ indexes: [IndexDefinition], in keyspaces: [Keyspace], of target: RecordTarget,
+                            key: UnsafeRawBufferPointer, new: [[UInt8]], displayID: () -> String) throws {
         let txn = context.txn
         // The indexes whose entry this call put (a set of positions; no allocation for the first 64).
         var claimedMask: UInt64 = 0
@@ -309,7 +315,7 @@ extension DocumentTransaction {
             if value.count == 1 && value[0] == IndexKeyEncoding.nullKey[0] { continue }
             var clash: String?
             let inserted = try value.withUnsafeBytes { indexKey in
-                try txn.putIfAbsent(key, forKey: indexKey, in: target.indexKeyspaces[i]) { existing in
+                try txn.putIfAbsent(key, forKey: indexKey, in: keyspaces[i]) { existing in
                     if !existing.elementsEqual(key) { clash = displayIDOfKey(existing, kind: target.kind) }
                 }
             }
@@ -318,7 +324,7 @@ extension DocumentTransaction {
             }
             if let clash {
                 for j in indexes.indices where (j < 64 && claimedMask & (1 << UInt64(j)) != 0) || claimedBeyond.contains(j) {
-                    _ = try new[j].withUnsafeBytes { try txn.delete(forKey: $0, in: target.indexKeyspaces[j]) }
+                    _ = try new[j].withUnsafeBytes { try txn.delete(forKey: $0, in: keyspaces[j]) }
                 }
                 let index = indexes[i]
                 throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,

@@ -85,21 +85,10 @@ extension DocumentTransaction {
         }
         for (key, fields) in entries {
             try key.withUnsafeBytes { k in
-                for (i, index) in indexes.enumerated() {
-                    let value = fields[i]
-                    if index.unique {
-                        if value == IndexKeyEncoding.nullKey { continue }
-                        let clash = try value.withUnsafeBytes { indexKey in
-                            try txn.withValue(forKey: indexKey, in: keyspaces[i]) { existing -> String? in
-                                existing.elementsEqual(k) ? nil : displayIDOfKey(existing, kind: target.kind)
-                            } ?? nil
-                        }
-                        if let clash {
-                            throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
-                                                                  id: displayIDOfKey(k, kind: target.kind), conflictingID: clash)
-                        }
-                    }
-                    try value.withUnsafeBytes { try txn.put(k, forKey: $0, in: keyspaces[i]) }
+                // Unique entries as every write claims them (a clash is an error), then the others.
+                try claimUniqueEntries(indexes, in: keyspaces, of: target, key: k, new: fields) { displayIDOfKey(k, kind: target.kind) }
+                for (i, index) in indexes.enumerated() where !index.unique {
+                    try fields[i].withUnsafeBytes { try txn.put(k, forKey: $0, in: keyspaces[i]) }
                 }
             }
         }
