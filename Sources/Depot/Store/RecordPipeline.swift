@@ -80,11 +80,11 @@ extension DocumentTransaction {
     /// The one rule for record keys (document IDs, key/value keys): 1 to `limit` bytes, the
     /// storage's real limit. Nil when `count` bytes are fine; else the error, naming the
     /// collection (never the key's content).
+    @inline(__always)
     static func keyProblem(count: Int, limit: Int, collection: String, isKeyValue: Bool) -> DepotError? {
+        if _fastPath(count > 0 && count <= limit) { return nil }
         let what = isKeyValue ? "a key/value key" : "the ID of a document in collection '\(collection)'"
-        if count == 0 { return DepotError.invalidKey(detail: "\(what) is empty") }
-        if count > limit { return DepotError.invalidKey(detail: "\(what) is \(count) bytes; the limit is \(limit)") }
-        return nil
+        return DepotError.invalidKey(detail: count == 0 ? "\(what) is empty" : "\(what) is \(count) bytes; the limit is \(limit)")
     }
 
     /// Writes the record under `key`: `encode` appends the payload. Returns the new revision.
