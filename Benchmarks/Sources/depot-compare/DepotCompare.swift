@@ -126,8 +126,8 @@ struct DepotCompare: AsyncParsableCommand {
         if let only {
             let names = only.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
             let chosen = try names.map { name -> Workload in
-                guard let w = Workload(rawValue: name) else {
-                    throw ValidationError("unknown workload '\(name)'; known: \(Workload.allCases.map(\.rawValue).joined(separator: ", "))")
+                guard let w = Workload(rawValue: name), Workload.wallClock.contains(w) else {
+                    throw ValidationError("unknown workload '\(name)'; known: \(Workload.wallClock.map(\.rawValue).joined(separator: ", "))")
                 }
                 return w
             }
@@ -202,9 +202,14 @@ enum Workload: String, CaseIterable {
     case docInsert = "doc_insert"
     case docGet = "doc_get"
     case docField = "doc_field"
+    /// Instruction mode only: every document in key order, decoded (`tx.forEach`).
+    case docScan = "doc_scan"
     case codec
     case indexedQuery = "indexed_query"
     case seed = "seed_fixture"
+
+    /// The workloads the wall-clock runner measures (`doc_scan` is counted in instructions only).
+    static var wallClock: [Workload] { allCases.filter { $0 != .docScan } }
 
     var engines: [String] {
         switch self {
@@ -213,6 +218,7 @@ enum Workload: String, CaseIterable {
         case .seed: return ["documents"]
         case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
         case .docField: return ["c", "documents"]
+        case .docScan: return ["c", "documents", "codable"]
         default: return ["c", "lmdb", "grdb"]
         }
     }
@@ -222,7 +228,7 @@ enum Workload: String, CaseIterable {
         case .appendPut, .randomGet, .scan: return s.kv
         case .randomPut: return s.randomPut
         case .durableSingleWrite: return s.durableWrites
-        case .docInsert, .docGet, .docField: return s.documents
+        case .docInsert, .docGet, .docField, .docScan: return s.documents
         case .codec: return s.codecIterations
         case .indexedQuery: return s.indexedQueries
         case .seed: return s.seedCompanies * (s.seedEmployees + 1)
@@ -239,6 +245,7 @@ enum Workload: String, CaseIterable {
         case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
         case .docField: return "read one field (age) of documents by ID in random order, one read txn, without decoding the rest (c: doc_get's raw get)"
+        case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading each value's last byte)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
         case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"
         case .seed: return "seed the generated fixture (companies × employees in files of 250) in one txn; ns per document"

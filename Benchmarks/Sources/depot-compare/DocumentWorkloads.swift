@@ -74,6 +74,26 @@ enum DocumentWorkloads {
         #endif
     }
 
+    #if !DEPOT_COMPARE_NO_DOCUMENTS
+    /// Every document of type `type` in key order, decoded, in one read transaction (after an
+    /// untimed pass that faults the map in); `count` documents expected.
+    static func scan<D: Document & AgeCarrying>(_ type: D.Type, count: Int, folder: String, checksum: inout UInt64) throws -> UInt64 {
+        let store = try Store(path: folder)
+        var sum = 0
+        try store.read { tx in try tx.forEach(D.self) { sum &+= $0.age; return true } }
+        sum = 0
+        var seen = 0
+        let start = now()
+        try store.read { tx in
+            try tx.forEach(D.self) { sum &+= $0.age; seen += 1; return true }
+        }
+        let elapsed = now() - start
+        guard seen == count else { throw BenchError("scan saw \(seen) of \(count) documents") }
+        checksum &+= UInt64(bitPattern: Int64(sum))
+        return elapsed
+    }
+    #endif
+
     /// One field (`age`) of each document by ID in random order, one read transaction, through
     /// a projection: the record is checked and walked in place, only the field is decoded.
     static func getField(ids: [String], folder: String, checksum: inout Int) throws -> UInt64? {

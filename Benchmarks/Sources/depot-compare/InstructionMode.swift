@@ -11,7 +11,7 @@ import Foundation
 /// sizes and divides the difference by the difference in operations, so fixed costs (transaction
 /// begin and commit, cursor open) cancel out.
 enum InstructionMode {
-    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .codec]
+    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .docScan, .codec]
 
     static func run(_ arguments: [String]) -> Int32 {
         if arguments.first == readTransaction { return runReadTransactions(Array(arguments.dropFirst())) }
@@ -61,7 +61,7 @@ enum InstructionMode {
                     guard count == UInt64(n) else { throw BenchError("scan saw \(count) of \(n) records") }
                 }
             }
-        case (.docInsert, _), (.docGet, _), (.docField, _):
+        case (.docInsert, _), (.docGet, _), (.docField, _), (.docScan, _):
             let people = Person.generate(n, seed: 42)
             var rng = SplitMix64(seed: 3_000)
             let ids = people.map(\.id).shuffled(using: &rng)
@@ -103,6 +103,36 @@ enum InstructionMode {
         let m = people.count
         let insert: () throws -> Void
         var get: () throws -> Void
+        if workload == .docScan {
+            var sum: UInt64 = 0
+            switch engine {
+            case "c":
+                _ = try checked(packed.keyBlob.withUnsafeBufferPointer { k in
+                    packed.keyOffsets.withUnsafeBufferPointer { ko in
+                        packed.valueBlob.withUnsafeBufferPointer { v in
+                            packed.valueOffsets.withUnsafeBufferPointer { vo in
+                                clmdb_put_blobs(folder, k.baseAddress, ko.baseAddress, v.baseAddress, vo.baseAddress, m)
+                            }
+                        }
+                    }
+                }, "put blobs")
+                return {
+                    var count: UInt64 = 0
+                    _ = try CEngine().scan(folder: folder, count: &count, checksum: &sum)
+                    guard count == UInt64(m) else { throw BenchError("scan saw \(count) of \(m) records") }
+                }
+            #if !DEPOT_COMPARE_NO_DOCUMENTS
+            case "documents":
+                _ = try DocumentWorkloads.insert(people, folder: folder)
+                return { _ = try DocumentWorkloads.scan(Person.self, count: m, folder: folder, checksum: &sum) }
+            case "codable":
+                _ = try DocumentWorkloads.insert(people.map(CodablePerson.init), folder: folder)
+                return { _ = try DocumentWorkloads.scan(CodablePerson.self, count: m, folder: folder, checksum: &sum) }
+            #endif
+            default:
+                throw unknown(engine, workload)
+            }
+        }
         switch engine {
         case "c":
             insert = {
