@@ -29,7 +29,7 @@ extension Store {
     public func registerDeleteRule<Source: Document, Target: Document>(_ rule: DeleteRule, from source: Source.Type,
                                                                        via keyPath: KeyPath<Source, Reference<Target>> & Sendable) throws {
         guard rule != .nullify else {
-            throw DepotError.invalidState("nullify needs an optional reference field (Reference<\(Target.self)>?) in \(Source.self)")
+            throw DepotError.invalidDeleteRule("nullify needs an optional reference field (Reference<\(Target.self)>?) in \(Source.self)")
         }
         core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: Self.field(Source.self, keyPath), target: Target.collection))
     }
@@ -54,11 +54,11 @@ extension Store {
     /// ``registerCascade(from:via:)`` for a collection and a field path, for collections without
     /// a Swift type (seeded or schemaless documents).
     ///
-    /// - Throws: ``DepotError/Code/invalidCollectionName`` or ``DepotError/Code/invalidState``
+    /// - Throws: ``DepotError/Code/invalidCollectionName`` or ``DepotError/Code/invalidDeleteRule``
     ///   for an invalid collection name or an empty field path.
     public func registerCascade(fromCollection collection: String, field: String) throws {
         try StoreLayout.validateCollection(collection)
-        guard !field.isEmpty else { throw DepotError.invalidState("registerCascade(fromCollection: '\(collection)'): the field path is empty") }
+        guard !field.isEmpty else { throw DepotError.invalidDeleteRule("registerCascade(fromCollection: '\(collection)'): the field path is empty") }
         core.register(RegisteredDeleteRule(rule: .cascade, source: collection, field: field, target: collection, owning: true))
     }
 

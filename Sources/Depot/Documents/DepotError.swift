@@ -52,8 +52,6 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let invalidCollectionName = Code(rawValue: "invalidCollectionName")
         /// A conditional write found another revision than expected.
         public static let revisionConflict = Code(rawValue: "revisionConflict")
-        /// An operation was used in the wrong state.
-        public static let invalidState = Code(rawValue: "invalidState")
         /// A write was attempted in a read-only transaction.
         public static let readOnlyTransaction = Code(rawValue: "readOnlyTransaction")
         /// An index declaration cannot be kept (duplicate name, field path that does not hold
@@ -93,8 +91,10 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .invalidCollectionName,
-            .revisionConflict, .invalidState, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
+            .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
+            .unsupported, .transactionMisuse, .storageInconsistent, .invalidQuery, .invalidDeleteRule, .ownerReleased,
+            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict,
         ]
     }
 
@@ -152,8 +152,6 @@ extension DepotError {
     public static let invalidKey = DepotError(pattern: .invalidKey)
     /// Matches ``Code/revisionConflict``.
     public static let revisionConflict = DepotError(pattern: .revisionConflict)
-    /// Matches ``Code/invalidState``.
-    public static let invalidState = DepotError(pattern: .invalidState)
     /// Matches ``Code/readOnlyTransaction``.
     public static let readOnlyTransaction = DepotError(pattern: .readOnlyTransaction)
     /// Matches ``Code/invalidIndex``.
@@ -254,10 +252,6 @@ extension DepotError {
     /// An error with code ``Code/invalidOption``: names the option and its allowed range.
     public static func invalidOption(_ name: String, allowed: String) -> DepotError {
         DepotError(code: .invalidOption, message: "option '\(name)' is out of range: allowed \(allowed)")
-    }
-    /// An error with code ``Code/invalidState`` and its message.
-    public static func invalidState(_ detail: String) -> DepotError {
-        DepotError(code: .invalidState, message: detail)
     }
     /// An error with code ``Code/readOnlyTransaction`` and its message.
     public static func readOnlyTransaction(operation: String) -> DepotError {

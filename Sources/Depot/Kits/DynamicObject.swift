@@ -90,7 +90,7 @@ extension DocumentTransaction {
             key = SHA256.hash(object.value.binary())
         }
         guard let target = try context.target(alias: alias, collection: object.entity, kind: kind, create: true) else {
-            throw DepotError.invalidState("the collection '\(object.entity)' could not be created")
+            throw DepotError.storageInconsistent("the collection '\(object.entity)' could not be created")
         }
         let bytes = object.value.binary()
         return try key.withUnsafeBytes { k in

@@ -54,14 +54,14 @@ extension DocumentTransaction {
     /// The ID is keyed by the collection's stored kind; a new collection takes `idKind`, else
     /// the kind ``inferredIDKind(id:document:)`` gives. Returns the record's new revision.
     ///
-    /// - Throws: ``DepotError`` `.invalidKey` when `id` does not fit the kind, `.invalidState`
+    /// - Throws: ``DepotError`` `.invalidKey` when `id` does not fit the kind, `.invalidDocument`
     ///   when `document` is not an object, `.idKindMismatch` when `idKind` contradicts the
     ///   stored kind, `.uniqueIndexViolation`.
     @discardableResult
     public func put(document: DocumentValue, in collection: String, id: DocumentValue, idKind: IDKind? = nil) throws -> UInt64 {
         try context.requireWritable("put a \(collection) document")
         guard case .object = document else {
-            throw DepotError.invalidState("a \(collection) document must be a JSON object")
+            throw DepotError.invalidDocument("a \(collection) document must be a JSON object")
         }
         let existing = try context.existingTarget(alias: alias, collection: collection)
         let kind = existing?.kind ?? idKind ?? Self.inferredIDKind(id: id, document: document)
@@ -69,7 +69,7 @@ extension DocumentTransaction {
             throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' must be a string, an integer or a UUID")
         }
         guard let target = try context.target(alias: alias, collection: collection, kind: idKind ?? kind, create: true) else {
-            throw DepotError.invalidState("the collection '\(collection)' could not be created")
+            throw DepotError.storageInconsistent("the collection '\(collection)' could not be created")
         }
         guard let key = target.kind.key(for: id), !key.isEmpty else {
             if case .string("") = id { throw DepotError.invalidKey(detail: "the ID of a document in collection '\(collection)' is empty") }

@@ -67,7 +67,7 @@ public final class MigrationContext {
     /// - Throws: ``DepotError`` when `newName` already holds documents.
     public func renameCollection(_ collection: String, to newName: String) throws {
         if let existing = try context.existingTarget(alias: transaction.alias, collection: newName), try context.txn.count(existing.keyspace) > 0 {
-            throw DepotError.invalidState("cannot rename collection '\(collection)' to '\(newName)': '\(newName)' already holds documents")
+            throw DepotError.migrationConflict("cannot rename collection '\(collection)' to '\(newName)': '\(newName)' already holds documents")
         }
         try migrateAll(from: collection, to: newName) { $0 }
     }
@@ -81,7 +81,7 @@ public final class MigrationContext {
         guard collection != destination else { return }
         guard let source = try context.existingTarget(alias: transaction.alias, collection: collection) else { return }
         guard let target = try context.target(alias: transaction.alias, collection: destination, kind: source.kind, create: true) else {
-            throw DepotError.invalidState("the collection '\(destination)' could not be created")
+            throw DepotError.storageInconsistent("the collection '\(destination)' could not be created")
         }
         for record in try records(of: source) {
             try write(try transform(record.document), key: record.key, flags: record.flags, to: target)

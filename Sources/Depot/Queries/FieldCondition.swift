@@ -104,15 +104,15 @@ extension FieldCondition {
     /// scalar when it parses (`42`, `true`, `"text"`), else as text. JSON that Depot's strict reader
     /// refuses (`1e999`, a 30-digit integer) is an error, not silently text.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/invalidState`` naming the word at fault.
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/invalidQuery`` naming the word at fault.
     public init(field: String, operator op: String, text: String) throws {
-        guard !field.isEmpty else { throw DepotError.invalidState("--where: the field is empty") }
+        guard !field.isEmpty else { throw DepotError.invalidQuery("--where: the field is empty") }
         guard let parsed = Operator(rawValue: op) else {
-            throw DepotError.invalidState("--where \(field) \(op) …: unknown operator '\(op)'; use one of \(Operator.allCases.map(\.rawValue).joined(separator: " "))")
+            throw DepotError.invalidQuery("--where \(field) \(op) …: unknown operator '\(op)'; use one of \(Operator.allCases.map(\.rawValue).joined(separator: " "))")
         }
         let value = try Self.commandLineValue(text)
         if parsed == .prefix, case .string = value {} else if parsed == .prefix {
-            throw DepotError.invalidState("--where \(field) prefix …: the value must be text")
+            throw DepotError.invalidQuery("--where \(field) prefix …: the value must be text")
         }
         self.init(field: field, op: parsed, value: value)
     }
@@ -126,7 +126,7 @@ extension FieldCondition {
             default: return parsed
             }
         } catch let error as BinaryCodecError {
-            if case .rejectedJSON = error { throw DepotError.invalidState("--where value: \(error)") }
+            if case .rejectedJSON = error { throw DepotError.invalidQuery("--where value: \(error)") }
             return .string(text)
         }
     }

@@ -27,7 +27,7 @@ public final class UniqueIDs: @unchecked Sendable {
     public func next() throws -> UInt64 {
         try lock.withLock {
             if nextID == end {
-                guard let core else { throw DepotError.invalidState("the store of this unique-ID generator was released") }
+                guard let core else { throw DepotError.ownerReleased("the store of this unique-ID generator was released") }
                 let start = try core.driver.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
                 nextID = start
                 end = start + blockSize
@@ -48,13 +48,13 @@ public final class UniqueIDs: @unchecked Sendable {
 
     /// Reserves `count` IDs in a write transaction and returns the first.
     static func allocate(count: UInt64, in txn: any StorageTransaction, core: StoreCore) throws -> UInt64 {
-        if txn.isReadOnly { throw DepotError.invalidState("unique IDs are allocated in write transactions") }
+        if txn.isReadOnly { throw DepotError(code: .readOnlyTransaction, message: "unique IDs are allocated in write transactions") }
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else {
-            throw DepotError.invalidState("the store's meta data is missing")
+            throw DepotError.storageInconsistent("the store's meta data is missing")
         }
         let current = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         let (after, overflow) = current.addingReportingOverflow(count)
-        if overflow { throw DepotError.invalidState("the unique ID counter is exhausted") }
+        if overflow { throw DepotError.exhausted("the unique ID counter is exhausted") }
         try BigEndian<UInt64>.withBytes(of: after) { v in
             try counterKey.withUnsafeBytes { k in try txn.put(v, forKey: k, in: meta) }
         }

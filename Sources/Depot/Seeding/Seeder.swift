@@ -118,7 +118,7 @@ final class Seeder {
             let n = first + UInt64(slot)
             switch kind ?? kinds[slot] ?? .string {
             case .signed:
-                guard let signed = Int64(exactly: n) else { throw DepotError.invalidState("the unique ID counter passed the largest signed ID") }
+                guard let signed = Int64(exactly: n) else { throw DepotError.exhausted("the unique ID counter passed the largest signed ID") }
                 return .int(signed)
             case .unsigned: return .uint(n)
             default: return .string(UniqueIDs.string(for: n))

@@ -80,7 +80,7 @@ public final class InMemoryDriver: StorageDriver, @unchecked Sendable {
         writer.lock()
         if let owner = writerThread, pthread_equal(owner, me) != 0 {
             writer.unlock()
-            throw DepotError.invalidState("a write inside a write on the same thread: use a savepoint")
+            throw DepotError.transactionMisuse("a write inside a write on the same thread: use a savepoint")
         }
         while writerThread != nil { writer.wait() }
         writerThread = me
@@ -125,8 +125,8 @@ final class InMemoryTransaction: StorageTransaction {
     func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
 
     private func check(write: Bool) throws {
-        if finished { throw DepotError.invalidState("the in-memory transaction has ended") }
-        if write && isReadOnly { throw DepotError.invalidState("a read-only transaction cannot write") }
+        if finished { throw DepotError.transactionMisuse("the in-memory transaction has ended") }
+        if write && isReadOnly { throw DepotError(code: .readOnlyTransaction, message: "a read-only transaction cannot write") }
     }
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
@@ -140,7 +140,7 @@ final class InMemoryTransaction: StorageTransaction {
     }
 
     private func space(_ keyspace: Keyspace) throws -> InMemoryDriver.Space {
-        guard let space = state.spaces[keyspace.name] else { throw DepotError.invalidState("keyspace '\(keyspace.name)' was dropped") }
+        guard let space = state.spaces[keyspace.name] else { throw DepotError.storageInconsistent("keyspace '\(keyspace.name)' was dropped") }
         return space
     }
 
@@ -154,7 +154,7 @@ final class InMemoryTransaction: StorageTransaction {
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try check(write: true)
-        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.invalidState("keyspace '\(keyspace.name)' was dropped") }
+        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.storageInconsistent("keyspace '\(keyspace.name)' was dropped") }
         defer { state.spaces[keyspace.name] = space }
         let (i, found) = space.index(of: key)
         let bytes = [UInt8](value)
@@ -177,7 +177,7 @@ final class InMemoryTransaction: StorageTransaction {
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.invalidState("keyspace '\(keyspace.name)' was dropped") }
+        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.storageInconsistent("keyspace '\(keyspace.name)' was dropped") }
         defer { state.spaces[keyspace.name] = space }
         let (i, found) = space.index(of: key)
         guard found else { return false }
@@ -188,7 +188,7 @@ final class InMemoryTransaction: StorageTransaction {
 
     func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.invalidState("keyspace '\(keyspace.name)' was dropped") }
+        guard var space = state.spaces.removeValue(forKey: keyspace.name) else { throw DepotError.storageInconsistent("keyspace '\(keyspace.name)' was dropped") }
         defer { state.spaces[keyspace.name] = space }
         let (i, found) = space.index(of: key)
         guard found, let j = space.values[i].firstIndex(where: { $0.elementsEqual(value) }) else { return false }

@@ -41,7 +41,7 @@ public final class SimpleBackendDriver: StorageDriver {
     /// - Throws: ``SimpleBackendError`` when the backend fails or holds unreadable data under the
     ///   prefix; ``DepotError`` when the prefix is empty.
     public init(backend: any SimpleStorageBackend, keyPrefix: String = "depot.", name: String = "simple") throws {
-        if keyPrefix.isEmpty { throw DepotError.invalidState("the key prefix of a SimpleBackendDriver must not be empty") }
+        if keyPrefix.isEmpty { throw DepotError(code: .invalidOption, message: "the key prefix of a SimpleBackendDriver must not be empty") }
         self.backend = backend
         self.keyPrefix = keyPrefix
         let layout = SimpleBackendLayout(prefix: keyPrefix)

@@ -22,7 +22,7 @@ extension DocumentTransaction {
         }
         let key = SHA256.hash(payload)
         guard let target = try context.target(alias: alias, collection: collection, kind: .content, create: true) else {
-            throw DepotError.invalidState("the collection '\(collection)' could not be created")
+            throw DepotError.storageInconsistent("the collection '\(collection)' could not be created")
         }
         let hex = key.withUnsafeBytes { displayID(IDKind.content.value(ofKey: $0)) }
         _ = try key.withUnsafeBytes { keyBytes in

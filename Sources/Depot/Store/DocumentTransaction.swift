@@ -97,9 +97,9 @@ public final class DocumentTransaction {
     /// Commits a transaction from ``Store/beginTransaction(readOnly:)``; observers are told afterwards.
     public func commit() throws {
         guard isExplicit else {
-            throw DepotError.invalidState("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
+            throw DepotError.transactionMisuse("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
-        guard let txn = context.baseTransaction as? Transaction else { throw DepotError.invalidState("no explicit transaction to commit") }
+        guard let txn = context.baseTransaction as? Transaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
         try store.finishUndoLog(self)
         try context.appendChangeLog()
         try txn.commit()
@@ -161,7 +161,7 @@ public final class DocumentTransaction {
 
     @usableFromInline
     static func collectionNotCreated(_ collection: String) -> DepotError {
-        DepotError.invalidState("the collection '\(collection)' could not be created")
+        DepotError.storageInconsistent("the collection '\(collection)' could not be created")
     }
 
     /// The record flags of a park of a document of a type that is not ``Syncable``.

@@ -63,7 +63,7 @@ final class ReadSessions: @unchecked Sendable {
 final class EndedTransaction: StorageTransaction, @unchecked Sendable {
     static let shared = EndedTransaction()
 
-    private func ended() -> DepotError { DepotError.invalidState("the transaction has already ended") }
+    private func ended() -> DepotError { DepotError.transactionMisuse("the transaction has already ended") }
 
     var isReadOnly: Bool { true }
     var nestingDepth: Int { 0 }

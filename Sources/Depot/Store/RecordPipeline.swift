@@ -61,7 +61,7 @@ extension DocumentTransaction {
         target.indexKeyspaces = try schema.indexes.map { index in
             guard let ks = try context.txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),
                                                     create: true, multiValue: !index.unique) else {
-                throw DepotError.invalidState("the index keyspace '\(index.name)' of \(target.collection) could not be opened")
+                throw DepotError.storageInconsistent("the index keyspace '\(index.name)' of \(target.collection) could not be opened")
             }
             return ks
         }
@@ -143,7 +143,7 @@ extension DocumentTransaction {
             if !inserted {
                 // A driver that reports a stored record must show it: nothing was written otherwise.
                 guard let found else {
-                    throw DepotError.invalidState("the storage reported '\(displayID())' in \(target.collection) as present without its record; nothing was written")
+                    throw DepotError.storageInconsistent("the storage reported '\(displayID())' in \(target.collection) as present without its record; nothing was written")
                 }
                 // An update: the next revision, sealed again, put over the stored record.
                 old = found

@@ -13,7 +13,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
     /// ``owner``, or a typed error if the hook is used before its view set it (never, by construction).
     private var transaction: DocumentTransaction {
         get throws {
-            guard let owner else { throw DepotError.invalidState("a reference hook was used before its transaction was set up") }
+            guard let owner else { throw DepotError.transactionMisuse("a reference hook was used before its transaction was set up") }
             return owner
         }
     }
@@ -26,7 +26,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
 
     private func parkReferenced<D: Document>(_ document: D) throws -> (collection: String, id: DocumentValue) {
         guard let facts = try transaction.facts(D.self, create: true) else {
-            throw DepotError.invalidState("the collection of \(D.self) could not be created")
+            throw DepotError.storageInconsistent("the collection of \(D.self) could not be created")
         }
         let target = facts.target
         let context = try transaction.context

@@ -67,7 +67,7 @@ extension DocumentTransaction {
         let keyspaces = try indexes.map { index -> Keyspace in
             let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)
             guard let ks = try txn.keyspace(named: name, create: true, multiValue: !index.unique) else {
-                throw DepotError.invalidState("the index keyspace '\(index.name)' of \(target.collection) could not be created")
+                throw DepotError.storageInconsistent("the index keyspace '\(index.name)' of \(target.collection) could not be created")
             }
             try txn.clear(ks)
             return ks

@@ -101,11 +101,11 @@ public final class Store: @unchecked Sendable {
 
     /// The LMDB environment under this store.
     ///
-    /// - Throws: ``DepotError/invalidState(_:)`` when the store runs on another driver.
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/unsupported`` when the store runs on another driver.
     public var environment: Environment {
         get throws {
             guard let environment = core.environment else {
-                throw DepotError.invalidState("the store at '\(core.driver.location)' does not run on LMDB")
+                throw DepotError.unsupported("the store at '\(core.driver.location)' does not run on LMDB")
             }
             return environment
         }
@@ -231,7 +231,7 @@ public final class Store: @unchecked Sendable {
     /// on the thread that began it; until then other writers wait.
     public func beginTransaction(readOnly: Bool = false) throws -> DocumentTransaction {
         guard let environment = core.environment else {
-            throw DepotError.invalidState("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
+            throw DepotError.unsupported("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
         }
         let txn = try environment.beginTransaction(readOnly: readOnly)
         let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)

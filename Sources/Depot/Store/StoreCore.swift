@@ -228,7 +228,7 @@ final class StoreCore: @unchecked Sendable {
                 state.transform = new
                 return true
             case (_?, nil):
-                throw DepotError.invalidState("the store at '\(driver.location)' is already open with a record transform; open it with one too")
+                throw DepotError(code: .transformRequired, message: "the store at '\(driver.location)' is already open with a record transform; open it with one too")
             default:
                 return false
             }

@@ -223,7 +223,7 @@ final class TransactionContext {
     /// The meta keyspace of a write transaction.
     func writableMeta() throws -> Keyspace {
         try requireWritable("change the store's meta data")
-        guard let meta = try metaKeyspace() else { throw DepotError.invalidState("the store's meta data is missing") }
+        guard let meta = try metaKeyspace() else { throw DepotError.storageInconsistent("the store's meta data is missing") }
         return meta
     }
 

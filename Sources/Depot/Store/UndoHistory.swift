@@ -112,7 +112,7 @@ public final class UndoHistory: @unchecked Sendable {
     }
 
     private func apply(_ step: Step, mode: Mode) throws {
-        guard let store else { throw DepotError.invalidState("the store of this undo history was released") }
+        guard let store else { throw DepotError.ownerReleased("the store of this undo history was released") }
         lock.withLock { self.mode = mode }
         defer { lock.withLock { self.mode = .recording } }
         try store.write { tx in

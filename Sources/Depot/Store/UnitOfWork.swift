@@ -142,7 +142,7 @@ struct UnitOfWork {
         if let entry = entries[key] {
             guard let document = entry.document else { return Pending(document: nil) }
             guard let typed = document as? D else {
-                throw DepotError.invalidState("the unit of work holds a \(Swift.type(of: document)) in collection '\(D.collection)', not a \(D.self)")
+                throw DepotError.documentTypeMismatch("the unit of work holds a \(Swift.type(of: document)) in collection '\(D.collection)', not a \(D.self)")
             }
             return Pending(document: typed)
         }
@@ -155,7 +155,7 @@ struct UnitOfWork {
         for (key, entry) in entries where key.alias == alias && key.collection == D.collection {
             if let document = entry.document {
                 guard let typed = document as? D else {
-                    throw DepotError.invalidState("the unit of work holds a \(Swift.type(of: document)) in collection '\(D.collection)', not a \(D.self)")
+                    throw DepotError.documentTypeMismatch("the unit of work holds a \(Swift.type(of: document)) in collection '\(D.collection)', not a \(D.self)")
                 }
                 list.append((key.key, typed))
             } else {

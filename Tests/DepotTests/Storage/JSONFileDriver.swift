@@ -145,6 +145,6 @@ final class JSONFileTransaction: StorageTransaction {
     func drop(_ keyspace: Keyspace) throws { try FileManager.default.removeItem(at: folder(keyspace.name)) }
 
     func savepoint<R>(_ body: () throws -> R) throws -> R {
-        throw DepotError.invalidState("savepoints need a driver with transactions; JSONFileDriver applies operations one by one")
+        throw DepotError.unsupported("savepoints need a driver with transactions; JSONFileDriver applies operations one by one")
     }
 }

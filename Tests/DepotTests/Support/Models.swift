@@ -105,7 +105,7 @@ func damageStoredRecord(_ store: Store, collection: String, id: String, fromEnd:
     try store.environment.write { txn in
         let db = try txn.openDatabase("depot.doc/default/\(collection)", key: StringCodec.self, value: BytesCodec.self, create: false)
         guard var bytes = try txn.get(id, in: db), bytes.count >= fromEnd else {
-            throw DepotError.invalidState("no stored record \(collection)/\(id) to damage")
+            throw DepotError.storageInconsistent("no stored record \(collection)/\(id) to damage")
         }
         bytes[bytes.count - fromEnd] ^= mask
         try txn.put(bytes, forKey: id, in: db)
