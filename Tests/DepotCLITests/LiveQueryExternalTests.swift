@@ -13,7 +13,8 @@ final class LiveValues: @unchecked Sendable {
 
 /// Polls `condition` until it holds or `seconds` pass, sleeping without blocking a thread (the
 /// observing task needs one of the few the test run shares).
-func pollAsync(seconds: Double = 120, _ condition: () -> Bool) async -> Bool {
+/// The deadline is generous: synchronous tests beside it can hold the pool's threads for minutes.
+func pollAsync(seconds: Double = 300, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(seconds)
     while ContinuousClock.now < deadline {
         if condition() { return true }
