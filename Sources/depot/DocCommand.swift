@@ -18,7 +18,7 @@ struct DocCommand: ParsableCommand {
 
     /// Options naming one document.
     struct Target: ParsableArguments {
-        @OptionGroup var location: PathOption
+        @OptionGroup var location: StoreOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Option(help: "The collection.") var collection: String
         @OptionGroup var output: OutputOptions
@@ -65,11 +65,12 @@ struct DocCommand: ParsableCommand {
                     }
                     throw CLIFailure(code: "notAnObject", message: "the document must be a JSON object ({…})")
                 }
-                let store = try Store(path: target.location.path).alias(target.alias)
-                let (resolved, revision) = try store.write { tx in
-                    let kind = try tx.collectionInfo(target.collection)?.idKind
-                    let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
-                    return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
+                let (resolved, revision) = try target.location.withStore(.create) { store in
+                    try store.alias(target.alias).write { tx in
+                        let kind = try tx.collectionInfo(target.collection)?.idKind
+                        let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
+                        return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
+                    }
                 }
                 if target.output.json {
                     print(try JSONOutput.line(PutReport(collection: target.collection, id: resolved.id, revision: revision)))
@@ -89,16 +90,13 @@ struct DocCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let env = try openExisting(target.location.path)
-                let store = try Store(environment: env)
-                guard try store.aliases().contains(target.alias) else {
-                    throw CLIFailure(code: "noAlias", message: "no alias named '\(target.alias)' in '\(env.path)'")
-                }
-                let document = try store.alias(target.alias).read { tx -> DocumentValue? in
-                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
-                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                let document = try target.location.withStore(.read) { store in
+                    try StoreOption.existingAlias(target.alias, of: store).read { tx -> DocumentValue? in
+                        guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
+                            throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                        }
+                        return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                     }
-                    return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
                 guard let document else {
                     throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
@@ -117,11 +115,11 @@ struct DocCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let env = try openExisting(target.location.path, readOnly: false)
-                let store = try Store(environment: env).alias(target.alias)
-                let deleted = try store.write { tx -> Bool in
-                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
-                    return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
+                let deleted = try target.location.withStore(.write) { store in
+                    try store.alias(target.alias).write { tx -> Bool in
+                        guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
+                        return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
+                    }
                 }
                 guard deleted else {
                     throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
