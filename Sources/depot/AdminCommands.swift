@@ -147,17 +147,15 @@ struct FillCommand: ParsableCommand {
         abstract: "Write COUNT generated records (for load and performance testing).",
         discussion: "Keys are '<prefix>000000001'…; values are VALUE-SIZE pseudo-random bytes. Writes in transactions of --batch records.")
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database (created if missing).") var db: String
+    @OptionGroup var target: RawDatabase
     @Option(help: "How many records (at most 999999999).") var count: Int
     @Option(help: "Bytes per value (at most 1 GiB: the value is held in memory).") var valueSize: Int = 100
     @Option(help: "Records per transaction.") var batch: Int = 10_000
     @Option(help: "Key prefix.") var keyPrefix: String = "key-"
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
-    @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try RawArguments.checkDatabase(db, writing: true)
+        try RawArguments.checkDatabase(target.db, writing: true)
         guard (0...GeneratorLimits.maxFillCount).contains(count) else {
             throw ValidationError("--count must be 0 to \(GeneratorLimits.maxFillCount), got \(count)")
         }
@@ -170,8 +168,8 @@ struct FillCommand: ParsableCommand {
         try reportingErrors {
             var options = EnvironmentOptions()
             if let mapSize { options.mapSize = mapSize }
-            let env = try Environment.open(path: location.path, options: options)
-            let database = try env.openDatabase(db, key: StringCodec.self, value: BytesCodec.self)
+            let env = try Environment.open(path: target.location.path, options: options)
+            let database = try env.openDatabase(target.db, key: StringCodec.self, value: BytesCodec.self)
             var state: UInt64 = 0x9E37_79B9_7F4A_7C15
             var value = [UInt8](repeating: 0, count: valueSize)
             let started = Date()
@@ -195,7 +193,7 @@ struct FillCommand: ParsableCommand {
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
             let mapSize = try env.info().mapSize
-            if output.json {
+            if target.output.json {
                 print(try JSONOutput.line(["records": count, "valueSize": valueSize, "seconds": seconds, "mapSize": mapSize] as [String: Any]))
             } else {
                 print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(mapSize) bytes")

@@ -92,11 +92,7 @@ struct KVCommand: ParsableCommand {
         @OptionGroup var target: Target
         @Argument(help: "The key.") var key: String
 
-        func run() throws {
-            try reportingErrors {
-                guard try target.withFacade(.write, { try $0.deletePermanently(key) }) else { throw Target.notFound(key) }
-            }
-        }
+        func run() throws { try reportingErrors { if !(try target.withFacade(.write) { try $0.deletePermanently(key) }) { throw Target.notFound(key) } } }
     }
 
     struct KVList: ParsableCommand {
