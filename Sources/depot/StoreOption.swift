@@ -2,44 +2,6 @@ import ArgumentParser
 import Depot
 import Foundation
 
-/// Where a store is: an LMDB folder or the URL of a server (`postgres://…`).
-enum StoreLocation: Equatable {
-    /// An LMDB environment folder (holds data.mdb and lock.mdb).
-    case folder(String)
-    /// A server URL (`postgres://` or `postgresql://`).
-    case url(String)
-
-    /// The URL schemes of PostgreSQL stores.
-    static let postgresSchemes = ["postgres", "postgresql"]
-
-    /// The scheme of `text` when it is written as a URL (`scheme://…`), else nil.
-    static func scheme(of text: String) -> String? {
-        guard let range = text.range(of: "://"), range.lowerBound > text.startIndex else { return nil }
-        let scheme = text[..<range.lowerBound]
-        guard scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) else { return nil }
-        return scheme.lowercased()
-    }
-
-    /// `url` without its password, for messages (`postgres://ada:***@host/db`).
-    static func redacted(_ url: String) -> String {
-        guard var components = URLComponents(string: url) else {
-            // Not parseable: keep the scheme and host part only up to any '@'.
-            guard let at = url.lastIndex(of: "@"), let scheme = scheme(of: url) else { return url }
-            return scheme + "://***" + url[at...]
-        }
-        if components.password != nil { components.password = "***" }
-        return components.string ?? url
-    }
-
-    /// How messages name the store: the folder, or the URL without its password.
-    var display: String {
-        switch self {
-        case .folder(let path): return path
-        case .url(let url): return Self.redacted(url)
-        }
-    }
-}
-
 /// `--path DIR` or `--url URL` of the commands that work on documents through ``Store`` (seed,
 /// import, export, query, collections, stat, doc, kv), with the key of an encrypted store. Without
 /// either option, `DEPOT_URL` or `DEPOT_PATH` names the store.
@@ -111,46 +73,6 @@ struct StoreOption: ParsableArguments {
         switch try location {
         case .folder(let path): return path
         case .url(let url): throw PathOption.lmdbOnly(command, given: StoreLocation.redacted(url))
-        }
-    }
-}
-
-/// Options shared by commands that work on an LMDB environment folder only (raw key/value
-/// commands, backup, fill, verify, torture): a URL is refused with a message saying so.
-struct PathOption: ParsableArguments {
-    @Option(name: .customLong("path"), help: ArgumentHelp("The environment folder (holds data.mdb and lock.mdb). Default: $DEPOT_PATH.", valueName: "dir"))
-    var explicitPath: String?
-
-    /// Accepted only to say that this command needs a folder.
-    @Option(name: .customLong("url"), help: .hidden) var explicitURL: String?
-
-    /// `--path`, else `DEPOT_PATH`.
-    var path: String { explicitPath ?? Self.environmentPath ?? "" }
-
-    static var environmentPath: String? {
-        guard let value = ProcessInfo.processInfo.environment["DEPOT_PATH"], !value.isEmpty else { return nil }
-        return value
-    }
-
-    /// The command being run, for messages (`backup`).
-    static var commandName: String {
-        CommandLine.arguments.dropFirst().first { !$0.hasPrefix("-") } ?? "this command"
-    }
-
-    /// The failure for a command that needs an LMDB folder and was given a server.
-    static func lmdbOnly(_ command: String, given: String) -> ValidationError {
-        ValidationError("'depot \(command)' works on an LMDB store folder only (--path DIR); '\(given)' is a PostgreSQL store")
-    }
-
-    func validate() throws {
-        if let explicitURL { throw Self.lmdbOnly(Self.commandName, given: StoreLocation.redacted(explicitURL)) }
-        if let explicitPath, explicitPath.isEmpty { throw ValidationError("--path must not be empty") }
-        if let path = explicitPath ?? Self.environmentPath, StoreLocation.scheme(of: path) != nil {
-            throw Self.lmdbOnly(Self.commandName, given: StoreLocation.redacted(path))
-        }
-        if explicitPath == nil && Self.environmentPath == nil {
-            if let url = StoreOption.environmentURL { throw Self.lmdbOnly(Self.commandName, given: StoreLocation.redacted(url)) }
-            throw ValidationError("Missing '--path <dir>' (or set DEPOT_PATH to the store's folder)")
         }
     }
 }
