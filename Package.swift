@@ -13,8 +13,10 @@ import PackageDescription
 //
 // - `Macros`: `@BinaryCodable` (product DepotMacros), on swift-syntax;
 // - `Crypto`: `AESGCMTransform` (product DepotCrypto), on swift-crypto;
-// - `Postgres`: the PostgreSQL driver (product DepotPostgres) and the `depot-pg` command, on
-//   postgres-nio (SwiftNIO, NIOSSL).
+// - `Postgres`: the PostgreSQL driver (product DepotPostgres), on postgres-nio (SwiftNIO, NIOSSL);
+//   with it, the `depot` command also opens `postgres://` stores (`--url`, `DEPOT_URL`).
+//
+// With `Crypto`, `depot` decrypts stores sealed with `AESGCMTransform` (`--key-file`, `DEPOT_KEY`).
 //
 // Each dependency below is used only through `.when(traits:)`, so SwiftPM leaves it out of a build
 // without the trait. The targets of an optional part still exist in such a build, empty: their
@@ -59,12 +61,11 @@ let package = Package(
         .library(name: "DepotCrypto", targets: ["DepotCrypto"]),
         // Trait `Postgres`:
         .library(name: "DepotPostgres", targets: ["DepotPostgres"]),
-        .executable(name: "depot-pg", targets: ["depot-pg"]),
     ],
     traits: [
         .trait(name: "Macros", description: "@BinaryCodable, a generated binary codec (product DepotMacros; builds swift-syntax)."),
         .trait(name: "Crypto", description: "AESGCMTransform, AES-GCM encryption of records (product DepotCrypto; builds swift-crypto)."),
-        .trait(name: "Postgres", description: "The PostgreSQL storage driver and depot-pg (product DepotPostgres; builds postgres-nio)."),
+        .trait(name: "Postgres", description: "The PostgreSQL storage driver, also in the depot command (product DepotPostgres; builds postgres-nio)."),
         .default(enabledTraits: []),
     ],
     dependencies: dependencies,
@@ -86,11 +87,16 @@ let package = Package(
             name: "DepotLogging",
             dependencies: ["DepotLMDB", .product(name: "Logging", package: "swift-log")]
         ),
+        // One command over every driver: LMDB folders always; `postgres://` URLs with the trait
+        // `Postgres`; encrypted stores (AESGCMTransform) with the trait `Crypto`.
         .executableTarget(
             name: "depot",
             dependencies: [
                 "Depot",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .target(name: "DepotPostgres", condition: .when(traits: postgres)),
+                .target(name: "DepotCrypto", condition: .when(traits: crypto)),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto)),
             ]
         ),
 
@@ -132,15 +138,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: postgres)),
             ]
         ),
-        // `depot`'s document commands (seed, export, query, collections, stat, kv) on a
-        // PostgreSQL store: --url instead of --path.
-        .executableTarget(
-            name: "depot-pg",
-            dependencies: [
-                "Depot", "DepotPostgres",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
-        ),
         // Durable single writes and point reads through the StorageDriver protocol, PostgreSQL
         // (DEPOT_POSTGRES_URL) against LMDB in a temporary folder.
         .executableTarget(name: "depot-postgres-bench", dependencies: ["Depot", "DepotLMDB", "DepotPostgres"]),
@@ -167,15 +164,16 @@ let package = Package(
         .testTarget(
             name: "DepotCryptoTests",
             dependencies: [
-                "DepotCrypto", "Depot", "DepotLMDB",
+                // depot: built for the command-line tests, which run it with the key of an encrypted store.
+                "DepotCrypto", "Depot", "DepotLMDB", "depot", "DepotTestSupport",
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto)),
             ]
         ),
         .testTarget(
             name: "DepotPostgresTests",
-            // depot-pg: built for the command-line tests, which run it.
+            // depot: built for the command-line tests, which run it on postgres:// URLs.
             dependencies: [
-                "DepotPostgres", "depot-pg", "Depot", "DepotDriverTesting",
+                "DepotPostgres", "depot", "Depot", "DepotDriverTesting", "DepotTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
             ]
         ),

@@ -53,7 +53,7 @@ else
     as_user() { "$@"; }
 fi
 
-WORK="$(mktemp -d /tmp/depot-pg.XXXXXX)"
+WORK="$(mktemp -d /tmp/depot-postgres.XXXXXX)"
 chmod 700 "$WORK"
 SERVER_PIDS=()
 stop_server() {

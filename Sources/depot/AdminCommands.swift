@@ -1,23 +1,29 @@
 import ArgumentParser
+import Depot
 import DepotLMDB
 import Foundation
 
 struct StatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stat",
-        abstract: "Show the LMDB version, the map, the reader table and every named database.",
+        abstract: "Show the LMDB version, the map, the reader table and every named database (a server: its aliases, collections and documents).",
         discussion: """
+            On a PostgreSQL store (--url), stat shows where the store is and how many aliases, collections and \
+            documents it holds. \
             The map size is the one recorded in the data file's current meta page, as 'mdb_stat -e' reports it \
             ("Map size"): the size every process opening the file maps at least. (A process that opens the \
             file with a smaller map size maps only the used part, which is not the store's map size.)
             """)
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
+            guard case .folder(let path) = try location.location else {
+                return try location.withStore(.read) { store in try summarize(store) }
+            }
+            let env = try openExisting(path)
             var info = try env.info()
             info.mapSize = Self.recordedMapSize(env.path) ?? info.mapSize
             let main = try env.stat()
@@ -55,6 +61,32 @@ struct StatCommand: ParsableCommand {
 }
 
 extension StatCommand {
+    /// What `stat` prints for a store on a server (`--json`: one object).
+    struct Summary: Encodable {
+        var depotVersion = DepotVersion.current
+        var location: String
+        var aliases = 0
+        var collections = 0
+        var documents = 0
+    }
+
+    /// Prints where `store` is and how many aliases, collections and documents it holds.
+    func summarize(_ store: Store) throws {
+        var summary = Summary(location: store.path)
+        for name in try store.aliases() {
+            summary.aliases += 1
+            let counts = try store.alias(name).read { tx in try tx.collections().compactMap { try tx.collectionInfo($0)?.count } }
+            summary.collections += counts.count
+            summary.documents += counts.reduce(0, +)
+        }
+        if output.json {
+            print(try JSONOutput.line(summary))
+        } else {
+            print("Depot version:    \(summary.depotVersion)\nstore:            \(summary.location)\naliases:          \(summary.aliases)\n"
+                  + "collections:      \(summary.collections)\ndocuments:        \(summary.documents)")
+        }
+    }
+
     /// The map size recorded in the current meta page of `folder`'s data file (what
     /// `mdb_stat -e` reports), or nil when the meta pages cannot be read.
     static func recordedMapSize(_ folder: String) -> Int? {
@@ -115,17 +147,15 @@ struct FillCommand: ParsableCommand {
         abstract: "Write COUNT generated records (for load and performance testing).",
         discussion: "Keys are '<prefix>000000001'…; values are VALUE-SIZE pseudo-random bytes. Writes in transactions of --batch records.")
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database (created if missing).") var db: String
+    @OptionGroup var target: RawDatabase
     @Option(help: "How many records (at most 999999999).") var count: Int
     @Option(help: "Bytes per value (at most 1 GiB: the value is held in memory).") var valueSize: Int = 100
     @Option(help: "Records per transaction.") var batch: Int = 10_000
     @Option(help: "Key prefix.") var keyPrefix: String = "key-"
     @Option(help: "Initial map size in bytes (the map grows automatically).") var mapSize: Int?
-    @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try RawArguments.checkDatabase(db, writing: true)
+        try RawArguments.checkDatabase(target.db, writing: true)
         guard (0...GeneratorLimits.maxFillCount).contains(count) else {
             throw ValidationError("--count must be 0 to \(GeneratorLimits.maxFillCount), got \(count)")
         }
@@ -138,8 +168,8 @@ struct FillCommand: ParsableCommand {
         try reportingErrors {
             var options = EnvironmentOptions()
             if let mapSize { options.mapSize = mapSize }
-            let env = try Environment.open(path: location.path, options: options)
-            let database = try env.openDatabase(db, key: StringCodec.self, value: BytesCodec.self)
+            let env = try Environment.open(path: target.location.path, options: options)
+            let database = try env.openDatabase(target.db, key: StringCodec.self, value: BytesCodec.self)
             var state: UInt64 = 0x9E37_79B9_7F4A_7C15
             var value = [UInt8](repeating: 0, count: valueSize)
             let started = Date()
@@ -163,7 +193,7 @@ struct FillCommand: ParsableCommand {
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
             let mapSize = try env.info().mapSize
-            if output.json {
+            if target.output.json {
                 print(try JSONOutput.line(["records": count, "valueSize": valueSize, "seconds": seconds, "mapSize": mapSize] as [String: Any]))
             } else {
                 print("wrote \(count) records of \(valueSize) bytes in \(String(format: "%.3f", seconds)) s; map size now \(mapSize) bytes")

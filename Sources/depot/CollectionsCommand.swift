@@ -7,40 +7,42 @@ struct CollectionsCommand: ParsableCommand {
         commandName: "collections",
         abstract: "List the aliases of a store, their collections, document counts, ID kinds and indexes.")
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @Option(help: "Only this alias.") var alias: String?
     @OptionGroup var output: OutputOptions
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
-            let store = try Store(environment: env)
-            let aliases = try store.aliases()
-            if let alias, !aliases.contains(alias) {
-                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
-            }
-            var lines: [String] = []
-            for name in aliases where alias == nil || alias == name {
-                let infos = try store.alias(name).read { tx in try tx.collections().compactMap { try tx.collectionInfo($0) } }
-                if output.json {
-                    for info in infos { lines.append(try JSONOutput.line(CollectionLine(alias: name, info: info))) }
-                    continue
-                }
-                lines.append("alias '\(name)': \(infos.count) collection\(infos.count == 1 ? "" : "s")")
-                let width = infos.map(\.name.count).max() ?? 0
-                for info in infos {
-                    var line = "  " + info.name.padding(toLength: width, withPad: " ", startingAt: 0)
-                    line += "  " + ProgressLine.count(info.count) + " document" + (info.count == 1 ? "" : "s")
-                    line += ", \(info.idKind.rawValue) IDs"
-                    if !info.indexes.isEmpty {
-                        line += "; indexes: " + info.indexes.map { "\($0.name) (\($0.field)\($0.unique ? ", unique" : ""))" }.joined(separator: ", ")
-                    }
-                    lines.append(line)
-                }
-            }
-            if lines.isEmpty && !output.json { lines.append("no documents in '\(env.path)'") }
-            if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+            try location.withStore(.read) { store in try list(store) }
         }
+    }
+
+    private func list(_ store: Store) throws {
+        let aliases = try store.aliases()
+        if let alias, !aliases.contains(alias) {
+            throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(store.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
+        }
+        var lines: [String] = []
+        for name in aliases where alias == nil || alias == name {
+            let infos = try store.alias(name).read { tx in try tx.collections().compactMap { try tx.collectionInfo($0) } }
+            if output.json {
+                for info in infos { lines.append(try JSONOutput.line(CollectionLine(alias: name, info: info))) }
+                continue
+            }
+            lines.append("alias '\(name)': \(infos.count) collection\(infos.count == 1 ? "" : "s")")
+            let width = infos.map(\.name.count).max() ?? 0
+            for info in infos {
+                var line = "  " + info.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                line += "  " + ProgressLine.count(info.count) + " document" + (info.count == 1 ? "" : "s")
+                line += ", \(info.idKind.rawValue) IDs"
+                if !info.indexes.isEmpty {
+                    line += "; indexes: " + info.indexes.map { "\($0.name) (\($0.field)\($0.unique ? ", unique" : ""))" }.joined(separator: ", ")
+                }
+                lines.append(line)
+            }
+        }
+        if lines.isEmpty && !output.json { lines.append("no documents in '\(store.path)'") }
+        if !lines.isEmpty { print(lines.joined(separator: "\n")) }
     }
 }
 

@@ -7,9 +7,17 @@ import Foundation
 struct DepotCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "depot",
-        abstract: "Depot: an embedded LMDB key/value and document engine.",
+        abstract: "Depot: an embedded LMDB key/value and document engine (and its PostgreSQL driver).",
         discussion: """
-            Every command that works on a store takes --path DIR; without it, the DEPOT_PATH environment variable names the folder.
+            Stores: every command takes the store as --path DIR (an LMDB folder) or, for the document commands (seed, import, \
+            export, query, collections, stat, doc, kv), --url postgres://user@host/database?schema=… (a PostgreSQL store, in a \
+            depot built with --traits Postgres); without either, DEPOT_PATH or DEPOT_URL names it. The other commands (put, get, \
+            delete, list, backup, fill, verify, torture) work on LMDB folders only and say so when given a URL.
+
+            Encrypted stores (AESGCMTransform): the commands that read or write records take the key from a file, --key-file \
+            PATH (32 bytes, or their base64 text), or from DEPOT_KEY (base64); never as an argument. Decrypting needs a depot \
+            built with --traits Crypto. Without the key, verify checks pages and envelopes and counts the encrypted records it \
+            could not check; export, query and doc get refuse, naming the store and how to pass the key.
 
             Output: every command takes --json. Commands that print a stream (export, query, list, collections, kv list) \
             print JSON Lines, one object per line; commands that print a report (stat, verify, import, seed, backup, fill, \
@@ -65,27 +73,6 @@ struct DepotCommand: AsyncParsableCommand {
 struct OutputOptions: ParsableArguments {
     @Flag(help: "Print JSON: JSON Lines for streams, one object for reports, errors as one JSON object on standard error (see 'depot --help').")
     var json = false
-}
-
-/// Options shared by commands that work on one environment folder.
-struct PathOption: ParsableArguments {
-    @Option(name: .customLong("path"), help: ArgumentHelp("The environment folder (holds data.mdb and lock.mdb). Default: $DEPOT_PATH.", valueName: "dir"))
-    var explicitPath: String?
-
-    /// `--path`, else `DEPOT_PATH`.
-    var path: String { explicitPath ?? Self.environmentPath ?? "" }
-
-    static var environmentPath: String? {
-        guard let value = ProcessInfo.processInfo.environment["DEPOT_PATH"], !value.isEmpty else { return nil }
-        return value
-    }
-
-    func validate() throws {
-        if let explicitPath, explicitPath.isEmpty { throw ValidationError("--path must not be empty") }
-        if explicitPath == nil && Self.environmentPath == nil {
-            throw ValidationError("Missing '--path <dir>' (or set DEPOT_PATH to the store's folder)")
-        }
-    }
 }
 
 /// Prints `message` to standard error.

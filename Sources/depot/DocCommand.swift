@@ -18,7 +18,7 @@ struct DocCommand: ParsableCommand {
 
     /// Options naming one document.
     struct Target: ParsableArguments {
-        @OptionGroup var location: PathOption
+        @OptionGroup var location: StoreOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @Option(help: "The collection.") var collection: String
         @OptionGroup var output: OutputOptions
@@ -65,11 +65,12 @@ struct DocCommand: ParsableCommand {
                     }
                     throw CLIFailure(code: "notAnObject", message: "the document must be a JSON object ({…})")
                 }
-                let store = try Store(path: target.location.path).alias(target.alias)
-                let (resolved, revision) = try store.write { tx in
-                    let kind = try tx.collectionInfo(target.collection)?.idKind
-                    let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
-                    return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
+                let (resolved, revision) = try target.location.withStore(.create) { store in
+                    try store.alias(target.alias).write { tx in
+                        let kind = try tx.collectionInfo(target.collection)?.idKind
+                        let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
+                        return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
+                    }
                 }
                 if target.output.json {
                     print(try JSONOutput.line(PutReport(collection: target.collection, id: resolved.id, revision: revision)))
@@ -80,51 +81,56 @@ struct DocCommand: ParsableCommand {
         }
     }
 
-    struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a document as one line of JSON. A missing one exits with status 1.")
+    /// The options of `get` and `delete`: the store, alias, collection and the document's `--id`.
+    struct OneDocument: ParsableArguments {
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String
 
         func validate() throws { try DocCommand.checkID(id) }
 
+        /// The stored ID that `--id` names in the collection (by its ID kind), or nil when the
+        /// alias has no such collection.
+        func storedID(in tx: DocumentTransaction) throws -> DocumentValue? {
+            guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return nil }
+            return try DocumentIDRules.id(id, kind: kind, collection: target.collection)
+        }
+
+        /// The error for an ID the collection does not hold.
+        var notFound: CLIFailure { CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'") }
+    }
+
+    struct Get: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a document as one line of JSON. A missing one exits with status 1.")
+        @OptionGroup var document: OneDocument
+
         func run() throws {
             try reportingErrors {
-                let env = try openExisting(target.location.path)
-                let store = try Store(environment: env)
-                guard try store.aliases().contains(target.alias) else {
-                    throw CLIFailure(code: "noAlias", message: "no alias named '\(target.alias)' in '\(env.path)'")
-                }
-                let document = try store.alias(target.alias).read { tx -> DocumentValue? in
-                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else {
-                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                let target = document.target
+                let found = try target.location.withStore(.read) { store in
+                    try StoreOption.existingAlias(target.alias, of: store).read { tx -> DocumentValue? in
+                        guard let id = try document.storedID(in: tx) else {
+                            throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                        }
+                        return try tx.document(in: target.collection, id: id)
                     }
-                    return try tx.document(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
                 }
-                guard let document else {
-                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
-                }
-                print(try document.jsonString(sortedKeys: false))
+                guard let found else { throw document.notFound }
+                print(try found.jsonString(sortedKeys: false))
             }
         }
     }
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a document. A missing one exits with status 1.")
-        @OptionGroup var target: Target
-        @Option(help: "The document's ID.") var id: String
+        @OptionGroup var document: OneDocument
 
-        func validate() throws { try DocCommand.checkID(id) }
+        func run() throws { try reportingErrors { if !(try delete()) { throw document.notFound } } }
 
-        func run() throws {
-            try reportingErrors {
-                let env = try openExisting(target.location.path, readOnly: false)
-                let store = try Store(environment: env).alias(target.alias)
-                let deleted = try store.write { tx -> Bool in
-                    guard let kind = try tx.collectionInfo(target.collection)?.idKind else { return false }
-                    return try tx.deleteDocument(in: target.collection, id: DocumentIDRules.id(id, kind: kind, collection: target.collection))
-                }
-                guard deleted else {
-                    throw CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'")
+        /// Deletes the document; false when it is not stored.
+        private func delete() throws -> Bool {
+            try document.target.location.withStore(.write) { store in
+                try store.alias(document.target.alias).write { tx in
+                    try document.storedID(in: tx).map { try tx.deleteDocument(in: document.target.collection, id: $0) } ?? false
                 }
             }
         }

@@ -14,7 +14,7 @@ struct ExportCommand: ParsableCommand {
             shows progress.
             """)
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(help: "Only this collection.") var collection: String?
     @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd).")
@@ -26,48 +26,50 @@ struct ExportCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
-            let store = try Store(environment: env)
-            let aliases = try store.aliases()
-            // A store without documents (new, or filled by an empty import) exports as nothing.
-            if aliases.isEmpty { return }
-            guard aliases.contains(alias) else {
-                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)' (aliases: \(aliases.joined(separator: ", ")))")
+            try location.withStore(.read) { store in try export(store) }
+        }
+    }
+
+    private func export(_ store: Store) throws {
+        let aliases = try store.aliases()
+        // A store without documents (new, or filled by an empty import) exports as nothing.
+        if aliases.isEmpty { return }
+        guard aliases.contains(alias) else {
+            throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(store.path)' (aliases: \(aliases.joined(separator: ", ")))")
+        }
+        let view = try store.alias(alias)
+        try view.read { tx in
+            if let collection, !(try tx.collections().contains(collection)) {
+                throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
             }
-            let view = try store.alias(alias)
-            try view.read { tx in
-                if let collection, !(try tx.collections().contains(collection)) {
-                    throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
+            let names = try collection.map { [$0] } ?? tx.collections()
+            let total = try names.reduce(0) { $0 + (try tx.collectionInfo($1)?.count ?? 0) }
+            let progress = ProgressLine("export", unit: "documents", totalItems: total)
+            var out = ""
+            var documents = 0
+            var bytes = 0
+            var damaged = 0
+            let report: ((DepotError) -> Void)? = skipDamaged ? { error in
+                damaged += 1
+                printError("damaged: \(error.collection ?? "?")/\(error.id ?? "?") (\(error.code)): skipped")
+            } : nil
+            try tx.export(collection: collection, damaged: report) { document in
+                out += try document.jsonLine(dateStrategy: dates.strategy)
+                out += "\n"
+                documents += 1
+                if out.utf8.count > 1 << 16 {
+                    bytes += out.utf8.count
+                    FileHandle.standardOutput.write(Data(out.utf8))
+                    out = ""
+                    progress.update(items: documents, bytes: bytes)
                 }
-                let names = try collection.map { [$0] } ?? tx.collections()
-                let total = try names.reduce(0) { $0 + (try tx.collectionInfo($1)?.count ?? 0) }
-                let progress = ProgressLine("export", unit: "documents", totalItems: total)
-                var out = ""
-                var documents = 0
-                var bytes = 0
-                var damaged = 0
-                let report: ((DepotError) -> Void)? = skipDamaged ? { error in
-                    damaged += 1
-                    printError("damaged: \(error.collection ?? "?")/\(error.id ?? "?") (\(error.code)): skipped")
-                } : nil
-                try tx.export(collection: collection, damaged: report) { document in
-                    out += try document.jsonLine(dateStrategy: dates.strategy)
-                    out += "\n"
-                    documents += 1
-                    if out.utf8.count > 1 << 16 {
-                        bytes += out.utf8.count
-                        FileHandle.standardOutput.write(Data(out.utf8))
-                        out = ""
-                        progress.update(items: documents, bytes: bytes)
-                    }
-                    return true
-                }
-                FileHandle.standardOutput.write(Data(out.utf8))
-                progress.finish()
-                if damaged > 0 {
-                    printError("error: \(damaged) damaged document\(damaged == 1 ? " was" : "s were") not exported; \(documents) exported")
-                    throw ExitCode(1)
-                }
+                return true
+            }
+            FileHandle.standardOutput.write(Data(out.utf8))
+            progress.finish()
+            if damaged > 0 {
+                printError("error: \(damaged) damaged document\(damaged == 1 ? " was" : "s were") not exported; \(documents) exported")
+                throw ExitCode(1)
             }
         }
     }

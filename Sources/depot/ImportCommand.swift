@@ -26,7 +26,7 @@ struct ImportCommand: ParsableCommand {
             export again print the same lines.
             """)
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @Option(help: "The store alias to import into.") var alias: String = Store.defaultAlias
     @Option(help: "Commit every N documents instead of all at once (0: all at once).") var batch: Int = 0
     @OptionGroup var output: OutputOptions
@@ -54,11 +54,15 @@ struct ImportCommand: ParsableCommand {
             let started = Date()
             // The store is opened when the first documents are written: an error before leaves
             // no trace (folders the import would have created are removed again).
-            let location = NewStoreLocation(self.location.path)
+            let folder: NewStoreLocation? = if case .folder(let path) = try location.location { NewStoreLocation(path) } else { nil }
             var opened: Store?
+            var close: () -> Void = {}
+            defer { close() }
             func store() throws -> Store {
                 if let opened { return opened }
-                let store = try Store(path: self.location.path).alias(alias)
+                let (base, closing) = try location.openStore(.create)
+                close = closing
+                let store = try base.alias(alias)
                 opened = store
                 return store
             }
@@ -108,7 +112,7 @@ struct ImportCommand: ParsableCommand {
                 _ = try store() // an empty input makes an empty store
             } catch {
                 progress.finish()
-                if opened == nil { location.removeCreatedFolders() }
+                if opened == nil { folder?.removeCreatedFolders() }
                 var failure = error as? ImportError ?? ImportError(.storeFailed, detail: userMessage(for: error), underlying: error)
                 failure.file = file
                 failure.outcome = stored.count == 0 ? "nothing was stored" : "\(stored.count) documents of earlier batches stay stored"

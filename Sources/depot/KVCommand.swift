@@ -21,7 +21,7 @@ struct KVCommand: ParsableCommand {
 
     /// Options naming the store and alias of the facade.
     struct Target: ParsableArguments {
-        @OptionGroup var location: PathOption
+        @OptionGroup var location: StoreOption
         @Option(help: "The store alias.") var alias: String = Store.defaultAlias
         @OptionGroup var output: OutputOptions
 
@@ -32,9 +32,9 @@ struct KVCommand: ParsableCommand {
         /// The error for a key that holds no value.
         static func notFound(_ key: String) -> CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found") }
 
-        /// The facade of an existing store (never creating one).
-        func existing(writing: Bool = false) throws -> KeyValueStore {
-            try Store(environment: openExisting(location.path, readOnly: !writing)).alias(alias).keyValue()
+        /// Runs `body` with the facade of the store; `access` says whether the store may be created.
+        func withFacade<R>(_ access: StoreAccess, _ body: (KeyValueStore) throws -> R) throws -> R {
+            try location.withStore(access) { store in try body(store.alias(alias).keyValue()) }
         }
     }
 
@@ -66,9 +66,10 @@ struct KVCommand: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 let parsed = try Self.parse(argumentValue(value), asString: string, requireJSON: jsonValue)
-                let kv = try Store(path: target.location.path).alias(target.alias).keyValue()
-                kv[key] = parsed
-                try kv.save()
+                try target.withFacade(.create) { kv in
+                    kv[key] = parsed
+                    try kv.save()
+                }
             }
         }
     }
@@ -80,7 +81,7 @@ struct KVCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                guard let value = try target.existing().value(forKey: key, as: DocumentValue.self) else { throw Target.notFound(key) }
+                guard let value = try target.withFacade(.read, { try $0.value(forKey: key, as: DocumentValue.self) }) else { throw Target.notFound(key) }
                 print(try value.jsonString(sortedKeys: true))
             }
         }
@@ -91,11 +92,7 @@ struct KVCommand: ParsableCommand {
         @OptionGroup var target: Target
         @Argument(help: "The key.") var key: String
 
-        func run() throws {
-            try reportingErrors {
-                guard try target.existing(writing: true).deletePermanently(key) else { throw Target.notFound(key) }
-            }
-        }
+        func run() throws { try reportingErrors { if !(try target.withFacade(.write) { try $0.deletePermanently(key) }) { throw Target.notFound(key) } } }
     }
 
     struct KVList: ParsableCommand {
@@ -111,7 +108,7 @@ struct KVCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let keys = try target.existing().keys(withPrefix: prefix, limit: limit)
+                let keys = try target.withFacade(.read) { try $0.keys(withPrefix: prefix, limit: limit) }
                 let lines = try keys.map { target.output.json ? try JSONOutput.line(["key": $0]) : $0 }
                 if !lines.isEmpty { print(lines.joined(separator: "\n")) }
             }

@@ -2,29 +2,53 @@ import ArgumentParser
 import DepotLMDB
 import Foundation
 
+/// The options naming one named database of an LMDB folder (`put`, `get`, `delete`, `list`, `fill`).
+struct RawDatabase: ParsableArguments {
+    @OptionGroup var location: PathOption
+    @Option(help: "The named database (put and fill create it when missing).") var db: String
+    @OptionGroup var output: OutputOptions
+
+    /// The existing environment and named database (a missing one is an error, never created).
+    func existing(readOnly: Bool) throws -> (Environment, Database<BytesCodec, BytesCodec>) {
+        let env = try openExisting(location.path, readOnly: readOnly)
+        return (env, try openExistingDatabase(env, db))
+    }
+}
+
+/// The options naming one raw entry of `put`, `get` and `delete`: the database and the key.
+struct RawEntry: ParsableArguments {
+    @OptionGroup var database: RawDatabase
+    @Argument(help: "The key (1 to \(Environment.standardMaxKeySize) bytes of UTF-8).") var key: String
+
+    func validate() throws { try RawArguments.checkKey(key) }
+
+    var db: String { database.db }
+    var output: OutputOptions { database.output }
+
+    /// The error for a key the database does not hold.
+    var notFound: CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'") }
+
+    /// The existing environment and named database (a missing one is an error, never created).
+    func existing(readOnly: Bool) throws -> (Environment, Database<BytesCodec, BytesCodec>) { try database.existing(readOnly: readOnly) }
+}
+
 struct PutCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "put",
         abstract: "Store VALUE under KEY in a named database, as exactly their UTF-8 bytes.")
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database (created if missing).") var db: String
+    @OptionGroup var entry: RawEntry
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
-    @Argument(help: "The key (1 to \(Environment.standardMaxKeySize) bytes of UTF-8).") var key: String
     @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
-    @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        try RawArguments.checkDatabase(db, writing: true)
-        try RawArguments.checkKey(key)
-    }
+    func validate() throws { try RawArguments.checkDatabase(entry.db, writing: true) }
 
     func run() throws {
         try reportingErrors {
             let value = try argumentValue(value)
-            let env = try Environment.open(path: location.path)
-            let database = try env.openDatabase(db, key: StringCodec.self, value: StringCodec.self)
-            try env.write { try $0.put(value, forKey: key, in: database, flags: noOverwrite ? .noOverwrite : []) }
+            let env = try Environment.open(path: entry.database.location.path)
+            let database = try env.openDatabase(entry.db, key: StringCodec.self, value: StringCodec.self)
+            try env.write { try $0.put(value, forKey: entry.key, in: database, flags: noOverwrite ? .noOverwrite : []) }
         }
     }
 }
@@ -40,27 +64,17 @@ struct GetCommand: ParsableCommand {
             for a value that is not UTF-8).
             """)
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database.") var db: String
-    @Argument(help: "The key.") var key: String
+    @OptionGroup var entry: RawEntry
     @Flag(help: "Write the value's exact bytes even on a terminal.") var raw = false
-    @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        try RawArguments.checkDatabase(db, writing: false)
-        try RawArguments.checkKey(key)
-    }
+    func validate() throws { try RawArguments.checkDatabase(entry.db, writing: false) }
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
-            let database = try openExistingDatabase(env, db)
-            let value = try env.read { txn in try txn.get(Array(key.utf8), in: database) }
-            guard let value else {
-                throw CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'")
-            }
-            if output.json {
-                print(try JSONOutput.line(EntryJSON.object(key: Array(key.utf8), value: value)))
+            let (env, database) = try entry.existing(readOnly: true)
+            guard let value = try env.read({ txn in try txn.get(Array(entry.key.utf8), in: database) }) else { throw entry.notFound }
+            if entry.output.json {
+                print(try JSONOutput.line(EntryJSON.object(key: Array(entry.key.utf8), value: value)))
             } else if !raw && isatty(STDOUT_FILENO) == 1 {
                 print(EntryJSON.terminalText(value))
             } else {
@@ -72,28 +86,16 @@ struct GetCommand: ParsableCommand {
 }
 
 struct DeleteCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "delete",
-        abstract: "Delete KEY. A missing key exits with status 1.")
+    static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete KEY. A missing key exits with status 1.")
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database.") var db: String
-    @Argument(help: "The key.") var key: String
-    @OptionGroup var output: OutputOptions
+    @OptionGroup var entry: RawEntry
 
-    func validate() throws {
-        try RawArguments.checkDatabase(db, writing: true)
-        try RawArguments.checkKey(key)
-    }
+    func validate() throws { try RawArguments.checkDatabase(entry.db, writing: true) }
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path, readOnly: false)
-            let database = try openExistingDatabase(env, db)
-            let deleted = try env.write { try $0.delete(Array(key.utf8), in: database) }
-            if !deleted {
-                throw CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'")
-            }
+            let (env, database) = try entry.existing(readOnly: false)
+            if !(try env.write { try $0.delete(Array(entry.key.utf8), in: database) }) { throw entry.notFound }
         }
     }
 }
@@ -104,11 +106,12 @@ struct ListCommand: ParsableCommand {
         abstract: "List keys and values of a named database in key order (tab-separated, or JSON Lines).",
         discussion: "Tab-separated lines write a backslash, tab, newline or carriage return in a key or value as \\\\, \\t, \\n or \\r; bytes that are not UTF-8 as 0x… hex.")
 
-    @OptionGroup var location: PathOption
-    @Option(help: "The named database.") var db: String
+    @OptionGroup var database: RawDatabase
     @Option(help: "Only keys starting with this prefix.") var prefix: String?
     @Option(help: "At most this many entries.") var limit: Int?
-    @OptionGroup var output: OutputOptions
+
+    var db: String { database.db }
+    var output: OutputOptions { database.output }
 
     func validate() throws {
         try RawArguments.checkDatabase(db, writing: false)
@@ -118,8 +121,7 @@ struct ListCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
-            let database = try openExistingDatabase(env, db)
+            let (env, named) = try database.existing(readOnly: true)
             let range: KeyRange<[UInt8]> = prefix.map { .prefix(Array($0.utf8)) } ?? .all
             var lines: [String] = []
             try env.read { txn in
@@ -128,7 +130,7 @@ struct ListCommand: ParsableCommand {
                 guard max > 0 else { return }
                 // A damaged node can point past the file: checked before its bytes are copied.
                 let region = try txn.usedMapRegion()
-                try txn.forEachRaw(in: database, range: range) { rawKey, rawValue in
+                try txn.forEachRaw(in: named, range: range) { rawKey, rawValue in
                     if let region, !region.contains(rawKey) || !region.contains(rawValue) {
                         throw CLIFailure(code: "damaged", message: "entry \(count + 1) of database '\(db)' points past the used part of the data file; run 'depot verify' and restore from a backup")
                     }

@@ -15,7 +15,7 @@ struct QueryCommand: ParsableCommand {
             Example: depot query --path ./data --collection Employee --where salary '>' 100 --sort name --limit 10
             """)
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @Option(help: "The collection.") var collection: String
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(name: .customLong("where"), help: ArgumentHelp("A condition: FIELD OP VALUE (three words).", valueName: "FIELD OP VALUE"))
@@ -74,32 +74,32 @@ struct QueryCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let env = try openExisting(location.path)
-            let store = try Store(environment: env)
-            guard try store.aliases().contains(alias) else {
-                throw CLIFailure(code: "noAlias", message: "no alias named '\(alias)' in '\(env.path)'")
+            try location.withStore(.read) { store in try query(store) }
+        }
+    }
+
+    private func query(_ store: Store) throws {
+        let view = try StoreOption.existingAlias(alias, of: store)
+        let sorts = try parsedSorts()
+        let conditions = try parsedConditions()
+        try view.read { tx in
+            guard try tx.collections().contains(collection) else {
+                throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
             }
-            let sorts = try parsedSorts()
-            let conditions = try parsedConditions()
-            try store.alias(alias).read { tx in
-                guard try tx.collections().contains(collection) else {
-                    throw CLIFailure(code: "noCollection", message: "no collection named '\(collection)' in alias '\(alias)'")
+            let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
+            var out = ""
+            for document in documents { out += try document.jsonLine() + "\n" }
+            FileHandle.standardOutput.write(Data(out.utf8))
+            if explain {
+                if output.json {
+                    FileHandle.standardError.write(Data((try JSONOutput.line(["plan": "\(plan)"]) + "\n").utf8))
+                } else {
+                    printError("plan: \(plan)")
                 }
-                let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
-                var out = ""
-                for document in documents { out += try document.jsonLine() + "\n" }
-                FileHandle.standardOutput.write(Data(out.utf8))
-                if explain {
-                    if output.json {
-                        FileHandle.standardError.write(Data((try JSONOutput.line(["plan": "\(plan)"]) + "\n").utf8))
-                    } else {
-                        printError("plan: \(plan)")
-                    }
-                }
-                if documents.isEmpty || !sorts.isEmpty {
-                    let fields = conditions.map(\.field) + sorts.map(\.field)
-                    try warnAboutMissingFields(fields, in: tx)
-                }
+            }
+            if documents.isEmpty || !sorts.isEmpty {
+                let fields = conditions.map(\.field) + sorts.map(\.field)
+                try warnAboutMissingFields(fields, in: tx)
             }
         }
     }

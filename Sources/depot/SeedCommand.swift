@@ -16,7 +16,7 @@ struct SeedCommand: ParsableCommand {
             imported leaves nothing there.
             """)
 
-    @OptionGroup var location: PathOption
+    @OptionGroup var location: StoreOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(name: .customLong("allow-remote"), help: "Allow seedUrl links to this host (repeatable).") var allowRemote: [String] = []
     @OptionGroup var output: OutputOptions
@@ -27,40 +27,47 @@ struct SeedCommand: ParsableCommand {
             var options = SeedOptions()
             options.allowedRemoteHosts = Set(allowRemote)
             let url = URL(fileURLWithPath: file)
-            func failed(_ error: SeedError) throws -> Never {
-                throw CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
-            }
             // A new store is created only for a tree that can be imported: a failed seed into a
             // new folder leaves nothing there (the folders it would have created are removed).
-            let location = NewStoreLocation(self.location.path)
-            if location.missingFolders != nil {
+            let location = try self.location.location
+            let folder: NewStoreLocation? = if case .folder(let path) = location { NewStoreLocation(path) } else { nil }
+            if let folder, folder.missingFolders != nil {
                 do {
                     try Store.checkSeedTree(at: url, options: options)
                 } catch let error as SeedError {
-                    location.removeCreatedFolders()
-                    try failed(error)
+                    folder.removeCreatedFolders()
+                    throw Self.failed(error)
                 }
             }
-            let store = try Store(path: self.location.path).alias(alias)
-            let progress = ProgressLine("seed: reading", unit: "instances")
-            options.progress = { p in
-                progress.update(items: p.documentsFound, note: "\(p.filesRead) files  \(p.currentFile)")
-            }
-            let summary: SeedSummary
-            do {
-                summary = try store.seed(from: url, options: options)
-            } catch let error as SeedError {
-                progress.finish()
-                try failed(error)
-            }
+            try self.location.withStore(.create) { store in try seed(store.alias(alias), from: url, options: options) }
+        }
+    }
+
+    /// The failure reported for a seed tree that cannot be imported.
+    static func failed(_ error: SeedError) -> CLIFailure {
+        CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
+    }
+
+    private func seed(_ store: Store, from url: URL, options: SeedOptions) throws {
+        var options = options
+        let progress = ProgressLine("seed: reading", unit: "instances")
+        options.progress = { p in
+            progress.update(items: p.documentsFound, note: "\(p.filesRead) files  \(p.currentFile)")
+        }
+        let summary: SeedSummary
+        do {
+            summary = try store.seed(from: url, options: options)
+        } catch let error as SeedError {
             progress.finish()
-            if output.json {
-                print(try JSONOutput.line(summary))
-            } else {
-                print("seeded \(summary.totalDocuments) documents from \(summary.filesRead) files (\(summary.bytesRead) bytes) in \(String(format: "%.3f", summary.seconds)) s; \(summary.generatedIDs) IDs generated")
-                for (collection, count) in summary.documentsPerCollection.sorted(by: { $0.key < $1.key }) {
-                    print("  \(collection): \(count)")
-                }
+            throw Self.failed(error)
+        }
+        progress.finish()
+        if output.json {
+            print(try JSONOutput.line(summary))
+        } else {
+            print("seeded \(summary.totalDocuments) documents from \(summary.filesRead) files (\(summary.bytesRead) bytes) in \(String(format: "%.3f", summary.seconds)) s; \(summary.generatedIDs) IDs generated")
+            for (collection, count) in summary.documentsPerCollection.sorted(by: { $0.key < $1.key }) {
+                print("  \(collection): \(count)")
             }
         }
     }

@@ -6,7 +6,6 @@ import Foundation
 /// One record of `depot torture --mode documents`: transaction `txn` writes `index` 0..<K, each
 /// carrying a CRC-32C of (txn, index, payload).
 struct TortureDocument: Document {
-    static var collection: String { "torture" }
     /// `"<txn, 10 digits>/<index, 3 digits>"`: string order is transaction order.
     var id: String
     var txn: UInt64
@@ -14,6 +13,9 @@ struct TortureDocument: Document {
     var records: Int
     var payload: [UInt8]
     var checksum: UInt32
+
+    /// The collection's name (shared with stores written by earlier versions).
+    static var collection: String { "torture" }
 }
 
 /// The marker document written in the same transaction as the records: the last committed txn.

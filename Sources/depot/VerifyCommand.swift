@@ -22,10 +22,13 @@ struct VerifyCommand: ParsableCommand {
             usage errors. \
             Stored values are never printed. Records of an encrypted store (sealed by a record transform) are counted, \
             and their pages and envelopes checked, but without the key their checksums cannot be: they are reported as \
-            encrypted and not checked, never as damaged.
+            encrypted and not checked, never as damaged. With the key (--key-file or DEPOT_KEY, in a depot built with \
+            --traits Crypto) they are opened and checked like the others; a key that opens none of them is reported \
+            as the wrong key, not as damage.
             """)
 
     @OptionGroup var location: PathOption
+    @OptionGroup var key: KeyOption
     @OptionGroup var output: OutputOptions
     @Option(help: "List at most this many problems.") var maxProblems: Int = 100
     @Flag(help: .hidden) var child = false
@@ -64,7 +67,8 @@ struct VerifyCommand: ParsableCommand {
         }
         let process = Process()
         process.executableURL = Self.ownExecutable()
-        process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)"] + (output.json ? ["--json"] : [])
+        process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)", "--key-id", "\(key.keyID)"]
+            + (key.keyFile.map { ["--key-file", $0] } ?? []) + (output.json ? ["--json"] : [])
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no" // a crash of the child is expected, not worth a backtrace
         process.environment = environment
@@ -105,25 +109,41 @@ struct VerifyCommand: ParsableCommand {
         } catch {
             throw CLIFailure(code: "unreadable", message: "cannot open '\(location.path)': \(userMessage(for: error))")
         }
+        var transform: (any RecordTransform)?
+        if key.isGiven && !KeyOption.canDecrypt {
+            OutputConvention.printWarning("a key was given, but this depot was built without the Crypto trait: encrypted records are counted, "
+                                          + "not opened (build with 'swift build --traits Crypto')")
+        } else {
+            transform = try key.transform()
+        }
         let report: VerificationReport
         do {
-            report = try Verifier.verify(env, maxProblems: maxProblems)
+            report = try Verifier.verify(env, maxProblems: maxProblems, recordTransform: transform)
         } catch {
             throw CLIFailure(code: "unreadable", message: "cannot read '\(location.path)': \(userMessage(for: error))")
+        }
+        if transform != nil && report.totalOpened == 0 && report.totalUnopened > 0 {
+            throw CLIFailure(code: "transformFailed", message: "the key opens none of the \(report.totalUnopened) encrypted records of '\(env.path)': "
+                             + "the wrong key (or --key-id), or a store not sealed with AESGCMTransform; nothing was checked beyond pages and envelopes")
         }
         if output.json {
             print(try JSONOutput.line(report))
         } else {
             for db in report.databases {
                 print("\(db.name): \(db.entries) entries" + (db.documents > 0 ? ", \(db.documents) documents checked" : "")
-                      + (db.sealed > 0 ? ", \(db.sealed) encrypted records not checked" : ""))
+                      + (db.sealed > 0 ? ", \(db.sealed) encrypted records not checked" : "")
+                      + (db.opened > 0 ? " (\(db.opened) of them decrypted with the key)" : ""))
             }
             print("free list: \(report.freeListRecords) records")
             if report.isClean {
                 print("ok: \(report.databases.count) databases, \(report.totalEntries) entries, \(report.totalDocuments) document checksums verified")
             }
             if report.totalSealed > 0 {
-                print("\(report.totalSealed) encrypted records could not be checked without the key (their pages and envelopes were): not damaged, not verified")
+                print("\(report.totalSealed) encrypted records could not be checked without the key (their pages and envelopes were): not damaged, not verified; "
+                      + "to check them, " + KeyOption.howToGive)
+            }
+            if report.totalOpened > 0 {
+                print("\(report.totalOpened) encrypted records decrypted with the key and checked")
             }
         }
         if !report.isClean {

@@ -4,13 +4,6 @@ import DepotTestSupport
 import Foundation
 import Testing
 
-/// Runs the built `depot` with `DEPOT_PATH` set (through /usr/bin/env).
-func depotWithEnvironment(_ variables: [String: String], _ args: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-    let exe = try #require(depotExecutable(), "the depot executable must be built")
-    let env = URL(fileURLWithPath: "/usr/bin/env")
-    return try runProcess(env, variables.map { "\($0.key)=\($0.value)" }.sorted() + [exe.path] + args, input: input)
-}
-
 struct CLIUUIDDoc: Document {
     static var collection: String { "Tagged" }
     var id: UUID
@@ -30,10 +23,6 @@ struct CLINote: Codable { var text: String }
 struct CLIAdoptionTests {
     let folder = TemporaryFolder("depot-adopt")
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        try runProcess(try #require(depotExecutable()), args)
-    }
-
     @Test func versionEverywhere() throws {
         let version = try depot("--version")
         #expect(version.status == 0 && version.out == DepotVersion.current + "\n")
@@ -46,14 +35,14 @@ struct CLIAdoptionTests {
     }
 
     @Test func depotPathIsTheDefaultForPath() throws {
-        let put = try depotWithEnvironment(["DEPOT_PATH": folder.path], ["put", "--db", "a", "k", "from-env"])
+        let put = try depot(["put", "--db", "a", "k", "from-env"], environment: ["DEPOT_PATH": folder.path])
         #expect(put.status == 0, "\(put.err)")
         #expect(try depot("get", "--path", folder.path, "--db", "a", "k").out == "from-env\n")
         let other = folder.sub("other")
         _ = try depot("put", "--path", other, "--db", "a", "k", "explicit")
-        let explicit = try depotWithEnvironment(["DEPOT_PATH": folder.path], ["get", "--path", other, "--db", "a", "k"])
+        let explicit = try depot(["get", "--path", other, "--db", "a", "k"], environment: ["DEPOT_PATH": folder.path])
         #expect(explicit.out == "explicit\n", "--path wins over DEPOT_PATH")
-        let missing = try depotWithEnvironment(["DEPOT_PATH": ""], ["get", "--db", "a", "k"])
+        let missing = try depot(["get", "--db", "a", "k"], environment: ["DEPOT_PATH": ""])
         #expect(missing.status == 64 && missing.err.contains("DEPOT_PATH"))
     }
 
@@ -116,10 +105,6 @@ struct CLIAdoptionTests {
 @Suite("depot collections, doc, import")
 struct CLIDocumentToolsTests {
     let folder = TemporaryFolder("depot-doctools")
-
-    func depot(_ args: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-        try runProcess(try #require(depotExecutable()), args, input: input)
-    }
 
     func makeStore(_ path: String) throws {
         let store = try Store(path: path)

@@ -8,11 +8,6 @@ struct CLIArgumentTests {
     let folder = TemporaryFolder("depot-cli-args")
     var dir: String { folder.sub("env") }
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runProcess(exe, args)
-    }
-
     /// Runs `depot` through the shell, so that an argument can hold bytes that are not UTF-8.
     func depotShell(_ script: String) throws -> (status: Int32, out: String, err: String) {
         let exe = try #require(depotExecutable(), "the depot executable must be built")
@@ -114,10 +109,10 @@ struct CLIArgumentTests {
     @Test(.enabled(if: canDropPrivileges)) func anUnreadableStoreFolderIsNamedAsSuch() throws {
         let exe = try #require(depotExecutable())
         #expect(try depot("put", "--path", dir, "--db", "a", "k", "v").status == 0)
-        let run: (status: Int32, out: String, err: String)
+        let run: CommandResult
         if getuid() == 0 {
             #expect(chmod(dir, 0o700) == 0)
-            run = try runProcess(try #require(which("setpriv")),
+            run = try runCommand(try #require(which("setpriv")),
                                  ["--reuid=65534", "--regid=65534", "--clear-groups", exe.path, "get", "--path", dir, "--db", "a", "k"])
         } else {
             #expect(chmod(dir, 0o000) == 0)

@@ -11,11 +11,6 @@ struct CLIConventionTests {
     let folder = TemporaryFolder("depot-conventions")
     var path: String { folder.sub("env") }
 
-    func depot(_ args: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runProcess(exe, args, input: input)
-    }
-
     /// The one JSON object an error prints on standard error with --json.
     func errorObject(_ text: String) -> [String: Any]? {
         let lines = text.split(separator: "\n")

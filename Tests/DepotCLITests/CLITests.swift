@@ -8,11 +8,6 @@ struct CLIKeyValueTests {
     let folder = TemporaryFolder("depot-cli")
     var dir: String { folder.sub("env") }
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runProcess(exe, args)
-    }
-
     @Test func putGetDeleteList() throws {
         #expect(try depot("put", "--path", dir, "--db", "colors", "sky", "blue").status == 0)
         #expect(try depot("put", "--path", dir, "--db", "colors", "grass", "green").status == 0)

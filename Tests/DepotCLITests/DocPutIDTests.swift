@@ -9,11 +9,6 @@ struct DocPutIDTests {
     let folder = TemporaryFolder("depot-doc-id")
     var path: String { folder.path }
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runProcess(exe, args)
-    }
-
     struct Employee: Document, Equatable {
         var id: Int
         var name: String

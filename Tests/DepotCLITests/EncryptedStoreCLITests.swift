@@ -26,11 +26,6 @@ struct EncryptedStoreCLITests {
         var text: String
     }
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runProcess(exe, args)
-    }
-
     /// A store of 40 sealed documents and one sealed key/value entry.
     func makeStore() throws {
         var options = StoreOptions()
@@ -81,6 +76,46 @@ struct EncryptedStoreCLITests {
         let kv = try depot("kv", "get", "--path", path, "token")
         #expect(kv.status == 1 && kv.err.contains("is encrypted"), "\(kv.err)")
     }
+
+    @Test func theRefusalNamesTheStoreAndHowToPassTheKey() throws {
+        try makeStore()
+        for command in [["export"], ["doc", "get", "--collection", "Secret", "--id", "s7"], ["query", "--collection", "Secret"]] {
+            let run = try depot(command + ["--path", path])
+            #expect(run.status == 1, "\(command): \(run)")
+            #expect(run.err.contains("'\(path)' is encrypted"), "\(command): names the store: \(run.err)")
+            #expect(run.err.contains("--key-file") && run.err.contains("DEPOT_KEY"), "\(command): says how to pass the key: \(run.err)")
+            #if !Crypto
+            #expect(run.err.contains("--traits Crypto"), "\(command): says the build cannot decrypt: \(run.err)")
+            #endif
+        }
+        let verify = try depot("verify", "--path", path)
+        #expect(verify.out.contains("--key-file"), "verify says how to check the encrypted records: \(verify.out)")
+    }
+
+    @Test func theKeyIsNeverAPlainArgument() throws {
+        try makeStore()
+        let run = try depot("export", "--path", path, "--key", "c2VjcmV0")
+        #expect(run.status == 64, "\(run)")
+        #expect(!run.out.contains("secret"))
+    }
+
+    #if !Crypto
+    @Test func aKeyGivenToABuildWithoutCryptoIsAClearError() throws {
+        try makeStore()
+        let keyFile = folder.sub("key")
+        try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: keyFile))
+        for run in [try depot("export", "--path", path, "--key-file", keyFile),
+                    try depot(["doc", "get", "--path", path, "--collection", "Secret", "--id", "s7"], environment: ["DEPOT_KEY": Data(repeating: 7, count: 32).base64EncodedString()])] {
+            #expect(run.status == 1, "\(run)")
+            #expect(run.err.contains("without the Crypto trait") && run.err.contains("--traits Crypto"), "\(run.err)")
+        }
+        // verify checks what it can, and says why the key was not used.
+        let verify = try depot("verify", "--path", path, "--key-file", keyFile)
+        #expect(verify.status == 0, "\(verify)")
+        #expect(verify.err.contains("without the Crypto trait"), "\(verify.err)")
+        #expect(verify.out.contains("40 encrypted records could not be checked without the key"), "\(verify.out)")
+    }
+    #endif
 
     @Test func theLibraryWithoutTheTransformSaysTheSame() throws {
         try makeStore()

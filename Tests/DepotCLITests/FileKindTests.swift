@@ -9,18 +9,6 @@ import DepotTestSupport
 struct FileKindTests {
     let folder = TemporaryFolder("depot-filekind")
 
-    /// Runs depot with a deadline: a command still running after it is killed and counts as hung.
-    func depot(_ args: [String], deadline: TimeInterval = 20) throws -> (status: Int32, err: String, hung: Bool) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        let child = try ChildProcess(exe, args)
-        let end = Date().addingTimeInterval(deadline)
-        while child.process.isRunning && Date() < end { usleep(20_000) }
-        let hung = child.process.isRunning
-        if hung { child.killNow() }
-        let result = child.finish()
-        return (result.status, result.err, hung)
-    }
-
     func folderWith(_ name: String, _ make: (String) throws -> Void) throws -> String {
         let dir = folder.sub(name)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -33,7 +21,7 @@ struct FileKindTests {
     @Test func fifoDataFileIsRefusedNotWaitedOn() throws {
         let dir = try folderWith("fifo") { #expect(mkfifo($0 + "/data.mdb", 0o600) == 0) }
         for command in commands {
-            let result = try depot(command + ["--path", dir])
+            let result = try depot(command + ["--path", dir], timeout: 20)
             #expect(!result.hung, "\(command): still waiting after 20 s")
             #expect(result.status == 1, "\(command): \(result.err)")
             #expect(result.err.contains("data.mdb' is a FIFO, not a regular file"), "\(command): \(result.err)")
@@ -44,17 +32,17 @@ struct FileKindTests {
     @Test func directoryDataFileAndFifoLockFileAreRefused() throws {
         let directory = try folderWith("dir") { try FileManager.default.createDirectory(atPath: $0 + "/data.mdb", withIntermediateDirectories: false) }
         for command in commands {
-            let result = try depot(command + ["--path", directory])
+            let result = try depot(command + ["--path", directory], timeout: 20)
             #expect(!result.hung && result.status == 1, "\(command): \(result.err)")
             #expect(result.err.contains("data.mdb' is a directory, not a regular file"), "\(command): \(result.err)")
             #expect(!result.err.contains("damaged"), "\(command): \(result.err)")
         }
         let lock = folder.sub("lock")
-        #expect(try depot(["put", "--path", lock, "--db", "a", "k", "v"]).status == 0)
+        #expect(try depot(["put", "--path", lock, "--db", "a", "k", "v"], timeout: 20).status == 0)
         try FileManager.default.removeItem(atPath: lock + "/lock.mdb")
         #expect(mkfifo(lock + "/lock.mdb", 0o600) == 0)
         for command in commands {
-            let result = try depot(command + ["--path", lock])
+            let result = try depot(command + ["--path", lock], timeout: 20)
             #expect(!result.hung && result.status == 1, "\(command): \(result.err)")
             #expect(result.err.contains("lock.mdb' is a FIFO, not a regular file"), "\(command): \(result.err)")
         }
@@ -63,13 +51,13 @@ struct FileKindTests {
     @Test func emptyDataFileIsNamedByReadingCommands() throws {
         let dir = try folderWith("empty") { #expect(FileManager.default.createFile(atPath: $0 + "/data.mdb", contents: Data())) }
         for command in [["stat"], ["verify"], ["list", "--db", "a"]] {
-            let result = try depot(command + ["--path", dir])
+            let result = try depot(command + ["--path", dir], timeout: 20)
             #expect(result.status == 1, "\(command): \(result.err)")
             #expect(result.err.contains("data.mdb' is empty (0 bytes)"), "\(command): \(result.err)")
             #expect(!result.err.contains("bad file descriptor"), "\(command): \(result.err)")
         }
         // A writable open still creates the environment in the empty file.
-        #expect(try depot(["put", "--path", dir, "--db", "a", "k", "v"]).status == 0)
-        #expect(try depot(["stat", "--path", dir]).status == 0)
+        #expect(try depot(["put", "--path", dir, "--db", "a", "k", "v"], timeout: 20).status == 0)
+        #expect(try depot(["stat", "--path", dir], timeout: 20).status == 0)
     }
 }

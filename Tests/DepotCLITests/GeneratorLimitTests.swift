@@ -9,11 +9,6 @@ import DepotTestSupport
 struct GeneratorLimitTests {
     let folder = TemporaryFolder("depot-limits")
 
-    func depot(_ args: [String]) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runToEnd(exe, args)
-    }
-
     @Test func fillRejectsOutOfRangeSizesAndCounts() throws {
         let cases: [([String], String)] = [
             (["--count", "1", "--value-size", "9999999999999"], "--value-size must be 0 to 1073741824 bytes"),

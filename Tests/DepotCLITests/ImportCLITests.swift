@@ -7,10 +7,6 @@ import Testing
 struct CLIImportTests {
     let folder = TemporaryFolder("depot-import")
 
-    func depot(_ args: String..., input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-        try runProcess(try #require(depotExecutable()), args, input: input)
-    }
-
     /// Writes `bytes` to a file in the folder and returns its path.
     func file(_ name: String, _ bytes: [UInt8]) throws -> String {
         try FileManager.default.createDirectory(atPath: folder.path, withIntermediateDirectories: true)

@@ -15,11 +15,8 @@ import DepotTestSupport
 struct InjectedIOFaultTests {
     let folder = TemporaryFolder("depot-iofault")
 
-    func depot(_ args: [String], fault: String? = nil, shim: String? = nil) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        guard let fault, let shim else { return try runToEnd(exe, args) }
-        return try runToEnd(exe, args, environment: ["DEPOT_FAULT": fault, "LD_PRELOAD": shim])
-    }
+    /// The environment that makes the shim fail `fault` in a depot run.
+    static func fault(_ fault: String, shim: String) -> [String: String] { ["DEPOT_FAULT": fault, "LD_PRELOAD": shim] }
 
     /// The shim, compiled with the C compiler on PATH (the suite runs only where there is one).
     func buildShim() throws -> String {
@@ -57,7 +54,7 @@ struct InjectedIOFaultTests {
 
         // What one durable commit of one put does to data.mdb.
         let counted = try copy(template, "counted")
-        let probe = try depot(["put", "--path", counted, "--db", "t", "new", "value"], fault: "count", shim: shim)
+        let probe = try depot(["put", "--path", counted, "--db", "t", "new", "value"], environment: Self.fault("count", shim: shim))
         #expect(probe.status == 0, "\(probe.err)")
         let calls = counts(probe.err)
         #expect((calls["pwrite"] ?? 0) >= 1, "the meta page is written: \(probe.err)")
@@ -70,7 +67,7 @@ struct InjectedIOFaultTests {
                 for errno in ["EIO", "ENOSPC"] where errno == "EIO" || n == 1 {
                     cases += 1
                     let dir = try copy(template, "\(function)-\(n)-\(errno)")
-                    let put = try depot(["put", "--path", dir, "--db", "t", "new", "value"], fault: "\(function):\(n):\(errno)", shim: shim)
+                    let put = try depot(["put", "--path", dir, "--db", "t", "new", "value"], environment: Self.fault("\(function):\(n):\(errno)", shim: shim))
                     let what = "\(function) call \(n) failing with \(errno)"
                     #expect(put.status == 1, "\(what): \(put.err)")
                     #expect(put.err.contains(errno == "EIO" ? "input/output error" : "no space left"), "\(what): \(put.err)")
@@ -95,7 +92,7 @@ struct InjectedIOFaultTests {
         let shim = try buildShim()
         let source = folder.sub("backup-source")
         #expect(try depot(["fill", "--path", source, "--db", "t", "--count", "2000", "--value-size", "100"]).status == 0)
-        let probe = try depot(["backup", "--path", source, "--to", folder.sub("backup-counted")], fault: "count", shim: shim)
+        let probe = try depot(["backup", "--path", source, "--to", folder.sub("backup-counted")], environment: Self.fault("count", shim: shim))
         #expect(probe.status == 0, "\(probe.err)")
         let calls = counts(probe.err)
         #expect((calls["fsync"] ?? 0) + (calls["fdatasync"] ?? 0) >= 1, "the copy is flushed before 'copied': \(probe.err)")
@@ -104,7 +101,7 @@ struct InjectedIOFaultTests {
         // not undo a complete copy; an I/O error there does.
         for (n, errno, ok) in [(1, "EINVAL", true), (2, "EINVAL", true), (1, "EIO", false)] {
             let destination = folder.sub("backup-fsyncdir-\(n)-\(errno)")
-            let run = try depot(["backup", "--path", source, "--to", destination], fault: "fsyncdir:\(n):\(errno)", shim: shim)
+            let run = try depot(["backup", "--path", source, "--to", destination], environment: Self.fault("fsyncdir:\(n):\(errno)", shim: shim))
             #expect(run.status == (ok ? 0 : 1), "folder flush \(n) failing with \(errno): \(run.err)")
             #expect(FileManager.default.fileExists(atPath: destination) == ok, "folder flush \(n) failing with \(errno)")
         }
@@ -114,7 +111,7 @@ struct InjectedIOFaultTests {
                 faults += 1
                 let what = "\(function) call \(n) of the copy failing"
                 let destination = folder.sub("backup-\(function)-\(n)")
-                let run = try depot(["backup", "--path", source, "--to", destination], fault: "\(function):\(n)", shim: shim)
+                let run = try depot(["backup", "--path", source, "--to", destination], environment: Self.fault("\(function):\(n)", shim: shim))
                 #expect(run.status == 1, "\(what): \(run.out)\(run.err)")
                 #expect(run.err.contains("input/output error") && run.err.contains("removed"), "\(what): \(run.err)")
                 #expect(!FileManager.default.fileExists(atPath: destination), "\(what): no partial backup is left")
@@ -136,7 +133,7 @@ struct InjectedIOFaultTests {
         let commits = 40
         let arguments = ["torture", "--mode", "kv", "--count", "\(commits)", "--records", "\(tortureRecords)",
                          "--payload-size", "300", "--async-writers", "8", "--retries", "5"]
-        let probe = try depot(arguments + ["--path", try copy(template, "group-counted")], fault: "count", shim: shim)
+        let probe = try depot(arguments + ["--path", try copy(template, "group-counted")], environment: Self.fault("count", shim: shim))
         #expect(probe.status == 0, "\(probe.err)")
         let calls = counts(probe.err)
         var hit = 0, recovered = 0
@@ -144,7 +141,7 @@ struct InjectedIOFaultTests {
             for n in Set(stride(from: 1, through: count, by: max(1, count / 6))) {
                 let what = "\(function) call \(n) failing"
                 let dir = try copy(template, "group-\(function)-\(n)")
-                let run = try depot(arguments + ["--path", dir], fault: "\(function):\(n)", shim: shim)
+                let run = try depot(arguments + ["--path", dir], environment: Self.fault("\(function):\(n)", shim: shim))
                 #expect(run.status == 0, "\(what): \(run.err)")
                 let lines = run.out.split(separator: "\n")
                 let acks = Set(lines.compactMap { $0.hasPrefix("ack ") ? UInt64($0.dropFirst(4)) : nil })
@@ -180,7 +177,7 @@ struct InjectedIOFaultTests {
         let arguments = ["torture", "--mode", mode, "--count", "\(commits)", "--records", "\(tortureRecords)",
                          "--payload-size", "600", "--retries", "3"]
         let counted = try copy(template, "torture-counted-\(mode)")
-        let probe = try depot(arguments + ["--path", counted], fault: "count", shim: shim)
+        let probe = try depot(arguments + ["--path", counted], environment: Self.fault("count", shim: shim))
         #expect(probe.status == 0, "\(probe.err)")
         let calls = counts(probe.err)
         #expect((calls["pwrite"] ?? 0) >= commits, "a meta page per commit: \(probe.err)")
@@ -191,7 +188,7 @@ struct InjectedIOFaultTests {
                 faults += 1
                 let what = "\(function) call \(n) of \(count) failing"
                 let dir = try copy(template, "torture-\(mode)-\(function)-\(n)")
-                let run = try depot(arguments + ["--path", dir], fault: "\(function):\(n)", shim: shim)
+                let run = try depot(arguments + ["--path", dir], environment: Self.fault("\(function):\(n)", shim: shim))
                 #expect(run.status == 0, "\(what): \(run.err)")
                 let lines = run.out.split(separator: "\n")
                 let failed = lines.filter { $0.hasPrefix("failed ") }

@@ -10,11 +10,6 @@ struct VerifyNodeBoundsTests {
     let folder = TemporaryFolder("depot-bounds")
     let pageSize = 4096
 
-    func depot(_ args: String...) throws -> (status: Int32, out: String, err: String) {
-        let exe = try #require(depotExecutable(), "the depot executable must be built")
-        return try runToEnd(exe, args)
-    }
-
     /// A store with 100 generated records in the raw database 'raw', written in one transaction
     /// (so every leaf page in the file is a live one).
     func store(_ name: String) throws -> String {

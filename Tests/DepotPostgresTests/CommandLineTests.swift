@@ -1,89 +1,98 @@
 #if Postgres
 import Depot
 @testable import DepotPostgres
+import DepotTestSupport
 import Foundation
-import Synchronization
 import Testing
 
-/// `depot-pg` (the document commands on PostgreSQL) run as a child process against the server:
-/// seed the CorporateMayhem fixture, query it, export it.
-@Suite("depot-pg command line", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
+/// `depot` (built with the `Postgres` trait) on a PostgreSQL store named by `--url` or
+/// `DEPOT_URL`, run as a child process against the server: the same commands as on an LMDB folder.
+@Suite("depot on postgres:// URLs", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
 struct CommandLineTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let fixture = packageRoot.appendingPathComponent("Fixtures/CorporateMayhem/Main.seed.json").path
 
-    /// The built `depot-pg`, next to the test binary (or in the package's debug folder).
-    static var executable: URL? {
-        let candidates = [
-            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("depot-pg"),
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("depot-pg"),
-            packageRoot.appendingPathComponent(".build/debug/depot-pg"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
-    struct Output {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    /// Runs `depot-pg ARGS --url URL` to completion.
-    func run(_ arguments: [String], url: String) throws -> Output {
-        let process = Process()
-        guard let executable = Self.executable else {
-            Issue.record("depot-pg is not built (swift build --traits Postgres)")
-            throw CocoaError(.fileNoSuchFile)
-        }
-        process.executableURL = executable
-        process.arguments = arguments + ["--url", url]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Read both pipes to the end before waiting, so that a full pipe cannot stall the child.
-        let errData = Mutex(Data())
-        let reader = Thread { errData.withLock { $0 = err.fileHandleForReading.readDataToEndOfFile() } }
-        reader.start()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(eventually(within: 30) { reader.isFinished }, "standard error was not closed")
-        return Output(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: errData.withLock { String(decoding: $0, as: UTF8.self) })
+    /// Runs `body` with the URL of a fresh schema, dropped afterwards.
+    func withSchemaURL(_ body: (String) throws -> Void) throws {
+        let base = try #require(PostgresTestServer.url)
+        let schema = PostgresTestServer.uniqueSchema()
+        defer { if let driver = try? PostgresTestServer.driver(schema: schema) { try? driver.dropSchema(); driver.close() } }
+        try body(base + (base.contains("?") ? "&" : "?") + "schema=" + schema)
     }
 
     @Test func seedQueryAndExport() throws {
-        let base = try #require(PostgresTestServer.url)
-        let schema = PostgresTestServer.uniqueSchema()
-        let url = base + (base.contains("?") ? "&" : "?") + "schema=" + schema
-        defer { if let driver = try? PostgresTestServer.driver(schema: schema) { try? driver.dropSchema(); driver.close() } }
-        let fixture = Self.packageRoot.appendingPathComponent("Fixtures/CorporateMayhem/Main.seed.json").path
+        try withSchemaURL { url in
+            let seeded = try depot("seed", "--url", url, Self.fixture, "--json")
+            #expect(seeded.status == 0, "\(seeded)")
+            #expect(seeded.out.contains("\"documentsPerCollection\":{\"Company\":2,\"Department\":1,\"Employee\":8}"))
 
-        let seeded = try run(["seed", fixture, "--json"], url: url)
-        #expect(seeded.status == 0, "\(seeded.stderr)")
-        #expect(seeded.stdout.contains("\"documentsPerCollection\":{\"Company\":2,\"Department\":1,\"Employee\":8}"))
+            let query = try depot("query", "--url", url, "--collection", "Employee", "--where", "employeeSalary", ">", "100000",
+                                  "--sort", "employeeSalary:desc", "--limit", "2")
+            #expect(query.status == 0, "\(query)")
+            let salaries = query.out.split(separator: "\n").compactMap { line -> Int? in
+                let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+                return (object?["document"] as? [String: Any])?["employeeSalary"] as? Int
+            }
+            #expect(salaries.count == 2)
+            #expect(salaries == salaries.sorted(by: >) && salaries.allSatisfy { $0 > 100_000 })
+            #expect(query.out.contains("Margaret Hamilton"))
+            // The one-argument condition and the checks of `depot query` hold on every driver.
+            let quoted = try depot("query", "--url", url, "--collection", "Employee", "--where", "employeeSalary > 100000")
+            #expect(quoted.status == 0 && quoted.out.split(separator: "\n").count >= 2, "\(quoted)")
+            let badSort = try depot("query", "--url", url, "--collection", "Employee", "--sort", "name:sideways")
+            #expect(badSort.status == 64 && badSort.err.contains("asc or desc"), "\(badSort)")
 
-        let query = try run(["query", "--collection", "Employee", "--where", "employeeSalary", ">", "100000", "--sort", "employeeSalary:desc", "--limit", "2"], url: url)
-        #expect(query.status == 0, "\(query.stderr)")
-        let salaries = query.stdout.split(separator: "\n").compactMap { line -> Int? in
-            let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            return (object?["document"] as? [String: Any])?["employeeSalary"] as? Int
+            let export = try depot("export", "--url", url)
+            #expect(export.status == 0, "\(export)")
+            let lines = export.out.split(separator: "\n")
+            #expect(lines.count == 11)
+            #expect(lines.allSatisfy { $0.hasPrefix("{\"collection\":") })
+
+            let missing = try depot("export", "--url", url, "--collection", "Nope")
+            #expect(missing.status == 1)
+            #expect(missing.err.contains("no collection named 'Nope'"), "\(missing)")
+            // The password is never printed, even on errors.
+            if let password = try PostgresConfiguration(url: url).password, !password.isEmpty {
+                #expect(!missing.err.contains(password) && !seeded.out.contains(password))
+            }
         }
-        #expect(salaries.count == 2)
-        #expect(salaries == salaries.sorted(by: >) && salaries.allSatisfy { $0 > 100_000 })
-        #expect(query.stdout.contains("Margaret Hamilton"))
+    }
 
-        let export = try run(["export"], url: url)
-        #expect(export.status == 0, "\(export.stderr)")
-        let lines = export.stdout.split(separator: "\n")
-        #expect(lines.count == 11)
-        #expect(lines.allSatisfy { $0.hasPrefix("{\"collection\":") })
+    @Test func documentAndKeyValueCommandsThroughDEPOT_URL() throws {
+        try withSchemaURL { url in
+            let environment = ["DEPOT_URL": url, "DEPOT_PATH": ""]
+            let put = try depot(["doc", "put", "--collection", "Person", "--id", "00123", #"{"name": "Ada"}"#], environment: environment)
+            #expect(put.status == 0, "\(put)")
+            let got = try depot(["doc", "get", "--collection", "Person", "--id", "00123"], environment: environment)
+            #expect(got.status == 0 && got.out.contains(#""id":"00123""#) && got.out.contains("Ada"), "\(got)")
 
-        let missing = try run(["export", "--collection", "Nope"], url: url)
-        #expect(missing.status == 1)
-        #expect(missing.stderr.contains("no collection named 'Nope'"))
-        // The password is never printed, even on errors.
-        if let password = try PostgresConfiguration(url: base).password, !password.isEmpty {
-            #expect(!missing.stderr.contains(password) && !seeded.stdout.contains(password))
+            #expect(try depot(["kv", "set", "name", "Grace"], environment: environment).status == 0)
+            let value = try depot(["kv", "get", "name"], environment: environment)
+            #expect(value.status == 0 && value.out == "\"Grace\"\n", "\(value)")
+            let keys = try depot(["kv", "list", "--json"], environment: environment)
+            #expect(keys.out == "{\"key\":\"name\"}\n", "\(keys)")
+
+            let collections = try depot(["collections", "--json"], environment: environment)
+            #expect(collections.status == 0 && collections.out.contains(#""collection":"Person""#) && collections.out.contains(#""idKind":"string""#), "\(collections)")
+            let stat = try depot(["stat", "--json"], environment: environment)
+            #expect(stat.status == 0 && stat.out.contains(#""documents":1"#) && stat.out.contains("postgres://"), "\(stat)")
+
+            #expect(try depot(["doc", "delete", "--collection", "Person", "--id", "00123"], environment: environment).status == 0)
+            let gone = try depot(["doc", "get", "--collection", "Person", "--id", "00123"], environment: environment)
+            #expect(gone.status == 1 && gone.err.contains("no Person document"), "\(gone)")
+        }
+    }
+
+    @Test func lmdbOnlyCommandsSayTheyNeedAFolder() throws {
+        try withSchemaURL { url in
+            for command in [["backup", "--to", "/tmp/never"], ["verify"], ["list", "--db", "a"], ["fill", "--db", "a", "--count", "1"]] {
+                let run = try depot(command + ["--url", url])
+                #expect(run.status == 64, "\(command): \(run)")
+                #expect(run.err.contains("works on an LMDB store folder only"), "\(command): \(run)")
+                if let password = try PostgresConfiguration(url: url).password, !password.isEmpty {
+                    #expect(!run.err.contains(password), "\(command): the password is never printed")
+                }
+            }
         }
     }
 }

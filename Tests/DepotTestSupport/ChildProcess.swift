@@ -90,25 +90,10 @@ public func milliseconds(since start: DispatchTime) -> Double {
 
 /// Runs a program to its end with standard output and error going to files (no pipe can fill
 /// up, however much it prints); returns its exit status and both outputs. `environment` adds to
-/// (or replaces in) this process's environment for the child only.
+/// (or replaces in) this process's environment for the child only. (``runCommand(_:_:input:environment:timeout:)``
+/// without a deadline.)
 public func runToEnd(_ executable: URL, _ arguments: [String],
                      environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-    let dir = NSTemporaryDirectory() + "depot-run-\(UUID().uuidString)"
-    try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(atPath: dir) }
-    _ = FileManager.default.createFile(atPath: dir + "/out", contents: nil)
-    _ = FileManager.default.createFile(atPath: dir + "/err", contents: nil)
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    if !environment.isEmpty {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    }
-    process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
-    process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
-    try process.run()
-    process.waitUntilExit()
-    let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
-    let err = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/err"))) ?? Data(), as: UTF8.self)
-    return (process.terminationStatus, out, err)
+    let result = try runCommand(executable, arguments, environment: environment, timeout: .infinity)
+    return (result.status, result.out, result.err)
 }

@@ -1,7 +1,7 @@
 import DepotLMDB
 import Foundation
 
-/// What ``Verifier/verify(_:maxProblems:)`` found.
+/// What ``Verifier/verify(_:maxProblems:recordTransform:)`` found.
 public struct VerificationReport: Sendable, Codable {
     /// One named database that was walked.
     public struct DatabaseSummary: Sendable, Codable, Hashable {
@@ -13,6 +13,11 @@ public struct VerificationReport: Sendable, Codable {
         /// Document records sealed by a ``RecordTransform`` (encrypted): their envelope is
         /// checked, their checksum and content cannot be without the key.
         public var sealed: Int = 0
+        /// Sealed records opened with the key given to the verifier, then checked as plain ones
+        /// (they count in ``documents`` too).
+        public var opened: Int = 0
+        /// Sealed records the key given to the verifier did not open (each is also a problem).
+        public var unopened: Int = 0
     }
 
     /// Every named database walked, in name order.
@@ -32,6 +37,10 @@ public struct VerificationReport: Sendable, Codable {
     public var totalDocuments: Int { databases.reduce(0) { $0 + $1.documents } }
     /// Sealed (encrypted) document records in all databases, not checked without the key.
     public var totalSealed: Int { databases.reduce(0) { $0 + $1.sealed } }
+    /// Sealed records opened with the given key, in all databases.
+    public var totalOpened: Int { databases.reduce(0) { $0 + $1.opened } }
+    /// Sealed records the given key did not open, in all databases.
+    public var totalUnopened: Int { databases.reduce(0) { $0 + $1.unopened } }
 }
 
 /// Walks a whole environment: every page of every named database and of the free list through
@@ -44,7 +53,14 @@ public struct VerificationReport: Sendable, Codable {
 /// reports a crash of the child), never in a process whose work you care about.
 public enum Verifier {
     /// Verifies `environment`; throws only when the environment cannot be read at all.
-    public static func verify(_ environment: Environment, maxProblems: Int = 100) throws -> VerificationReport {
+    /// - Parameters:
+    ///   - environment: The environment to walk.
+    ///   - maxProblems: How many problems the report lists at most.
+    ///   - recordTransform: The transform (with the key) that sealed the store's records: sealed
+    ///     records are opened with it and checked as plain ones. Without it they are counted as
+    ///     sealed, their envelopes checked.
+    public static func verify(_ environment: Environment, maxProblems: Int = 100,
+                              recordTransform: (any RecordTransform)? = nil) throws -> VerificationReport {
         var report = VerificationReport()
         func problem(_ text: String) {
             if report.problems.count < maxProblems { report.problems.append(text) } else { report.truncated = true }
@@ -66,6 +82,25 @@ public enum Verifier {
             var summary = VerificationReport.DatabaseSummary(name: name, entries: 0, documents: 0)
             let documentDatabase = StoreLayout.parse(name)
             let kind = kinds[name]
+            /// Checks a plain (or opened) document record: format, checksum, payload.
+            func checkRecord(_ value: UnsafeRawBufferPointer, id: String, alias: String, collection: String) {
+                summary.documents += 1
+                let payload: UnsafeRawBufferPointer
+                do {
+                    payload = try Record.open(value).1
+                } catch Record.Problem.checksum {
+                    problem("database '\(name)' key '\(id)': \(DepotError.checksumMismatch(alias: alias, collection: collection, id: id))")
+                    return
+                } catch {
+                    problem("database '\(name)' key '\(id)': the record is damaged (\(error))")
+                    return
+                }
+                do {
+                    _ = try DocumentValue(binary: payload)
+                } catch {
+                    problem("database '\(name)' key '\(id)': the document does not decode (\(error))")
+                }
+            }
             do {
                 let db = try environment.openDatabase(name, create: false)
                 var order = KeyOrder(db.flags)
@@ -108,27 +143,26 @@ public enum Verifier {
                         if value.first == Record.sealedMarker {
                             if value.count < 2 {
                                 problem("database '\(name)' key '\(id)': the sealed record holds nothing after its marker")
-                            } else {
-                                summary.sealed += 1
+                                return true
                             }
+                            guard let recordTransform else {
+                                summary.sealed += 1
+                                return true
+                            }
+                            let opened: [UInt8]
+                            do {
+                                opened = try recordTransform.open(UnsafeRawBufferPointer(rebasing: value.dropFirst()),
+                                                                  context: RecordTransformContext(keyspace: name, key: [UInt8](key)))
+                            } catch {
+                                summary.unopened += 1
+                                problem("database '\(name)' key '\(id)': the sealed record does not open with the given key (the wrong key, or a changed record)")
+                                return true
+                            }
+                            summary.opened += 1
+                            opened.withUnsafeBytes { checkRecord($0, id: id, alias: alias, collection: collection) }
                             return true
                         }
-                        summary.documents += 1
-                        let payload: UnsafeRawBufferPointer
-                        do {
-                            payload = try Record.open(value).1
-                        } catch Record.Problem.checksum {
-                            problem("database '\(name)' key '\(id)': \(DepotError.checksumMismatch(alias: alias, collection: collection, id: id))")
-                            return true
-                        } catch {
-                            problem("database '\(name)' key '\(id)': the record is damaged (\(error))")
-                            return true
-                        }
-                        do {
-                            _ = try DocumentValue(binary: payload)
-                        } catch {
-                            problem("database '\(name)' key '\(id)': the document does not decode (\(error))")
-                        }
+                        checkRecord(value, id: id, alias: alias, collection: collection)
                         return true
                     }
                 }

@@ -89,8 +89,16 @@ public final class Store: @unchecked Sendable {
 
     /// A store on any storage driver (see ``StorageDriver``; ``InMemoryDriver`` for tests and
     /// previews). Stores on the same driver object share observers and caches.
-    public convenience init(driver: any StorageDriver, autosave: Bool = true) throws {
-        self.init(core: try StoreCore.core(for: driver), alias: Store.defaultAlias, autosave: autosave)
+    /// - Parameters:
+    ///   - driver: Where the records are kept.
+    ///   - autosave: Whether parks and deletes made outside a transaction commit at once
+    ///     (``StoreOptions/autosave``).
+    ///   - recordTransform: A transform every document and key/value record passes through
+    ///     (encryption: see ``RecordTransform``); stores on the same driver object share the first one given.
+    public convenience init(driver: any StorageDriver, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
+        let core = try StoreCore.core(for: driver)
+        try core.adopt(recordTransform)
+        self.init(core: core, alias: Store.defaultAlias, autosave: autosave)
     }
 
     init(core: StoreCore, alias: String, autosave: Bool) {
