@@ -53,9 +53,14 @@ struct KeyOption: ParsableArguments {
     /// where the key came from and its size, never its bytes.
     func keyBytes() throws -> [UInt8]? {
         if let keyFile {
+            // At most 4 KiB: a key is 32 bytes (44 in base64); a device or a huge file is never read to its end.
+            guard let handle = FileHandle(forReadingAtPath: keyFile) else {
+                throw CLIFailure(code: "keyUnreadable", message: "cannot read the key file '\(keyFile)' (missing, or not readable)")
+            }
+            defer { try? handle.close() }
             let data: Data
             do {
-                data = try Data(contentsOf: URL(fileURLWithPath: keyFile))
+                data = try handle.read(upToCount: 4096) ?? Data()
             } catch {
                 throw CLIFailure(code: "keyUnreadable", message: "cannot read the key file '\(keyFile)': \((error as NSError).localizedDescription)")
             }

@@ -90,10 +90,10 @@ public func milliseconds(since start: DispatchTime) -> Double {
 
 /// Runs a program to its end with standard output and error going to files (no pipe can fill
 /// up, however much it prints); returns its exit status and both outputs. `environment` adds to
-/// (or replaces in) this process's environment for the child only. (``runCommand(_:_:input:environment:timeout:)``
-/// without a deadline.)
+/// (or replaces in) this process's environment for the child only: ``runCommand(_:_:input:environment:timeout:)``
+/// without a deadline.
 public func runToEnd(_ executable: URL, _ arguments: [String],
                      environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
-    let result = try runCommand(executable, arguments, environment: environment, timeout: .infinity)
+    let result = try runCommand(executable, arguments, environment: environment, timeout: nil)
     return (result.status, result.out, result.err)
 }

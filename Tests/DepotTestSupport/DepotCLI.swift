@@ -50,9 +50,9 @@ public func depot(_ arguments: String..., input: Data? = nil, environment: [Stri
 ///   - arguments: Its arguments.
 ///   - input: Standard input (nil: the test's own).
 ///   - environment: Variables added to (or replacing; an empty value removes) this process's environment.
-///   - timeout: Seconds before the run is killed.
+///   - timeout: Seconds before the run is killed (nil: no deadline).
 public func runCommand(_ executable: URL, _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                       timeout: TimeInterval = 120) throws -> CommandResult {
+                       timeout: TimeInterval? = 120) throws -> CommandResult {
     let dir = NSTemporaryDirectory() + "depot-cli-\(UUID().uuidString)"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -61,10 +61,11 @@ public func runCommand(_ executable: URL, _ arguments: [String], input: Data? = 
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
-    var variables = ProcessInfo.processInfo.environment
-    variables["SWIFT_BACKTRACE"] = variables["SWIFT_BACKTRACE"] ?? "enable=no"
-    for (name, value) in environment { variables[name] = value.isEmpty ? nil : value }
-    process.environment = variables
+    if !environment.isEmpty {
+        var variables = ProcessInfo.processInfo.environment
+        for (name, value) in environment { variables[name] = value.isEmpty ? nil : value }
+        process.environment = variables
+    }
     let outHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/out"))
     let errHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: dir + "/err"))
     defer {
@@ -84,10 +85,13 @@ public func runCommand(_ executable: URL, _ arguments: [String], input: Data? = 
             try? writer.close()
         }.start()
     }
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning && Date() < deadline { usleep(10_000) }
-    let hung = process.isRunning
-    if hung { kill(process.processIdentifier, SIGKILL) }
+    var hung = false
+    if let timeout {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        hung = process.isRunning
+        if hung { kill(process.processIdentifier, SIGKILL) }
+    }
     process.waitUntilExit()
     let out = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/out"))) ?? Data(), as: UTF8.self)
     let err = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/err"))) ?? Data(), as: UTF8.self)

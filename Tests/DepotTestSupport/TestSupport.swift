@@ -24,12 +24,23 @@ public func depotExecutable() -> URL? {
     return FileManager.default.fileExists(atPath: cwdCandidate.path) ? cwdCandidate : nil
 }
 
-/// Runs a program and returns its exit status, standard output and standard error
-/// (``runCommand(_:_:input:environment:timeout:)`` without a deadline).
+/// Runs a program and returns its exit status, standard output and standard error.
 @discardableResult
 public func runProcess(_ executable: URL, _ arguments: [String], input: Data? = nil) throws -> (status: Int32, out: String, err: String) {
-    let result = try runCommand(executable, arguments, input: input, timeout: .infinity)
-    return (result.status, result.out, result.err)
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    let inPipe = Pipe()
+    if input != nil { process.standardInput = inPipe }
+    try process.run()
+    if let input { inPipe.fileHandleForWriting.write(input); try inPipe.fileHandleForWriting.close() }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
 }
 
 /// Finds a program on PATH.
