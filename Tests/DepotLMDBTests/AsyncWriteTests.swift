@@ -313,7 +313,7 @@ struct AsyncHandOffTests {
 
 @Suite("Group commit waiting bounds")
 struct GroupCommitWaitTests {
-    @Test(.timeLimit(.minutes(1))) func aFullBatchCommitsWithoutWaitingForMaxWait() async throws {
+    @Test(.timeLimit(.minutes(5))) func aFullBatchCommitsWithoutWaitingForMaxWait() async throws {
         let folder = TemporaryFolder()
         var options = EnvironmentOptions()
         options.groupCommit.maxWait = .seconds(3_600) // would hang the test if a full batch waited for it

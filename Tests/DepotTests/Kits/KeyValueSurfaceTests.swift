@@ -104,7 +104,7 @@ struct KeyValueSurfaceTests {
         #expect((store.keyValue()["x"] as String?) == "kept")
     }
 
-    @Test(.timeLimit(.minutes(1))) func evictionsAreReportedByCallbackAndStream() async throws {
+    @Test(.timeLimit(.minutes(5))) func evictionsAreReportedByCallbackAndStream() async throws {
         let kv = store.keyValue(maxEntries: 2, maxBytes: 1 << 20)
         let log = EvictionLog()
         kv.onEviction = { log.append($0) }
