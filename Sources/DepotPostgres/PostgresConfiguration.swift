@@ -47,6 +47,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var maximumConnections: Int
     /// How long to wait for a connection before failing.
     public var connectTimeout: Duration
+    /// The deadline of every driver call (a read, a write with its retries, the set-up): a call
+    /// that has not finished by then fails with ``PostgresDriverError/deadlineExceeded`` (or
+    /// ``PostgresDriverError/commitOutcomeUnknown`` when `COMMIT` was on its way) and its
+    /// connection is closed, so that no call waits forever on a server that stopped answering.
+    /// Also sent to the server as `statement_timeout`. Default 30 seconds; at least 1
+    /// millisecond and at most a day (see ``validate()``).
+    public var callTimeout: Duration
     /// Isolation of write transactions.
     public var writeIsolation: WriteIsolation
     /// Most times a write runs when it keeps hitting serialization failures or deadlocks.
@@ -82,6 +89,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.rootCertificatePath = nil
         self.maximumConnections = 8
         self.connectTimeout = .seconds(10)
+        self.callTimeout = .seconds(30)
         self.writeIsolation = .serializable
         self.maximumWriteAttempts = 20
         self.maximumConcurrentWrites = 1
@@ -128,8 +136,31 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)
+            case "call_timeout":
+                guard let seconds = Double(value), seconds > 0, seconds <= 86_400 else {
+                    throw PostgresDriverError.invalidConfiguration("call_timeout must be a number of seconds above 0 and at most 86400")
+                }
+                callTimeout = .milliseconds(max(1, Int64(seconds * 1000)))
             default: throw PostgresDriverError.invalidConfiguration("unknown URL parameter '\(item.name)'")
             }
+        }
+    }
+
+    /// Checks the limits: ``callTimeout`` and ``connectTimeout`` above zero and at most a day,
+    /// ``maximumConnections``, ``maximumConcurrentWrites``, ``maximumWriteAttempts`` and
+    /// ``firstScanPage`` at least 1. ``PostgresDriver`` calls it before connecting.
+    /// - Throws: ``PostgresDriverError/invalidConfiguration(_:)`` naming the setting.
+    public func validate() throws {
+        let day = Duration.seconds(86_400)
+        guard callTimeout >= .milliseconds(1), callTimeout <= day else {
+            throw PostgresDriverError.invalidConfiguration("callTimeout must be at least 1 ms and at most a day")
+        }
+        guard connectTimeout >= .milliseconds(1), connectTimeout <= day else {
+            throw PostgresDriverError.invalidConfiguration("connectTimeout must be at least 1 ms and at most a day")
+        }
+        for (name, value) in [("maximumConnections", maximumConnections), ("maximumConcurrentWrites", maximumConcurrentWrites),
+                              ("maximumWriteAttempts", maximumWriteAttempts), ("firstScanPage", firstScanPage)] where value < 1 {
+            throw PostgresDriverError.invalidConfiguration("\(name) must be at least 1")
         }
     }
 

@@ -16,6 +16,9 @@ final class PostgresTransaction: StorageTransaction {
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
     private(set) var retryableState: String?
+    /// Whether a statement found the connection lost (even one whose error the closure caught):
+    /// the server rolled the transaction back, and the write is retried on another connection.
+    private(set) var lostConnection = false
     private var finished = false
     private var depth = 0
     /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
@@ -69,6 +72,7 @@ final class PostgresTransaction: StorageTransaction {
             return try body()
         } catch let error as PostgresDriverError {
             if error.isRetryable { retryableState = error.sqlState }
+            if error.isConnectionLoss { lostConnection = true }
             throw error
         }
     }
