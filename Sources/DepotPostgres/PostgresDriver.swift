@@ -40,6 +40,8 @@ public final class PostgresDriver: StorageDriver {
     private let logger: Logger
     private let keyspaceCache = KeyspaceCache()
     private let writeGate: WriteGate
+    /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
+    private let keyLocks: KeyLocks?
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
@@ -55,6 +57,7 @@ public final class PostgresDriver: StorageDriver {
         }()
         self.logger = logger
         writeGate = WriteGate(slots: configuration.maximumConcurrentWrites)
+        keyLocks = configuration.writeIsolation == .readCommitted ? KeyLocks(schema: configuration.schema) : nil
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger)
@@ -196,7 +199,7 @@ public final class PostgresDriver: StorageDriver {
             try PostgresSession.integers(rows).first ?? 0
         }
         return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                   start: start, cache: keyspaceCache)
+                                   start: start, cache: keyspaceCache, locks: keyLocks)
     }
 
     /// Leases a connection for the duration of `body`; every wait of the session ends by

@@ -114,9 +114,9 @@ final class PostgresSession {
         connection.closeSoon()
     }
 
-    /// Runs a statement, discarding its rows.
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
+    /// Runs a statement (after `locks`, sent with it), discarding its rows.
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), after locks: [PostgresQuery] = []) throws {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
     }
 
     /// Sends a statement without waiting; a failure closes the connection (so that the pool
@@ -126,16 +126,16 @@ final class PostgresSession {
         submit([PostgresQuery(unsafeSQL: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
     }
 
-    /// Runs a statement returning one bytea column.
-    func values(_ sql: String, _ binds: PostgresBindings) throws -> [[UInt8]] {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+    /// Runs a statement returning one bytea column (after `locks`, sent with it).
+    func values(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [[UInt8]] {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
             try rows.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) }
         })
     }
 
-    /// Runs a statement returning two bytea columns (key, value).
-    func pairs(_ sql: String, _ binds: PostgresBindings) throws -> [(key: [UInt8], value: [UInt8])] {
-        let rows: [[[UInt8]]] = try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+    /// Runs a statement returning two bytea columns (key, value), after `locks`.
+    func pairs(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [(key: [UInt8], value: [UInt8])] {
+        let rows: [[[UInt8]]] = try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
             try rows.map { row in
                 let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
                 return [Array(key.readableBytesView), Array(value.readableBytesView)]
@@ -144,9 +144,9 @@ final class PostgresSession {
         return rows.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
 
-    /// Runs a statement returning one bigint column; its values.
-    func integers(_ sql: String, _ binds: PostgresBindings) throws -> [Int64] {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
+    /// Runs a statement returning one bigint column (after `locks`); its values.
+    func integers(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [Int64] {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
     }
 
     /// Decodes one bigint column.

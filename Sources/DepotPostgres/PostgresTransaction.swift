@@ -29,14 +29,20 @@ final class PostgresTransaction: StorageTransaction {
     private let cache: KeyspaceCache
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
     private var droppedKeyspace = false
+    /// The key locks of a `READ COMMITTED` write (see ``KeyLocks``); nil otherwise.
+    private let locks: KeyLocks?
+    /// The keyspaces whose lock this transaction holds (true: exclusively).
+    private var keyspaceLocks: [Int32: Bool] = [:]
 
-    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache) {
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
+         locks: KeyLocks? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
         self.firstPage = max(1, firstPage)
         self.start = start
         self.cache = cache
+        self.locks = readOnly ? nil : locks
     }
 
     /// Waits for `BEGIN` and the epoch read; throws their failure.
@@ -77,6 +83,54 @@ final class PostgresTransaction: StorageTransaction {
         }
     }
 
+    // MARK: - Locks
+
+    /// The key lock statements for an operation on `key` (and `value`) of `handle`'s keyspace
+    /// (none without key locks): a read locks the key shared (exclusively in a multi-value
+    /// keyspace, where writers of its pairs hold it shared), a write exclusively (a pair of a
+    /// multi-value keyspace: the key shared and the pair exclusively).
+    private func keyLocks(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
+                          write: Bool) -> [PostgresQuery] {
+        guard let locks else { return [] }
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        guard handle.multiValue else { return [KeyLocks.key(keyID, exclusive: write)] }
+        guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
+        return [KeyLocks.key(keyID, exclusive: false), KeyLocks.key(locks.id(keyspace: handle.id, key: key, value: value), exclusive: true)]
+    }
+
+    /// Runs `body` holding the lock of `handle`'s keyspace (shared for a write, exclusive for a
+    /// scan), taking it first when not yet held. The first time, a check that the keyspace
+    /// still exists goes out with the lock (a transaction that dropped it may have committed
+    /// before the lock was granted: then this transaction's handle is stale and it is retried
+    /// with a fresh one); its answer arrives with `body`'s, so it costs no extra round trip.
+    private func holdingKeyspace<T>(_ handle: KeyspaceHandle, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        guard let locks else { return try body() }
+        let held = keyspaceLocks[handle.id]
+        var check: Pending<[Int64]>?
+        if held == nil || (exclusive && held == false) {
+            keyspaceLocks[handle.id] = exclusive || held == true
+            let lock = locks.keyspace(handle.id, exclusive: exclusive)
+            if held == nil {
+                let exists = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1", binds: .of(handle.id))
+                check = session.submit([lock, exists], decode: PostgresSession.integers)
+            } else {
+                // An upgrade: the lock's own row (void) is not decoded.
+                check = session.submit([lock]) { _ in [1] }
+            }
+        }
+        let result = Result { try body() }
+        if let check {
+            // The check (or the lock) failing comes first: a failed lock aborts the transaction
+            // and makes `body`'s statement fail with a less telling error.
+            let found = try run { try session.wait(check) }
+            if held == nil && found.first == 0 {
+                retryableState = "40001"
+                throw PostgresDriverError.server(sqlState: "40001", message: "a keyspace was dropped by a concurrent transaction")
+            }
+        }
+        return try result.get()
+    }
+
     // MARK: - Keyspaces
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
@@ -110,13 +164,15 @@ final class PostgresTransaction: StorageTransaction {
         try check(write: false)
         let handle = KeyspaceHandle(keyspace.handle)
         let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
-        return Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0)
+        return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
         let handle = KeyspaceHandle(keyspace.handle)
-        try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+        try holdingKeyspace(handle, exclusive: true) {
+            try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+        }
     }
 
     func drop(_ keyspace: Keyspace) throws {
@@ -136,7 +192,8 @@ final class PostgresTransaction: StorageTransaction {
         let sql = handle.multiValue
             ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
             : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
-        guard let value = try run({ try session.values(sql, .of(handle.id, Bytea(key))) }).first else { return nil }
+        let locks = keyLocks(handle, key, write: false)
+        guard let value = try run({ try session.values(sql, .of(handle.id, Bytea(key)), after: locks) }).first else { return nil }
         return try value.withUnsafeBytes { try body($0) }
     }
 
@@ -146,21 +203,31 @@ final class PostgresTransaction: StorageTransaction {
         let sql = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-        try run { try session.execute(sql, .of(handle.id, Bytea(key), Bytea(value))) }
+        let locks = keyLocks(handle, key, value: value, write: true)
+        try holdingKeyspace(handle, exclusive: false) {
+            try run { try session.execute(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }
+        }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
         let handle = KeyspaceHandle(keyspace.handle)
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
-        return try !run { try session.integers(sql, .of(handle.id, Bytea(key))) }.isEmpty
+        // All values of a multi-value key: the key exclusively, as a read of it.
+        let locks = keyLocks(handle, key, write: true)
+        return try holdingKeyspace(handle, exclusive: false) {
+            try !run { try session.integers(sql, .of(handle.id, Bytea(key)), after: locks) }.isEmpty
+        }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
         let handle = KeyspaceHandle(keyspace.handle)
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
-        return try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value))) }.isEmpty
+        let locks = keyLocks(handle, key, value: value, write: true)
+        return try holdingKeyspace(handle, exclusive: false) {
+            try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }.isEmpty
+        }
     }
 
     // MARK: - Scans
@@ -178,6 +245,9 @@ final class PostgresTransaction: StorageTransaction {
             if let end = Self.successor(of: prefix), high.map({ end.lexicographicallyPrecedes($0) }) ?? true { high = end }
         }
         if let low, let high, !low.lexicographicallyPrecedes(high) { return }
+        // A range read in a write: no writer of the keyspace commits until this transaction
+        // ends (waits for those holding it first).
+        try holdingKeyspace(handle, exclusive: true) {}
         let table = schema.table(multiValue: handle.multiValue)
         let direction = reverse ? "DESC" : "ASC"
         let order = handle.multiValue ? "key \(direction), value \(direction)" : "key \(direction)"
@@ -239,6 +309,8 @@ final class PostgresTransaction: StorageTransaction {
         } catch {
             // Undo the savepoint's work (and any keyspace it created) and carry on.
             keyspaces.removeAll()
+            // Locks taken inside the savepoint were released with it: take them again.
+            keyspaceLocks.removeAll()
             try run {
                 try session.execute("ROLLBACK TO SAVEPOINT \(name)")
                 try session.execute("RELEASE SAVEPOINT \(name)")
