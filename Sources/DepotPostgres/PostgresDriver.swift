@@ -14,11 +14,16 @@ import PostgresNIO
 /// - Keyspaces are rows of tables in one schema (see ``PostgresConfiguration/schema``); keys
 ///   and values are `bytea`, always bound as parameters, and sort as on LMDB.
 /// - Reads are `REPEATABLE READ READ ONLY` transactions (one snapshot).
-/// - Writes are `SERIALIZABLE` (or `REPEATABLE READ`) transactions. **A write closure may run
-///   more than once**: when PostgreSQL reports a serialization failure (40001) or a deadlock
-///   (40P01) the transaction is rolled back and the closure runs again, up to
-///   ``PostgresConfiguration/maximumWriteAttempts`` times. Keep side effects out of it; use
-///   after-commit hooks, which run once, after `COMMIT` returned.
+/// - Writes are `READ COMMITTED` transactions with two-phase key locks by default (see
+///   ``PostgresConfiguration/WriteIsolation``): writes of different documents never wait for or
+///   fail each other. **A write closure may run more than once**: when PostgreSQL reports a
+///   deadlock (40P01) or a serialization failure (40001), or the connection was lost before
+///   `COMMIT`, the transaction is rolled back and the closure runs again, up to
+///   ``PostgresConfiguration/maximumWriteAttempts`` times within the call's deadline. Keep side
+///   effects out of it; use after-commit hooks, which run once, after `COMMIT` returned.
+/// - Every call ends within ``PostgresConfiguration/callTimeout``: a server that stops
+///   answering, a lost connection or a terminated backend makes the call fail with a
+///   ``PostgresDriverError``, never hang; the next calls open new connections.
 /// - Savepoints are SQL savepoints; scans fetch pages (16 rows first, then more) so that a scan
 ///   stopped early reads little.
 ///
@@ -42,6 +47,13 @@ public final class PostgresDriver: StorageDriver {
     private let writeGate: WriteGate
     /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
     private let keyLocks: KeyLocks?
+    /// Write attempts rolled back and run again.
+    private let retries = WriteGate.Counter()
+
+    /// How many write attempts this driver rolled back and ran again since it opened:
+    /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
+    /// the benchmark; a write that succeeded after retries counts once per retry.
+    public var writeRetries: Int { retries.value }
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
@@ -183,6 +195,7 @@ public final class PostgresDriver: StorageDriver {
                 if attempt >= configuration.maximumWriteAttempts {
                     throw PostgresDriverError.retriesExhausted(attempts: attempt, sqlState: state)
                 }
+                retries.add(1)
                 backOff = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 7))))
                 // No retry that could not finish in time: the last failure stands.
                 if ContinuousClock.now + .microseconds(backOff) >= deadline { throw error }
