@@ -26,6 +26,12 @@ final class PostgresTransaction: StorageTransaction {
     /// `BEGIN` followed by the epoch read: the snapshot's keyspace epoch.
     private let start: Pending<Int64>
     private var epoch: Int64?
+    /// The epoch of the cached handles handed out before `start` answered (a point read then
+    /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
+    private var assumedEpoch: Int64?
+    /// Whether such a guess was wrong: handles handed out before may be stale, and each
+    /// operation looks its keyspace up again by name.
+    private var guessedWrong = false
     private let cache: KeyspaceCache
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
     private var droppedKeyspace = false
@@ -66,10 +72,33 @@ final class PostgresTransaction: StorageTransaction {
 
     func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
 
-    private func check(write: Bool) throws {
+    /// Refuses an ended transaction or a write in a read-only one; unless `guessing`, waits
+    /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`
+    /// failed) and checks any guessed epoch.
+    private func check(write: Bool, guessing: Bool = false) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
-        try started()
+        if !guessing { _ = try guessHeld() }
+    }
+
+    /// Waits for the snapshot's epoch; false when it differs from the epoch guessed for the
+    /// handles handed out before (they are forgotten then).
+    private func guessHeld() throws -> Bool {
+        let actual = try started()
+        guard let assumed = assumedEpoch else { return true }
+        assumedEpoch = nil
+        if actual == assumed { return true }
+        keyspaces.removeAll()
+        guessedWrong = true
+        return false
+    }
+
+    /// The handle of `keyspace` in this snapshot: itself, unless a guess was wrong (then looked
+    /// up again by name; nil when the keyspace does not exist in this snapshot).
+    private func handle(of keyspace: Keyspace) throws -> KeyspaceHandle? {
+        let handle = KeyspaceHandle(keyspace.handle)
+        guard guessedWrong else { return handle }
+        return try self.keyspace(named: keyspace.name, create: false, multiValue: handle.multiValue).map { KeyspaceHandle($0.handle) }
     }
 
     /// Runs one statement, remembering retryable failures.
@@ -123,19 +152,33 @@ final class PostgresTransaction: StorageTransaction {
             // The check (or the lock) failing comes first: a failed lock aborts the transaction
             // and makes `body`'s statement fail with a less telling error.
             let found = try run { try session.wait(check) }
-            if held == nil && found.first == 0 {
-                retryableState = "40001"
-                throw PostgresDriverError.server(sqlState: "40001", message: "a keyspace was dropped by a concurrent transaction")
-            }
+            if held == nil && found.first == 0 { throw droppedMeanwhile() }
         }
         return try result.get()
+    }
+
+    /// The error for a keyspace that another transaction dropped meanwhile: retryable (the
+    /// write runs again with fresh handles).
+    private func droppedMeanwhile() -> PostgresDriverError {
+        retryableState = "40001"
+        return .server(sqlState: "40001", message: "a keyspace was dropped by a concurrent transaction")
     }
 
     // MARK: - Keyspaces
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
-        try check(write: false)
+        try check(write: false, guessing: true)
         if let known = keyspaces[name] { return known }
+        // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
+        // seen, checked when the first result comes back.
+        if epoch == nil, start.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
+           assumedEpoch == nil || assumedEpoch == cached {
+            assumedEpoch = cached
+            let keyspace = Keyspace(name: name, handle: handle)
+            keyspaces[name] = keyspace
+            return keyspace
+        }
+        _ = try guessHeld()
         let epoch = try started()
         if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
             let keyspace = Keyspace(name: name, handle: handle)
@@ -162,14 +205,14 @@ final class PostgresTransaction: StorageTransaction {
 
     func count(_ keyspace: Keyspace) throws -> Int {
         try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return 0 }
         let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
         return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return }
         try holdingKeyspace(handle, exclusive: true) {
             try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
         }
@@ -177,7 +220,8 @@ final class PostgresTransaction: StorageTransaction {
 
     func drop(_ keyspace: Keyspace) throws {
         try clear(keyspace)
-        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(KeyspaceHandle(keyspace.handle).id)) }
+        guard let handle = try self.handle(of: keyspace) else { return }
+        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(handle.id)) }
         // Every host's cached handles from before this commit become stale.
         droppedKeyspace = true
         try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
@@ -187,19 +231,30 @@ final class PostgresTransaction: StorageTransaction {
     // MARK: - Entries
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
-        let sql = handle.multiValue
-            ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
-            : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
-        let locks = keyLocks(handle, key, write: false)
-        guard let value = try run({ try session.values(sql, .of(handle.id, Bytea(key)), after: locks) }).first else { return nil }
+        // May go out before `BEGIN` and the epoch read have answered, with a guessed handle;
+        // read again with the right one when the guess was wrong (nothing was shown yet).
+        try check(write: false, guessing: true)
+        var value: [UInt8]?
+        for _ in 0..<2 {
+            guard let handle = try self.handle(of: keyspace) else { return nil }
+            let sql = handle.multiValue
+                ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
+                : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
+            let locks = keyLocks(handle, key, write: false)
+            let result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
+            // `BEGIN`'s failure, if any, comes first.
+            if try guessHeld() {
+                value = try result.get().first
+                break
+            }
+        }
+        guard let value else { return nil }
         return try value.withUnsafeBytes { try body($0) }
     }
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
         let sql = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
@@ -211,7 +266,7 @@ final class PostgresTransaction: StorageTransaction {
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return false }
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
         // All values of a multi-value key: the key exclusively, as a read of it.
         let locks = keyLocks(handle, key, write: true)
@@ -222,7 +277,7 @@ final class PostgresTransaction: StorageTransaction {
 
     func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return false }
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
         let locks = keyLocks(handle, key, value: value, write: true)
         return try holdingKeyspace(handle, exclusive: false) {
@@ -238,7 +293,7 @@ final class PostgresTransaction: StorageTransaction {
     func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return }
         var low = lower, high = upper
         if let prefix {
             if low.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { low = prefix }
