@@ -1,39 +1,54 @@
 #if Postgres
 import Foundation
 
-/// The server's own figures from pgbench, on the server of the PG* variables: one-row inserts
-/// (commits/s for 1, 8 and 64 clients) and one-row selects by primary key (mean latency in
-/// ms, 1 client), on a table of its own that is dropped afterwards.
-enum Baseline {
-    static func measure(pgbench: String, seconds: Double) throws -> [String: Double] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-pgbench-\(UUID().uuidString)")
+/// The server's own figures from pgbench, on the server of the PG* variables, on a table of
+/// its own (dropped by ``finish()``): one-row inserts (commits/s) and one-row selects by primary
+/// key (mean latency in ms, 1 client). Each figure is measured right before Depot's matching
+/// one, so that both see the same disk and load (fsync times on a shared machine move by 10×
+/// within minutes).
+final class Baseline {
+    let pgbench: String
+    let folder: URL
+    let insert: String
+    let select: String
+    let drop: String
+    let time: String
+
+    init(pgbench: String, seconds: Double) throws {
+        self.pgbench = pgbench
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-pgbench-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         let table = "depot_bench_pgbench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let setup = folder.appendingPathComponent("setup.sql").path
         try """
-        DROP TABLE IF EXISTS \(table);
         CREATE TABLE \(table) (id bigserial PRIMARY KEY, payload text NOT NULL);
         INSERT INTO \(table) (payload) SELECT repeat('x', 100) FROM generate_series(1, 1000);
         """.write(toFile: setup, atomically: true, encoding: .utf8)
-        let insert = folder.appendingPathComponent("insert.sql").path
+        insert = folder.appendingPathComponent("insert.sql").path
         try "INSERT INTO \(table) (payload) VALUES (repeat('x', 100));\n".write(toFile: insert, atomically: true, encoding: .utf8)
-        let select = folder.appendingPathComponent("select.sql").path
+        select = folder.appendingPathComponent("select.sql").path
         try "\\set id random(1, 1000)\nSELECT payload FROM \(table) WHERE id = :id;\n".write(toFile: select, atomically: true, encoding: .utf8)
-        let drop = folder.appendingPathComponent("drop.sql").path
+        drop = folder.appendingPathComponent("drop.sql").path
         try "DROP TABLE IF EXISTS \(table);\n".write(toFile: drop, atomically: true, encoding: .utf8)
+        time = String(max(1, Int(seconds.rounded())))
+        _ = try Self.run(pgbench, ["-n", "-f", setup, "-t", "1"])
+    }
 
-        let time = String(max(1, Int(seconds.rounded())))
-        _ = try run(pgbench, ["-n", "-f", setup, "-t", "1"])
-        defer { _ = try? run(pgbench, ["-n", "-f", drop, "-t", "1"]) }
-        var figures: [String: Double] = [:]
-        for clients in [1, 8, 64] {
-            let output = try run(pgbench, ["-n", "-f", insert, "-c", String(clients), "-j", String(min(clients, 4)), "-T", time])
-            figures["insert\(clients)"] = number(after: "tps = ", in: output)
-        }
-        let output = try run(pgbench, ["-n", "-f", select, "-c", "1", "-T", time])
-        figures["select"] = number(after: "latency average = ", in: output)
-        return figures
+    /// Commits/s of one-row inserts from `clients` connections.
+    func inserts(clients: Int) throws -> Double? {
+        let output = try Self.run(pgbench, ["-n", "-f", insert, "-c", String(clients), "-j", String(min(clients, 4)), "-T", time])
+        return Self.number(after: "tps = ", in: output)
+    }
+
+    /// Mean latency (ms) of a one-row select by primary key, one client.
+    func selectLatency() throws -> Double? {
+        Self.number(after: "latency average = ", in: try Self.run(pgbench, ["-n", "-f", select, "-c", "1", "-T", time]))
+    }
+
+    /// Drops the table and the scripts.
+    func finish() {
+        _ = try? Self.run(pgbench, ["-n", "-f", drop, "-t", "1"])
+        try? FileManager.default.removeItem(at: folder)
     }
 
     /// The number following `label` in pgbench's report.

@@ -8,6 +8,7 @@ import Foundation
 /// runs SECONDS (default 3). Needs DEPOT_POSTGRES_URL and the PG* variables (as
 /// scripts/with-postgres.sh exports them) for pgbench.
 ///
+/// Each pgbench figure is measured right before the Depot figure it is compared with.
 /// - Durable commits/s: pgbench's one-row insert (`INSERT … VALUES (…)` into a table with a
 ///   bigserial key, `synchronous_commit` as the server has it) against `Store.write` of one
 ///   document with one index, for 1, 8 and 64 writers in this process (one connection each)
@@ -24,32 +25,31 @@ enum Compare {
 
     static func run(url: String, seconds: Double) throws {
         let pgbench = ["/usr/bin/pgbench", "/usr/lib/postgresql/15/bin/pgbench"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        var base: [String: Double] = [:]
-        if let pgbench {
-            base = try Baseline.measure(pgbench: pgbench, seconds: seconds)
-        } else {
-            print("pgbench not found: baseline skipped")
-        }
+        let base = try pgbench.map { try Baseline(pgbench: $0, seconds: seconds) }
+        defer { base?.finish() }
+        if base == nil { print("pgbench not found: baseline skipped") }
         var configuration = try PostgresConfiguration(url: url)
         let schema = "bench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var rows: [(String, Double?, Double, String)] = []
         for writers in [1, 8, 64] {
             configuration.schema = "\(schema)_w\(writers)"
             configuration.maximumConnections = max(writers, 2)
+            let baseline = try base?.inserts(clients: writers)
             let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
-            rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", base["insert\(writers)"], Double(result.commits) / seconds,
-                         note(result)))
+            rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
         }
         configuration.schema = "\(schema)_p4"
         configuration.maximumConnections = 16
+        let baseline = try base?.inserts(clients: 64)
         let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
-        rows.append(("commits/s, 4 processes × 16 writers", base["insert64"], Double(processes.commits) / seconds, note(processes)))
+        rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
 
         configuration.schema = "\(schema)_r"
         configuration.maximumConnections = 2
+        let select = try base?.selectLatency()
         let (pointRead, documentGet) = try measureReads(configuration, seconds: seconds)
-        rows.append(("point read, ms (lower is better)", base["select"], pointRead, ""))
-        rows.append(("document get by ID, ms (lower is better)", base["select"], documentGet, ""))
+        rows.append(("point read, ms (lower is better)", select, pointRead, ""))
+        rows.append(("document get by ID, ms (lower is better)", select, documentGet, ""))
 
         print("\n| \(seconds) s per point | pgbench | Depot | Depot / pgbench | |")
         print("|---|---|---|---|---|")
