@@ -9,7 +9,7 @@ protocol Failable: AnyObject, Sendable {
 
 /// The statements submitted on one connection and not answered yet. When the connection's
 /// channel closes (the server went away, a backend was terminated, the driver closed it after
-/// a deadline), every one of them fails at once with ``PostgresDriverError/connectionLost``
+/// a deadline), every one of them fails at once with ``PostgresDriverError/connectionLost(server:detail:)``
 /// instead of waiting for an answer that will never come; statements submitted afterwards fail
 /// at once too.
 ///

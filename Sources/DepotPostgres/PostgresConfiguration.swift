@@ -57,8 +57,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// How long to wait for a connection before failing.
     public var connectTimeout: Duration
     /// The deadline of every driver call (a read, a write with its retries, the set-up): a call
-    /// that has not finished by then fails with ``PostgresDriverError/deadlineExceeded`` (or
-    /// ``PostgresDriverError/commitOutcomeUnknown`` when `COMMIT` was on its way) and its
+    /// that has not finished by then fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` (or
+    /// ``PostgresDriverError/commitOutcomeUnknown(server:detail:)`` when `COMMIT` was on its way) and its
     /// connection is closed, so that no call waits forever on a server that stopped answering.
     /// Also sent to the server as `statement_timeout`. Default 30 seconds; at least 1
     /// millisecond and at most a day (see ``validate()``).

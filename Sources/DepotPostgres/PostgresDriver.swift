@@ -102,7 +102,7 @@ public final class PostgresDriver: StorageDriver {
     public var location: String { configuration.description }
 
     /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
-    /// Fails with ``PostgresDriverError/deadlineExceeded`` when it has not finished within
+    /// Fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it has not finished within
     /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try withSession(until: callDeadline()) { session in
@@ -128,8 +128,8 @@ public final class PostgresDriver: StorageDriver {
     /// commits it, then runs the after-commit hooks. **`body` may run more than once**: on a
     /// serialization failure or deadlock, or when the connection was lost before `COMMIT`, the
     /// transaction is rolled back and retried. The call, retries included, ends within
-    /// ``PostgresConfiguration/callTimeout``: ``PostgresDriverError/deadlineExceeded`` when it
-    /// did not get that far, ``PostgresDriverError/commitOutcomeUnknown`` when `COMMIT` was
+    /// ``PostgresConfiguration/callTimeout``: ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it
+    /// did not get that far, ``PostgresDriverError/commitOutcomeUnknown(server:detail:)`` when `COMMIT` was
     /// sent but not answered.
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         // A second write on the same thread would wait for a second connection and could block

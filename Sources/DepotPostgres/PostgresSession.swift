@@ -90,7 +90,7 @@ final class PostgresSession {
     /// Waits for a submitted result until the call's deadline, mapping errors. When the
     /// deadline passes the connection is closed (its state is unknown: a statement may still be
     /// running; closing it makes the server roll the transaction back) and the call fails with
-    /// ``PostgresDriverError/deadlineExceeded``.
+    /// ``PostgresDriverError/deadlineExceeded(server:timeout:)``.
     func wait<T>(_ pending: Pending<T>) throws -> T {
         let remaining = deadline - .now
         let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
