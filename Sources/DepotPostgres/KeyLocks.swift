@@ -1,4 +1,5 @@
 #if Postgres
+import Foundation
 import PostgresNIO
 
 /// The server-side locks of a `READ COMMITTED` write (``PostgresConfiguration/WriteIsolation/readCommitted``):
@@ -19,9 +20,35 @@ import PostgresNIO
 ///
 /// Transactions touching different keys never wait for or fail each other; two that read and
 /// then write the same key can deadlock, and PostgreSQL cancels one (40P01), which is retried.
+/// To keep counters and other keys read-then-written by every writer (Depot's `uid/next`,
+/// `changelog/next`) from deadlocking each time, the driver remembers keys one of its writes
+/// read and then wrote (``Hot``): later writes read them with an exclusive lock straight away,
+/// and queue instead of deadlocking.
 /// Key locks are 64-bit hashes (FNV-1a of the schema, keyspace id, key and value): a collision
 /// costs waiting, never correctness.
 struct KeyLocks: Sendable {
+    /// Keys (lock ids) that a write of this driver read and then wrote. `@unchecked Sendable`:
+    /// `ids` is only touched under `lock`.
+    final class Hot: @unchecked Sendable {
+        private let lock = NSLock()
+        private var ids: Set<Int64> = []
+        /// How many are remembered; past it the set starts over (a forgotten key costs one
+        /// more deadlock, never correctness).
+        static let capacity = 4096
+
+        func contains(_ id: Int64) -> Bool { lock.withLock { ids.contains(id) } }
+
+        func insert(_ id: Int64) {
+            lock.withLock {
+                if ids.count >= Self.capacity { ids.removeAll(keepingCapacity: true) }
+                ids.insert(id)
+            }
+        }
+    }
+
+    /// The keys read-then-written by this driver's writes.
+    let hot = Hot()
+
     /// Hash seed of the schema (advisory locks are per database, schemas share them).
     private let seed: UInt64
     /// The schema's class id for keyspace locks (the two-int4 form, a lock space apart from

@@ -39,6 +39,9 @@ final class PostgresTransaction: StorageTransaction {
     private let locks: KeyLocks?
     /// The keyspaces whose lock this transaction holds (true: exclusively).
     private var keyspaceLocks: [Int32: Bool] = [:]
+    /// The key locks this transaction took shared for a read (a write of one of them makes it
+    /// hot: see ``KeyLocks/Hot``).
+    private var readShared: Set<Int64> = []
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
          locks: KeyLocks? = nil) {
@@ -122,7 +125,16 @@ final class PostgresTransaction: StorageTransaction {
                           write: Bool) -> [PostgresQuery] {
         guard let locks else { return [] }
         let keyID = locks.id(keyspace: handle.id, key: key)
-        guard handle.multiValue else { return [KeyLocks.key(keyID, exclusive: write)] }
+        guard handle.multiValue else {
+            if write {
+                if readShared.contains(keyID) { locks.hot.insert(keyID) }
+                return [KeyLocks.key(keyID, exclusive: true)]
+            }
+            // A key this driver's writes read and then write: exclusive at once (no upgrade).
+            if locks.hot.contains(keyID) { return [KeyLocks.key(keyID, exclusive: true)] }
+            readShared.insert(keyID)
+            return [KeyLocks.key(keyID, exclusive: false)]
+        }
         guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
         return [KeyLocks.key(keyID, exclusive: false), KeyLocks.key(locks.id(keyspace: handle.id, key: key, value: value), exclusive: true)]
     }
