@@ -39,8 +39,8 @@ final class PostgresTransaction: StorageTransaction {
     private let locks: KeyLocks?
     /// The keyspaces whose lock this transaction holds (true: exclusively).
     private var keyspaceLocks: [Int32: Bool] = [:]
-    /// The key locks this transaction took shared for a read (a write of one of them makes it
-    /// hot: see ``KeyLocks/Hot``).
+    /// The key locks this transaction took shared for a read that found the key (a write of
+    /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
     private var readShared: Set<Int64> = []
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
@@ -132,7 +132,6 @@ final class PostgresTransaction: StorageTransaction {
             }
             // A key this driver's writes read and then write: exclusive at once (no upgrade).
             if locks.hot.contains(keyID) { return [KeyLocks.key(keyID, exclusive: true)] }
-            readShared.insert(keyID)
             return [KeyLocks.key(keyID, exclusive: false)]
         }
         guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
@@ -257,6 +256,9 @@ final class PostgresTransaction: StorageTransaction {
             // `BEGIN`'s failure, if any, comes first.
             if try guessHeld() {
                 value = try result.get().first
+                if value != nil, !handle.multiValue, let keyLocks = self.locks {
+                    readShared.insert(keyLocks.id(keyspace: handle.id, key: key))
+                }
                 break
             }
         }
