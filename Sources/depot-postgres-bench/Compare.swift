@@ -58,7 +58,26 @@ enum Compare {
             let digits = name.hasPrefix("commits") ? "%.0f" : "%.3f"
             print("| \(name) | \(baseline.map { String(format: digits, $0) } ?? "—") | \(String(format: digits, depot)) | \(ratio) | \(note) |")
         }
+        try reportLag(configuration)
         print("(schemas \(schema)_* left in place; drop them with DROP SCHEMA … CASCADE)")
+    }
+
+    /// Replication lag after the writes, from the primary and (with DEPOT_POSTGRES_REPLICA_URL,
+    /// as `DEPOT_POSTGRES_REPLICA=1 scripts/with-postgres.sh` exports) from the standby.
+    static func reportLag(_ primary: PostgresConfiguration) throws {
+        func describe(_ lag: PostgresDriver.ReplicationLag) -> String {
+            let value = lag.lag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3) } ?? "none reported"
+            return lag.isStandby ? "standby: last replayed transaction \(value) old" : "primary: \(lag.standbys) standby(s), replay lag \(value)"
+        }
+        let driver = try PostgresDriver(configuration: primary)
+        defer { driver.close() }
+        print("replication, \(describe(try driver.replicationLag()))")
+        guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"] else { return }
+        var standby = try PostgresConfiguration(url: url)
+        standby.schema = primary.schema
+        let replica = try PostgresDriver(configuration: standby)
+        defer { replica.close() }
+        print("replication, \(describe(try replica.replicationLag()))")
     }
 
     static func note(_ result: Writers) -> String {
