@@ -159,6 +159,7 @@ public final class PostgresDriver: StorageDriver {
                     var committing = false
                     do {
                         let result = try body(txn)
+                        try txn.flushWrites()
                         txn.finish()
                         committing = true
                         try session.execute("COMMIT")

@@ -7,15 +7,15 @@ import PostgresNIO
 /// keyspace epoch were sent together when the transaction started; the first operation waits
 /// for them (so nothing runs outside the transaction when `BEGIN` failed).
 final class PostgresTransaction: StorageTransaction {
-    private let session: PostgresSession
-    private let schema: PostgresSchema
+    let session: PostgresSession
+    let schema: PostgresSchema
     let isReadOnly: Bool
     private let firstPage: Int
     var attachment: AnyObject?
     private(set) var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
-    private(set) var retryableState: String?
+    var retryableState: String?
     /// Whether a statement found the connection lost (even one whose error the closure caught):
     /// the server rolled the transaction back, and the write is retried on another connection.
     private(set) var lostConnection = false
@@ -36,12 +36,14 @@ final class PostgresTransaction: StorageTransaction {
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
     private var droppedKeyspace = false
     /// The key locks of a `READ COMMITTED` write (see ``KeyLocks``); nil otherwise.
-    private let locks: KeyLocks?
+    let locks: KeyLocks?
     /// The keyspaces whose lock this transaction holds (true: exclusively).
-    private var keyspaceLocks: [Int32: Bool] = [:]
+    var keyspaceLocks: [Int32: Bool] = [:]
     /// The key locks this transaction took shared for a read that found the key (a write of
     /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
-    private var readShared: Set<Int64> = []
+    var readShared: Set<Int64> = []
+    /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
+    var unchecked: [() throws -> Void] = []
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
          locks: KeyLocks? = nil) {
@@ -78,10 +80,12 @@ final class PostgresTransaction: StorageTransaction {
     /// Refuses an ended transaction or a write in a read-only one; unless `guessing`, waits
     /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`
     /// failed) and checks any guessed epoch.
-    private func check(write: Bool, guessing: Bool = false) throws {
+    /// Unless `deferring` (a put), first checks the answers of the puts sent without waiting.
+    private func check(write: Bool, guessing: Bool = false, deferring: Bool = false) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
         if !guessing { _ = try guessHeld() }
+        if !deferring { try flushWrites() }
     }
 
     /// Waits for the snapshot's epoch; false when it differs from the epoch guessed for the
@@ -105,7 +109,7 @@ final class PostgresTransaction: StorageTransaction {
     }
 
     /// Runs one statement, remembering retryable failures.
-    private func run<T>(_ body: () throws -> T) throws -> T {
+    func run<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PostgresDriverError {
@@ -113,66 +117,6 @@ final class PostgresTransaction: StorageTransaction {
             if error.isConnectionLoss { lostConnection = true }
             throw error
         }
-    }
-
-    // MARK: - Locks
-
-    /// The key lock statements for an operation on `key` (and `value`) of `handle`'s keyspace
-    /// (none without key locks): a read locks the key shared (exclusively in a multi-value
-    /// keyspace, where writers of its pairs hold it shared), a write exclusively (a pair of a
-    /// multi-value keyspace: the key shared and the pair exclusively).
-    private func keyLocks(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
-                          write: Bool) -> [PostgresQuery] {
-        guard let locks else { return [] }
-        let keyID = locks.id(keyspace: handle.id, key: key)
-        guard handle.multiValue else {
-            if write {
-                if readShared.contains(keyID) { locks.hot.insert(keyID) }
-                return [KeyLocks.key(keyID, exclusive: true)]
-            }
-            // A key this driver's writes read and then write: exclusive at once (no upgrade).
-            if locks.hot.contains(keyID) { return [KeyLocks.key(keyID, exclusive: true)] }
-            return [KeyLocks.key(keyID, exclusive: false)]
-        }
-        guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
-        return [KeyLocks.key(keyID, exclusive: false), KeyLocks.key(locks.id(keyspace: handle.id, key: key, value: value), exclusive: true)]
-    }
-
-    /// Runs `body` holding the lock of `handle`'s keyspace (shared for a write, exclusive for a
-    /// scan), taking it first when not yet held. The first time, a check that the keyspace
-    /// still exists goes out with the lock (a transaction that dropped it may have committed
-    /// before the lock was granted: then this transaction's handle is stale and it is retried
-    /// with a fresh one); its answer arrives with `body`'s, so it costs no extra round trip.
-    private func holdingKeyspace<T>(_ handle: KeyspaceHandle, exclusive: Bool, _ body: () throws -> T) throws -> T {
-        guard let locks else { return try body() }
-        let held = keyspaceLocks[handle.id]
-        var check: Pending<[Int64]>?
-        if held == nil || (exclusive && held == false) {
-            keyspaceLocks[handle.id] = exclusive || held == true
-            let lock = locks.keyspace(handle.id, exclusive: exclusive)
-            if held == nil {
-                let exists = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1", binds: .of(handle.id))
-                check = session.submit([lock, exists], decode: PostgresSession.integers)
-            } else {
-                // An upgrade: the lock's own row (void) is not decoded.
-                check = session.submit([lock]) { _ in [1] }
-            }
-        }
-        let result = Result { try body() }
-        if let check {
-            // The check (or the lock) failing comes first: a failed lock aborts the transaction
-            // and makes `body`'s statement fail with a less telling error.
-            let found = try run { try session.wait(check) }
-            if held == nil && found.first == 0 { throw droppedMeanwhile() }
-        }
-        return try result.get()
-    }
-
-    /// The error for a keyspace that another transaction dropped meanwhile: retryable (the
-    /// write runs again with fresh handles).
-    private func droppedMeanwhile() -> PostgresDriverError {
-        retryableState = "40001"
-        return .server(sqlState: "40001", message: "a keyspace was dropped by a concurrent transaction")
     }
 
     // MARK: - Keyspaces
@@ -267,14 +211,19 @@ final class PostgresTransaction: StorageTransaction {
     }
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
-        try check(write: true)
+        try check(write: true, deferring: true)
         guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
         let sql = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+        // Not waited for: the answer is checked before the transaction's next wait or its
+        // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
         let locks = keyLocks(handle, key, value: value, write: true)
-        try holdingKeyspace(handle, exclusive: false) {
-            try run { try session.execute(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }
+        let verifyKeyspace = lockKeyspace(handle, exclusive: false)
+        let pending = session.submit(locks + [PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+        unchecked.append { [self] in
+            try verifyKeyspace?()
+            try run { try session.wait(pending) }
         }
     }
 
@@ -375,7 +324,10 @@ final class PostgresTransaction: StorageTransaction {
         let result: R
         do {
             result = try body()
+            // The savepoint's own puts fail inside it.
+            try flushWrites()
         } catch {
+            unchecked.removeAll()
             // Undo the savepoint's work (and any keyspace it created) and carry on.
             keyspaces.removeAll()
             // Locks taken inside the savepoint were released with it: take them again.
