@@ -31,14 +31,16 @@ extension PostgresTransaction {
     /// was sent). The first time, a check that the keyspace still exists goes out with the lock
     /// (a transaction that dropped it may have committed before the lock was granted: then this
     /// transaction's handle is stale and it is retried with a fresh one).
-    func lockKeyspace(_ handle: KeyspaceHandle, exclusive: Bool) -> (() throws -> Void)? {
+    /// With `checkExists` false the caller checks that the keyspace exists in a statement of
+    /// its own sent after the lock (a put does, in its own statement).
+    func lockKeyspace(_ handle: KeyspaceHandle, exclusive: Bool, checkExists: Bool = true) -> (() throws -> Void)? {
         guard let locks else { return nil }
         let held = keyspaceLocks[handle.id]
         guard held == nil || (exclusive && held == false) else { return nil }
         keyspaceLocks[handle.id] = exclusive || held == true
         let lock = locks.keyspace(handle.id, exclusive: exclusive)
         let check: Pending<[Int64]>
-        if held == nil {
+        if held == nil && checkExists {
             let exists = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1", binds: .of(handle.id))
             check = session.submit([lock, exists], decode: PostgresSession.integers)
         } else {
@@ -47,8 +49,32 @@ extension PostgresTransaction {
         }
         return { [self] in
             let found = try run { try session.wait(check) }
-            if held == nil && found.first == 0 { throw droppedMeanwhile() }
+            if held == nil && checkExists && found.first == 0 { throw droppedMeanwhile() }
         }
+    }
+
+    /// A put under key locks as one statement: the key lock(s) (exclusive; in a multi-value
+    /// keyspace the key shared and the pair exclusive), a check that the keyspace still exists
+    /// (its snapshot is taken after the keyspace lock, sent before), and the insert, which only
+    /// runs when it does. Returns the count of keyspace rows (0: dropped meanwhile). The key
+    /// lock may be taken inside the statement because an `INSERT … ON CONFLICT` does not
+    /// depend on the statement's snapshot (it acts on the latest row version).
+    func lockedPut(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> PostgresQuery {
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        let lock: String
+        var binds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value), keyID)
+        if handle.multiValue {
+            lock = "SELECT pg_advisory_xact_lock_shared($4), pg_advisory_xact_lock($5)"
+            binds.append(locks.id(keyspace: handle.id, key: key, value: value))
+        } else {
+            if readShared.contains(keyID) { locks.hot.insert(keyID) }
+            lock = "SELECT pg_advisory_xact_lock($4)"
+        }
+        let insert = handle.multiValue
+            ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
+            : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert)) SELECT n FROM k",
+                             binds: binds)
     }
 
     /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);

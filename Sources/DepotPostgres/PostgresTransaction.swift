@@ -218,12 +218,16 @@ final class PostgresTransaction: StorageTransaction {
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
         // Not waited for: the answer is checked before the transaction's next wait or its
         // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
-        let locks = keyLocks(handle, key, value: value, write: true)
-        let verifyKeyspace = lockKeyspace(handle, exclusive: false)
-        let pending = session.submit(locks + [PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+        guard let locks else {
+            let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+            unchecked.append { [self] in try run { try session.wait(pending) } }
+            return
+        }
+        let verifyLock = lockKeyspace(handle, exclusive: false, checkExists: false)
+        let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
         unchecked.append { [self] in
-            try verifyKeyspace?()
-            try run { try session.wait(pending) }
+            try verifyLock?()
+            if try run({ try session.wait(pending) }).first == 0 { throw droppedMeanwhile() }
         }
     }
 
