@@ -17,6 +17,13 @@
 #   DEPOT_POSTGRES_FAILOVER_PRIMARY_URL, DEPOT_POSTGRES_FAILOVER_STANDBY_URL and
 #   DEPOT_POSTGRES_FAILOVER_CONTROL: a command taking `stop-primary` (`pg_ctl stop -m immediate`,
 #   a crash) or `promote-standby` (`pg_ctl promote`, waits until the standby accepts writes);
+# - with DEPOT_POSTGRES_FAULTS=1, also starts a dedicated server for the fault tests (so that
+#   they never stop the server other tests use) and exports DEPOT_POSTGRES_FAULT_URL and
+#   DEPOT_POSTGRES_FAULT_CONTROL: a command taking `kill-postmaster` (SIGKILL of the postmaster;
+#   its backends exit on their own), `start` (starts it again, retrying while the old backends
+#   still hold its shared memory), `freeze` / `thaw` (SIGSTOP / SIGCONT of the postmaster and
+#   every process it started) or `terminate-clients` (`pg_terminate_backend` of every client
+#   connection but the control's own; the password comes from the exported PGPASSWORD);
 # - stops every server it started by PID (re-read from each data folder, so a server's later
 #   state does not matter) and deletes the folder when the command ends (trap).
 # The command's exit status is the script's.
@@ -60,6 +67,8 @@ stop_server() {
     local pid="$1"
     # Only a server of ours: its command line names our folder (a stale PID is left alone).
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF "$WORK"; then
+        # A server a fault test left frozen must run again to shut down.
+        kill -CONT "$pid" $(ps -o pid= --ppid "$pid" 2>/dev/null) 2>/dev/null || true
         kill -INT "$pid" 2>/dev/null || true     # fast shutdown
         for _ in $(seq 1 100); do
             kill -0 "$pid" 2>/dev/null || break
@@ -179,6 +188,43 @@ CONTROL
     export DEPOT_POSTGRES_FAILOVER_STANDBY_URL="$(url "$STANDBY_PORT")"
     export DEPOT_POSTGRES_FAILOVER_CONTROL="$WORK/control"
     echo "with-postgres: failover pair on 127.0.0.1:$FAILOVER_PORT (synchronous) and :$STANDBY_PORT" >&2
+fi
+if [ "${DEPOT_POSTGRES_FAULTS:-}" = "1" ]; then
+    FAULT_PORT="$(free_port $((PORT + 4)))"
+    [ -n "$FAULT_PORT" ] || { echo "with-postgres: no free port for the fault server" >&2; exit 1; }
+    new_primary faults "$FAULT_PORT"
+    FAULT_PORT="$STARTED_PORT"
+    cat >"$WORK/fault-control" <<CONTROL
+#!/usr/bin/env bash
+# Fault control for the tests, on the dedicated server in $WORK/faults only:
+# kill-postmaster | start | freeze | thaw | terminate-clients.
+set -euo pipefail
+as_user() { if [ "\$(id -u)" -eq 0 ] && [ "$RUN_AS" != root ]; then runuser -u "$RUN_AS" -- "\$@"; else "\$@"; fi; }
+postmaster() { head -n 1 "$WORK/faults/postmaster.pid"; }
+family() { local pm; pm="\$(postmaster)"; echo "\$pm" \$(ps -o pid= --ppid "\$pm" 2>/dev/null || true); }
+case "\${1:-}" in
+    kill-postmaster) kill -KILL "\$(postmaster)" ;;
+    start)
+        for _ in \$(seq 1 60); do
+            if as_user "$BIN/pg_ctl" -D "$WORK/faults" -l "$WORK/faults.log" -w -t 60 start \\
+                -o "-c listen_addresses=127.0.0.1 -c port=$FAULT_PORT -c unix_socket_directories=$WORK/faults-socket -c max_connections=200" >/dev/null 2>&1; then
+                exit 0
+            fi
+            sleep 0.5
+        done
+        echo "fault-control: the server did not start" >&2; exit 1 ;;
+    freeze) kill -STOP \$(family) ;;
+    thaw) kill -CONT \$(family) ;;
+    terminate-clients)
+        "$BIN/psql" -q -X -h 127.0.0.1 -p "$FAULT_PORT" -U depot -d depot_test -c \\
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()" >/dev/null ;;
+    *) echo "usage: \$0 kill-postmaster|start|freeze|thaw|terminate-clients" >&2; exit 2 ;;
+esac
+CONTROL
+    chmod 700 "$WORK/fault-control"
+    export DEPOT_POSTGRES_FAULT_URL="$(url "$FAULT_PORT")"
+    export DEPOT_POSTGRES_FAULT_CONTROL="$WORK/fault-control"
+    echo "with-postgres: fault server on 127.0.0.1:$FAULT_PORT" >&2
 fi
 rm -f "$WORK/pwfile"
 

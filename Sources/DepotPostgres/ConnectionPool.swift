@@ -19,7 +19,12 @@ final class ConnectionPool: @unchecked Sendable {
     /// (`COMMIT AND CHAIN` after a read: the next read needs no `BEGIN`), if it is.
     struct Lease: Sendable {
         let connection: PostgresConnection
+        /// The connection's unanswered statements, failed at once when its channel closes.
+        let inFlight: InFlight
         var chainedReadSince: ContinuousClock.Instant?
+
+        /// Whether the connection can still serve statements.
+        var isUsable: Bool { !connection.isClosed && !inFlight.isLost }
     }
 
     // @unchecked Sendable: the mutable state is guarded by `condition`; the rest is immutable.
@@ -64,11 +69,12 @@ final class ConnectionPool: @unchecked Sendable {
                 throw PostgresDriverError.closed
             }
             while let lease = idle.popLast() {
-                if !lease.connection.isClosed {
+                if lease.isUsable {
                     condition.unlock()
                     return lease
                 }
                 open -= 1
+                lease.connection.closeSoon()
             }
             if open < maximum {
                 open += 1
@@ -82,7 +88,13 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         condition.unlock()
-        return Lease(connection: try connect(id: id, deadline: deadline))
+        let connection = try connect(id: id, deadline: deadline)
+        let inFlight = InFlight()
+        let server = server
+        connection.closeFuture.whenComplete { _ in
+            inFlight.connectionClosed(.connectionLost(server: server, detail: "the connection closed"))
+        }
+        return Lease(connection: connection, inFlight: inFlight)
     }
 
     /// Opens connection `id` (already counted in `open`): the first server, in order, that
@@ -94,7 +106,7 @@ final class ConnectionPool: @unchecked Sendable {
             case .success(let connection):
                 let refused: Bool = condition.withLock { closed }
                 if refused {
-                    give(back: Lease(connection: connection), reusable: false)
+                    give(back: Lease(connection: connection, inFlight: InFlight()), reusable: false)
                     throw PostgresDriverError.closed
                 }
                 return connection
@@ -111,13 +123,20 @@ final class ConnectionPool: @unchecked Sendable {
     private func attempt(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
         let pending = Pending<PostgresConnection>()
         let eventLoop = eventLoop, logger = logger, target = target
+        // postgres-nio bounds the whole start (TCP, TLS, authentication) by its connect timeout:
+        // no longer than the call has left.
+        var bounded = configuration
+        let remaining = Int64(deadline.timeIntervalSinceNow * 1000)
+        guard remaining > 0 else { return .failure(Refusal(detail: "the call's deadline passed before a connection opened")) }
+        bounded.options.connectTimeout = min(bounded.options.connectTimeout, .milliseconds(remaining))
+        let configuration = bounded
         eventLoop.execute {
             let connected = PostgresConnection.connect(on: eventLoop, configuration: configuration, id: id, logger: logger)
-            guard target != .any else { return pending.complete(with: connected) }
+            guard target != .any else { return Self.complete(pending, with: connected) }
             // A standby (or a read-only server, for read-write) is not what was asked for.
             let check = target == .primary ? "SELECT pg_is_in_recovery()"
                 : "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool"
-            pending.complete(with: connected.flatMap { connection in
+            Self.complete(pending, with: connected.flatMap { connection in
                 connection.query(PostgresQuery(unsafeSQL: check), logger: logger).flatMapThrowing { rows -> PostgresConnection in
                     guard let row = rows.first, try !row.decode(Bool.self) else { throw TargetMismatch() }
                     return connection
@@ -127,12 +146,23 @@ final class ConnectionPool: @unchecked Sendable {
                 }
             })
         }
-        // postgres-nio enforces the connect timeout itself; the extra second only guards the wait.
-        switch pending.wait(until: deadline.addingTimeInterval(1)) {
+        // postgres-nio enforces the connect timeout itself; the extra second only guards the wait
+        // (a connection that opens later is closed, see `complete`).
+        let result = pending.wait(until: deadline.addingTimeInterval(1))
+        if result == nil { pending.fail(Refusal(detail: "no connection within the connect timeout")) }
+        switch result {
         case .success(let connection)?: return .success(connection)
         case .failure(is TargetMismatch)?: return .failure(Refusal(detail: "no server was a \(target.rawValue) server"))
         case .failure(let error)?: return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
         case nil: return .failure(Refusal(detail: "no connection within the connect timeout"))
+        }
+    }
+
+    /// Completes `pending` with a connection attempt; a connection that opens after the waiter
+    /// gave up is closed (postgres-nio asserts that connections are closed before they go).
+    private static func complete(_ pending: Pending<PostgresConnection>, with future: EventLoopFuture<PostgresConnection>) {
+        future.whenComplete { result in
+            if !pending.set(result), case .success(let connection) = result { connection.closeSoon() }
         }
     }
 
@@ -158,7 +188,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// and forgotten.
     func give(back lease: Lease, reusable: Bool) {
         let shutDown: Bool = condition.withLock {
-            if reusable && !closed && !lease.connection.isClosed {
+            if reusable && !closed && lease.isUsable {
                 idle.append(lease)
             } else {
                 open -= 1

@@ -29,6 +29,13 @@ final class KeyspaceCache: @unchecked Sendable {
         }
     }
 
+    /// The handle of `name` at the latest epoch the cache has seen, with that epoch: a guess
+    /// for a transaction whose epoch has not arrived yet (it must check the epoch before
+    /// trusting what it read with it).
+    func latest(named name: String) -> (UInt32, Int64)? {
+        lock.withLock { state.handles[name].map { ($0, state.epoch) } }
+    }
+
     /// Remembers handles seen by a transaction whose snapshot has `epoch` (ignored when the
     /// cache has moved on to a later epoch).
     func store(_ handles: [String: UInt32], epoch: Int64) {

@@ -4,11 +4,12 @@ import NIOCore
 
 /// The result of work running on the driver's event loop, handed to the one thread that waits
 /// for it. The event loop fills it (`set`); the calling thread blocks on a condition until then
-/// (`wait`). A result that arrived before `wait` costs no thread hand-off at all.
+/// (`wait(until:)`, always with a deadline). A result that arrived before the wait costs no
+/// thread hand-off at all.
 ///
 /// Nothing here runs on Swift's cooperative pool: the work runs on the driver's own event loop
 /// (a thread of its own), so a caller that blocks a cooperative thread can never starve it.
-final class Pending<T: Sendable>: @unchecked Sendable {
+final class Pending<T: Sendable>: Failable, @unchecked Sendable {
     // @unchecked Sendable: `result` is guarded by `condition`.
     private let condition = NSCondition()
     private var result: Result<T, any Error>?
@@ -19,16 +20,22 @@ final class Pending<T: Sendable>: @unchecked Sendable {
     /// A pending already holding `result`.
     init(_ result: Result<T, any Error>) { self.result = result }
 
-    func set(_ value: Result<T, any Error>) {
-        let handler: (@Sendable (any Error) -> Void)? = condition.withLock {
-            guard result == nil else { return nil }
+    /// Sets the result unless one arrived first; whether this one was taken.
+    @discardableResult
+    func set(_ value: Result<T, any Error>) -> Bool {
+        let (taken, handler): (Bool, (@Sendable (any Error) -> Void)?) = condition.withLock {
+            guard result == nil else { return (false, nil) }
             result = value
             condition.broadcast()
             defer { failureHandler = nil }
-            return failureHandler
+            return (true, failureHandler)
         }
         if let handler, case .failure(let error) = value { handler(error) }
+        return taken
     }
+
+    /// Fails the pending (when its connection closed), unless a result arrived first.
+    func fail(_ error: any Error) { set(.failure(error)) }
 
     /// Runs `handler` with the failure, if the result is one (at once when it has arrived,
     /// else on the thread that sets it). For statements nobody waits for.
@@ -38,22 +45,6 @@ final class Pending<T: Sendable>: @unchecked Sendable {
             return result
         }
         if case .failure(let error)? = arrived { handler(error) }
-    }
-
-    /// Completes with `future`'s result. Call on the future's event loop so that no extra
-    /// hand-off is needed.
-    func complete(with future: EventLoopFuture<T>) {
-        future.whenComplete { self.set($0) }
-    }
-
-    /// Blocks until the result arrives.
-    func wait() -> Result<T, any Error> {
-        condition.withLock {
-            while true {
-                if let result { return result }
-                condition.wait()
-            }
-        }
     }
 
     /// Blocks until the result arrives or `deadline` passes (nil then).

@@ -19,8 +19,17 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
 
     /// How concurrent writers are isolated.
     public enum WriteIsolation: String, Sendable {
-        /// SERIALIZABLE (the default): every read-then-write of the document layer (unique
-        /// indexes, revisions, counters) behaves as if writers ran one at a time.
+        /// READ COMMITTED with two-phase key locks held until the transaction ends (the
+        /// default): a read takes a shared lock on its key (present or absent), a write an
+        /// exclusive one, a scan an exclusive lock on its keyspace. Every read-then-write of the
+        /// document layer (unique indexes, revisions, counters, delete rules) behaves as if
+        /// writers ran one at a time, and two writes that touch different keys never wait for
+        /// or fail each other. Two writes that read and then write the same key can deadlock;
+        /// PostgreSQL cancels one (40P01) and it is retried.
+        case readCommitted = "READ COMMITTED"
+        /// SERIALIZABLE: also serializable, but PostgreSQL tracks reads with predicate locks on
+        /// B-tree pages, so writes of *different* documents whose keys share a page cancel each
+        /// other (40001) and are retried; set ``maximumConcurrentWrites`` to 1 with it.
         case serializable = "SERIALIZABLE"
         /// REPEATABLE READ: fewer retries, but write skew between writers is possible.
         case repeatableRead = "REPEATABLE READ"
@@ -47,15 +56,23 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var maximumConnections: Int
     /// How long to wait for a connection before failing.
     public var connectTimeout: Duration
+    /// The deadline of every driver call (a read, a write with its retries, the set-up): a call
+    /// that has not finished by then fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` (or
+    /// ``PostgresDriverError/commitOutcomeUnknown(server:detail:)`` when `COMMIT` was on its way) and its
+    /// connection is closed, so that no call waits forever on a server that stopped answering.
+    /// Also sent to the server as `statement_timeout`. Default 30 seconds; at least 1
+    /// millisecond and at most a day (see ``validate()``).
+    public var callTimeout: Duration
     /// Isolation of write transactions.
     public var writeIsolation: WriteIsolation
     /// Most times a write runs when it keeps hitting serialization failures or deadlocks.
     public var maximumWriteAttempts: Int
-    /// Most write transactions of this driver that run at once (default 1); more writers wait
-    /// on the client, before they take a connection, for at most ``connectTimeout``. Under
-    /// `SERIALIZABLE`, overlapping Depot writes cancel each other on PostgreSQL's page-level
-    /// predicate locks even when they touch different documents (see the README), so queueing
-    /// them is cheaper than retrying them. Writers of other drivers and hosts are not limited.
+    /// Most write transactions of this driver that run at once (default 1024: no limit but the
+    /// pool's); more writers wait on the client, before they take a connection, until their
+    /// call's deadline. With ``WriteIsolation/serializable``, overlapping Depot writes cancel
+    /// each other on PostgreSQL's page-level predicate locks even when they touch different
+    /// documents, so set 1 there: queueing them is cheaper than retrying them. Writers of other
+    /// drivers and hosts are not limited.
     public var maximumConcurrentWrites: Int
     /// Rows fetched by the first page of a scan (later pages double, up to 1024).
     public var firstScanPage: Int
@@ -80,11 +97,12 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.schema = schema
         self.tls = tls
         self.rootCertificatePath = nil
-        self.maximumConnections = 8
+        self.maximumConnections = 16
         self.connectTimeout = .seconds(10)
-        self.writeIsolation = .serializable
+        self.callTimeout = .seconds(30)
+        self.writeIsolation = .readCommitted
         self.maximumWriteAttempts = 20
-        self.maximumConcurrentWrites = 1
+        self.maximumConcurrentWrites = 1024
         self.firstScanPage = 16
         self.alternateHosts = []
         self.targetSession = .any
@@ -128,8 +146,31 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)
+            case "call_timeout":
+                guard let seconds = Double(value), seconds > 0, seconds <= 86_400 else {
+                    throw PostgresDriverError.invalidConfiguration("call_timeout must be a number of seconds above 0 and at most 86400")
+                }
+                callTimeout = .milliseconds(max(1, Int64(seconds * 1000)))
             default: throw PostgresDriverError.invalidConfiguration("unknown URL parameter '\(item.name)'")
             }
+        }
+    }
+
+    /// Checks the limits: ``callTimeout`` and ``connectTimeout`` above zero and at most a day,
+    /// ``maximumConnections``, ``maximumConcurrentWrites``, ``maximumWriteAttempts`` and
+    /// ``firstScanPage`` at least 1. ``PostgresDriver`` calls it before connecting.
+    /// - Throws: ``PostgresDriverError/invalidConfiguration(_:)`` naming the setting.
+    public func validate() throws {
+        let day = Duration.seconds(86_400)
+        guard callTimeout >= .milliseconds(1), callTimeout <= day else {
+            throw PostgresDriverError.invalidConfiguration("callTimeout must be at least 1 ms and at most a day")
+        }
+        guard connectTimeout >= .milliseconds(1), connectTimeout <= day else {
+            throw PostgresDriverError.invalidConfiguration("connectTimeout must be at least 1 ms and at most a day")
+        }
+        for (name, value) in [("maximumConnections", maximumConnections), ("maximumConcurrentWrites", maximumConcurrentWrites),
+                              ("maximumWriteAttempts", maximumWriteAttempts), ("firstScanPage", firstScanPage)] where value < 1 {
+            throw PostgresDriverError.invalidConfiguration("\(name) must be at least 1")
         }
     }
 

@@ -14,11 +14,16 @@ import PostgresNIO
 /// - Keyspaces are rows of tables in one schema (see ``PostgresConfiguration/schema``); keys
 ///   and values are `bytea`, always bound as parameters, and sort as on LMDB.
 /// - Reads are `REPEATABLE READ READ ONLY` transactions (one snapshot).
-/// - Writes are `SERIALIZABLE` (or `REPEATABLE READ`) transactions. **A write closure may run
-///   more than once**: when PostgreSQL reports a serialization failure (40001) or a deadlock
-///   (40P01) the transaction is rolled back and the closure runs again, up to
-///   ``PostgresConfiguration/maximumWriteAttempts`` times. Keep side effects out of it; use
-///   after-commit hooks, which run once, after `COMMIT` returned.
+/// - Writes are `READ COMMITTED` transactions with two-phase key locks by default (see
+///   ``PostgresConfiguration/WriteIsolation``): writes of different documents never wait for or
+///   fail each other. **A write closure may run more than once**: when PostgreSQL reports a
+///   deadlock (40P01) or a serialization failure (40001), or the connection was lost before
+///   `COMMIT`, the transaction is rolled back and the closure runs again, up to
+///   ``PostgresConfiguration/maximumWriteAttempts`` times within the call's deadline. Keep side
+///   effects out of it; use after-commit hooks, which run once, after `COMMIT` returned.
+/// - Every call ends within ``PostgresConfiguration/callTimeout``: a server that stops
+///   answering, a lost connection or a terminated backend makes the call fail with a
+///   ``PostgresDriverError``, never hang; the next calls open new connections.
 /// - Savepoints are SQL savepoints; scans fetch pages (16 rows first, then more) so that a scan
 ///   stopped early reads little.
 ///
@@ -40,11 +45,21 @@ public final class PostgresDriver: StorageDriver {
     private let logger: Logger
     private let keyspaceCache = KeyspaceCache()
     private let writeGate: WriteGate
+    /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
+    private let keyLocks: KeyLocks?
+    /// Write attempts rolled back and run again.
+    private let retries = WriteGate.Counter()
+
+    /// How many write attempts this driver rolled back and ran again since it opened:
+    /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
+    /// the benchmark; a write that succeeded after retries counts once per retry.
+    public var writeRetries: Int { retries.value }
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
     ///   logs passwords).
     public init(configuration: PostgresConfiguration, logger: Logger? = nil) throws {
+        try configuration.validate()
         self.configuration = configuration
         schema = try PostgresSchema(name: configuration.schema)
         let logger = logger ?? {
@@ -54,6 +69,7 @@ public final class PostgresDriver: StorageDriver {
         }()
         self.logger = logger
         writeGate = WriteGate(slots: configuration.maximumConcurrentWrites)
+        keyLocks = configuration.writeIsolation == .readCommitted ? KeyLocks(schema: configuration.schema) : nil
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger)
@@ -86,8 +102,10 @@ public final class PostgresDriver: StorageDriver {
     public var location: String { configuration.description }
 
     /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
+    /// Fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it has not finished within
+    /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
-        try withSession { session in
+        try withSession(until: callDeadline()) { session in
             let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
             do {
                 let result = try body(txn)
@@ -108,7 +126,11 @@ public final class PostgresDriver: StorageDriver {
 
     /// Runs `body` in a write transaction (see ``PostgresConfiguration/writeIsolation``) and
     /// commits it, then runs the after-commit hooks. **`body` may run more than once**: on a
-    /// serialization failure or deadlock the transaction is rolled back and retried.
+    /// serialization failure or deadlock, or when the connection was lost before `COMMIT`, the
+    /// transaction is rolled back and retried. The call, retries included, ends within
+    /// ``PostgresConfiguration/callTimeout``: ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it
+    /// did not get that far, ``PostgresDriverError/commitOutcomeUnknown(server:detail:)`` when `COMMIT` was
+    /// sent but not answered.
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         // A second write on the same thread would wait for a second connection and could block
         // on the first one's row locks forever.
@@ -118,6 +140,7 @@ public final class PostgresDriver: StorageDriver {
         threadState[marker] = true
         defer { threadState.removeObject(forKey: marker) }
 
+        let deadline = callDeadline()
         var attempt = 0
         var backOff: UInt32 = 0
         while true {
@@ -127,25 +150,37 @@ public final class PostgresDriver: StorageDriver {
             if backOff > 0 { usleep(backOff) }
             var retryState: String?
             // A slot per attempt (see WriteGate): a write backing off lets the others run.
-            guard writeGate.enter(until: connectDeadline()) else {
-                throw PostgresDriverError.connectionUnavailable(
-                    server: configuration.server, detail: "all \(writeGate.slots) write slots stayed busy")
+            guard writeGate.enter(until: Self.date(deadline)) else {
+                throw PostgresDriverError.deadlineExceeded(server: configuration.server, timeout: configuration.callTimeout)
             }
             let outcome = Result { () throws -> (R, [() -> Void]) in
-                try withSession { session in
+                try withSession(until: deadline) { session in
                     let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
+                    var committing = false
                     do {
                         let result = try body(txn)
+                        try txn.flushWrites()
                         txn.finish()
+                        committing = true
                         try session.execute("COMMIT")
                         txn.publishKeyspaces()
                         return (result, txn.handlers)
                     } catch {
                         txn.finish()
+                        let failure = error as? PostgresDriverError
+                        // COMMIT sent and no answer: it may have been applied. Never retried.
+                        if committing, let failure, failure.isConnectionLoss || failure.isDeadline {
+                            throw PostgresDriverError.commitOutcomeUnknown(server: configuration.server, detail: failure.description)
+                        }
                         rollback(session)
                         // The closure may have wrapped or swallowed the failure: the transaction
-                        // remembers it.
-                        retryState = txn.retryableState ?? ((error as? PostgresDriverError)?.isRetryable == true ? (error as? PostgresDriverError)?.sqlState : nil)
+                        // remembers it. A connection lost before COMMIT took the transaction with
+                        // it: the write is retried on another connection.
+                        if let state = txn.retryableState ?? (failure?.isRetryable == true ? failure?.sqlState : nil) {
+                            retryState = state
+                        } else if txn.lostConnection || failure?.isConnectionLoss == true {
+                            retryState = "08006"
+                        }
                         throw error
                     }
                 }
@@ -161,7 +196,10 @@ public final class PostgresDriver: StorageDriver {
                 if attempt >= configuration.maximumWriteAttempts {
                     throw PostgresDriverError.retriesExhausted(attempts: attempt, sqlState: state)
                 }
+                retries.add(1)
                 backOff = UInt32.random(in: 0...UInt32(min(50_000, 500 << min(attempt, 7))))
+                // No retry that could not finish in time: the last failure stands.
+                if ContinuousClock.now + .microseconds(backOff) >= deadline { throw error }
             }
         }
     }
@@ -175,33 +213,44 @@ public final class PostgresDriver: StorageDriver {
             try PostgresSession.integers(rows).first ?? 0
         }
         return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                   start: start, cache: keyspaceCache)
+                                   start: start, cache: keyspaceCache, locks: keyLocks)
     }
 
-    /// Leases a connection for the duration of `body`.
-    func withSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
-        var lease = try pool.lease(until: connectDeadline())
-        let session = PostgresSession(connection: lease.connection, logger: logger, server: configuration.server,
-                                      chainedReadSince: lease.chainedReadSince)
+    /// Leases a connection for the duration of `body`; every wait of the session ends by
+    /// `deadline` (now plus the call timeout when nil). The connection goes back to the pool
+    /// however `body` ends; a broken one is closed.
+    func withSession<R>(until deadline: ContinuousClock.Instant? = nil, _ body: (PostgresSession) throws -> R) throws -> R {
+        let deadline = deadline ?? callDeadline()
+        let lease = try pool.lease(until: Self.date(deadline))
+        let session = PostgresSession(lease: lease, logger: logger, server: configuration.server,
+                                      deadline: deadline, timeout: configuration.callTimeout)
         defer {
-            lease.chainedReadSince = session.chainedReadSince
-            pool.give(back: lease, reusable: !session.isBroken)
+            var returned = lease
+            returned.chainedReadSince = session.chainedReadSince
+            pool.give(back: returned, reusable: !session.isBroken)
         }
         return try body(session)
     }
 
-    /// Now plus the connect timeout.
-    private func connectDeadline() -> Date {
-        let (seconds, attoseconds) = configuration.connectTimeout.components
-        return Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+    /// Now plus the call timeout.
+    private func callDeadline() -> ContinuousClock.Instant {
+        .now + configuration.callTimeout
     }
 
-    /// Rolls back; a connection that cannot is dropped.
+    /// `instant` as a wall-clock date (for condition waits).
+    static func date(_ instant: ContinuousClock.Instant) -> Date {
+        let remaining = instant - .now
+        return Date().addingTimeInterval(Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
+    }
+
+    /// Rolls back; a connection that cannot (or that already failed) is dropped, and closing it
+    /// rolls the transaction back on the server.
     private func rollback(_ session: PostgresSession) {
+        guard !session.isBroken else { return }
         do {
             try session.execute("ROLLBACK")
         } catch {
-            session.markBroken()
+            session.abandon()
         }
     }
 
@@ -254,7 +303,19 @@ public final class PostgresDriver: StorageDriver {
         }
         let (seconds, attoseconds) = config.connectTimeout.components
         result.options.connectTimeout = .nanoseconds(max(1, min(max(seconds, 0), 86_400 * 365) * 1_000_000_000 + attoseconds / 1_000_000_000))
+        result.options.additionalStartupParameters = sessionSettings(config)
         return result
+    }
+
+    /// Settings sent when a connection starts: no statement runs past the call timeout (the
+    /// server cancels it even when the client is gone), and the server probes idle
+    /// connections (TCP keepalive after 10 s idle, every 5 s, 3 probes) so that the sessions of
+    /// a client host that vanished end and release their locks.
+    static func sessionSettings(_ config: PostgresConfiguration) -> [(String, String)] {
+        let (seconds, attoseconds) = config.callTimeout.components
+        let milliseconds = max(1, min(seconds, 86_400) * 1000 + attoseconds / 1_000_000_000_000_000)
+        return [("statement_timeout", String(milliseconds)), ("tcp_keepalives_idle", "10"),
+                ("tcp_keepalives_interval", "5"), ("tcp_keepalives_count", "3")]
     }
 }
 

@@ -14,6 +14,14 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     case server(sqlState: String, message: String)
     /// The connection failed or closed during an operation.
     case connectionLost(server: String, detail: String)
+    /// The call did not finish within ``PostgresConfiguration/callTimeout``: the server did not
+    /// answer in time (stopped, unreachable, overloaded, or a lock held elsewhere). A write
+    /// that was not yet committing was rolled back; see ``commitOutcomeUnknown(server:detail:)``
+    /// for one that was.
+    case deadlineExceeded(server: String, timeout: Duration)
+    /// The connection failed or the deadline passed while `COMMIT` was on its way: the write
+    /// may or may not have been applied. Read it back before repeating it.
+    case commitOutcomeUnknown(server: String, detail: String)
     /// A write kept failing with serialization failures or deadlocks.
     case retriesExhausted(attempts: Int, sqlState: String)
     /// The transaction was used after it ended.
@@ -35,6 +43,8 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         case .connectionUnavailable(let server, let detail): "no PostgreSQL connection to \(server): \(detail)"
         case .server(let state, let message): "PostgreSQL error \(state): \(message)"
         case .connectionLost(let server, let detail): "PostgreSQL connection to \(server) failed: \(detail)"
+        case .deadlineExceeded(let server, let timeout): "PostgreSQL call to \(server) passed its deadline (\(timeout))"
+        case .commitOutcomeUnknown(let server, let detail): "PostgreSQL COMMIT on \(server) got no answer (\(detail)): the write may or may not have been applied"
         case .retriesExhausted(let attempts, let state): "PostgreSQL write gave up after \(attempts) attempts (last SQLSTATE \(state))"
         case .transactionEnded: "the PostgreSQL transaction has ended"
         case .readOnlyTransaction: "a read-only transaction cannot write"
@@ -55,6 +65,18 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     /// Whether the write should be retried: a serialization failure (40001) or a deadlock (40P01).
     var isRetryable: Bool {
         if case .server(let state, _) = self { return state == "40001" || state == "40P01" }
+        return false
+    }
+
+    /// Whether the call passed its deadline.
+    var isDeadline: Bool {
+        if case .deadlineExceeded = self { return true }
+        return false
+    }
+
+    /// Whether the connection was lost (the transaction on it was rolled back by the server).
+    var isConnectionLoss: Bool {
+        if case .connectionLost = self { return true }
         return false
     }
 }

@@ -1,4 +1,5 @@
 #if Postgres
+import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
@@ -13,6 +14,12 @@ final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
     let server: String
+    /// The connection's unanswered statements (failed at once when it closes).
+    let inFlight: InFlight
+    /// When the call this session serves must have returned: every wait ends by then.
+    let deadline: ContinuousClock.Instant
+    /// The call's time limit, for messages.
+    let timeout: Duration
     /// Whether the connection failed (closed, protocol error): it is not reused.
     private(set) var isBroken = false
     /// Since when the connection has been in a chained read transaction (a read ended with
@@ -25,11 +32,14 @@ final class PostgresSession {
     /// under a reader.
     static let chainedReadLifetime: Duration = .seconds(1)
 
-    init(connection: PostgresConnection, logger: Logger, server: String, chainedReadSince: ContinuousClock.Instant?) {
-        self.connection = connection
+    init(lease: ConnectionPool.Lease, logger: Logger, server: String, deadline: ContinuousClock.Instant, timeout: Duration) {
+        connection = lease.connection
+        inFlight = lease.inFlight
         self.logger = logger
         self.server = server
-        self.chainedReadSince = chainedReadSince
+        self.deadline = deadline
+        self.timeout = timeout
+        chainedReadSince = lease.chainedReadSince
     }
 
     /// The statements that start a transaction on this connection: none for a read when a
@@ -55,10 +65,14 @@ final class PostgresSession {
     /// (the server rejects them inside a failed transaction).
     func submit<T: Sendable>(_ statements: [PostgresQuery], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
         let pending = Pending<T>()
-        let connection = connection, logger = logger
+        let connection = connection, logger = logger, inFlight = inFlight
+        // Registered first: if the connection closes before the answers come (or already has),
+        // the pending fails at once rather than waiting for its deadline.
+        inFlight.add(pending)
         connection.eventLoop.execute {
             let futures = statements.map { connection.query($0, logger: logger) }
             EventLoopFuture.whenAllComplete(futures, on: connection.eventLoop).whenSuccess { results in
+                defer { inFlight.remove(pending) }
                 for case .failure(let error) in results {
                     pending.set(.failure(error))
                     return
@@ -73,23 +87,36 @@ final class PostgresSession {
         return pending
     }
 
-    /// Marks the connection as not reusable.
-    func markBroken() { isBroken = true }
-
-    /// Waits for a submitted result, mapping errors.
+    /// Waits for a submitted result until the call's deadline, mapping errors. When the
+    /// deadline passes the connection is closed (its state is unknown: a statement may still be
+    /// running; closing it makes the server roll the transaction back) and the call fails with
+    /// ``PostgresDriverError/deadlineExceeded(server:timeout:)``.
     func wait<T>(_ pending: Pending<T>) throws -> T {
+        let remaining = deadline - .now
+        let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+        guard let result = pending.wait(until: Date().addingTimeInterval(max(0, seconds))) else {
+            abandon()
+            throw PostgresDriverError.deadlineExceeded(server: server, timeout: timeout)
+        }
         do {
-            return try pending.wait().get()
+            return try result.get()
         } catch {
             let mapped = Self.map(error, server: server)
-            if case .server = mapped {} else { isBroken = true }
+            if case .server = mapped {} else { abandon() }
             throw mapped
         }
     }
 
-    /// Runs a statement, discarding its rows.
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
+    /// Gives up on the connection: marks it broken and closes it, which fails whatever is still
+    /// waiting on it.
+    func abandon() {
+        isBroken = true
+        connection.closeSoon()
+    }
+
+    /// Runs a statement (after `locks`, sent with it), discarding its rows.
+    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), after locks: [PostgresQuery] = []) throws {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
     }
 
     /// Sends a statement without waiting; a failure closes the connection (so that the pool
@@ -99,16 +126,16 @@ final class PostgresSession {
         submit([PostgresQuery(unsafeSQL: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
     }
 
-    /// Runs a statement returning one bytea column.
-    func values(_ sql: String, _ binds: PostgresBindings) throws -> [[UInt8]] {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+    /// Runs a statement returning one bytea column (after `locks`, sent with it).
+    func values(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [[UInt8]] {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
             try rows.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) }
         })
     }
 
-    /// Runs a statement returning two bytea columns (key, value).
-    func pairs(_ sql: String, _ binds: PostgresBindings) throws -> [(key: [UInt8], value: [UInt8])] {
-        let rows: [[[UInt8]]] = try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+    /// Runs a statement returning two bytea columns (key, value), after `locks`.
+    func pairs(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [(key: [UInt8], value: [UInt8])] {
+        let rows: [[[UInt8]]] = try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
             try rows.map { row in
                 let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
                 return [Array(key.readableBytesView), Array(value.readableBytesView)]
@@ -117,15 +144,19 @@ final class PostgresSession {
         return rows.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
 
-    /// Runs a statement returning one bigint column; its values.
-    func integers(_ sql: String, _ binds: PostgresBindings) throws -> [Int64] {
-        try wait(submit([PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
+    /// Runs a statement returning one bigint column (after `locks`); its values.
+    func integers(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [Int64] {
+        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
     }
 
     /// Decodes one bigint column.
     @Sendable static func integers(_ rows: [PostgresRow]) throws -> [Int64] {
         try rows.map { try $0.decode(Int64.self) }
     }
+
+    /// SQLSTATEs with which the server ends a session: `admin_shutdown`, `crash_shutdown`,
+    /// `cannot_connect_now` (class 08, connection exceptions, counts too).
+    static let connectionLossStates: Set<String> = ["57P01", "57P02", "57P03"]
 
     /// A driver error for anything postgres-nio throws (server messages keep their SQLSTATE and
     /// primary message only; details, which can quote stored values, are dropped).
@@ -135,7 +166,13 @@ final class PostgresSession {
             return error
         case let error as PSQLError:
             if error.code == .server, let info = error.serverInfo {
-                return .server(sqlState: info[.sqlState] ?? "?????", message: info[.message] ?? "")
+                let state = info[.sqlState] ?? "?????"
+                // The server ended the session (administrator command, crash, shutdown) or the
+                // connection failed: nothing more will come on it.
+                if Self.connectionLossStates.contains(state) || state.hasPrefix("08") {
+                    return .connectionLost(server: server, detail: "the server ended the session (SQLSTATE \(state))")
+                }
+                return .server(sqlState: state, message: info[.message] ?? "")
             }
             return .connectionLost(server: server, detail: error.code.description)
         case is PostgresDecodingError:

@@ -7,15 +7,18 @@ import PostgresNIO
 /// keyspace epoch were sent together when the transaction started; the first operation waits
 /// for them (so nothing runs outside the transaction when `BEGIN` failed).
 final class PostgresTransaction: StorageTransaction {
-    private let session: PostgresSession
-    private let schema: PostgresSchema
+    let session: PostgresSession
+    let schema: PostgresSchema
     let isReadOnly: Bool
     private let firstPage: Int
     var attachment: AnyObject?
     private(set) var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
-    private(set) var retryableState: String?
+    var retryableState: String?
+    /// Whether a statement found the connection lost (even one whose error the closure caught):
+    /// the server rolled the transaction back, and the write is retried on another connection.
+    private(set) var lostConnection = false
     private var finished = false
     private var depth = 0
     /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
@@ -23,17 +26,34 @@ final class PostgresTransaction: StorageTransaction {
     /// `BEGIN` followed by the epoch read: the snapshot's keyspace epoch.
     private let start: Pending<Int64>
     private var epoch: Int64?
+    /// The epoch of the cached handles handed out before `start` answered (a point read then
+    /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
+    private var assumedEpoch: Int64?
+    /// Whether such a guess was wrong: handles handed out before may be stale, and each
+    /// operation looks its keyspace up again by name.
+    private var guessedWrong = false
     private let cache: KeyspaceCache
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
     private var droppedKeyspace = false
+    /// The key locks of a `READ COMMITTED` write (see ``KeyLocks``); nil otherwise.
+    let locks: KeyLocks?
+    /// The keyspaces whose lock this transaction holds (true: exclusively).
+    var keyspaceLocks: [Int32: Bool] = [:]
+    /// The key locks this transaction took shared for a read that found the key (a write of
+    /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
+    var readShared: Set<Int64> = []
+    /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
+    var unchecked: [() throws -> Void] = []
 
-    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache) {
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
+         locks: KeyLocks? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
         self.firstPage = max(1, firstPage)
         self.start = start
         self.cache = cache
+        self.locks = readOnly ? nil : locks
     }
 
     /// Waits for `BEGIN` and the epoch read; throws their failure.
@@ -57,18 +77,44 @@ final class PostgresTransaction: StorageTransaction {
 
     func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
 
-    private func check(write: Bool) throws {
+    /// Refuses an ended transaction or a write in a read-only one; unless `guessing`, waits
+    /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`
+    /// failed) and checks any guessed epoch.
+    /// Unless `deferring` (a put), first checks the answers of the puts sent without waiting.
+    private func check(write: Bool, guessing: Bool = false, deferring: Bool = false) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
-        try started()
+        if !guessing { _ = try guessHeld() }
+        if !deferring { try flushWrites() }
+    }
+
+    /// Waits for the snapshot's epoch; false when it differs from the epoch guessed for the
+    /// handles handed out before (they are forgotten then).
+    private func guessHeld() throws -> Bool {
+        let actual = try started()
+        guard let assumed = assumedEpoch else { return true }
+        assumedEpoch = nil
+        if actual == assumed { return true }
+        keyspaces.removeAll()
+        guessedWrong = true
+        return false
+    }
+
+    /// The handle of `keyspace` in this snapshot: itself, unless a guess was wrong (then looked
+    /// up again by name; nil when the keyspace does not exist in this snapshot).
+    private func handle(of keyspace: Keyspace) throws -> KeyspaceHandle? {
+        let handle = KeyspaceHandle(keyspace.handle)
+        guard guessedWrong else { return handle }
+        return try self.keyspace(named: keyspace.name, create: false, multiValue: handle.multiValue).map { KeyspaceHandle($0.handle) }
     }
 
     /// Runs one statement, remembering retryable failures.
-    private func run<T>(_ body: () throws -> T) throws -> T {
+    func run<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PostgresDriverError {
             if error.isRetryable { retryableState = error.sqlState }
+            if error.isConnectionLoss { lostConnection = true }
             throw error
         }
     }
@@ -76,8 +122,18 @@ final class PostgresTransaction: StorageTransaction {
     // MARK: - Keyspaces
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
-        try check(write: false)
+        try check(write: false, guessing: true)
         if let known = keyspaces[name] { return known }
+        // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
+        // seen, checked when the first result comes back.
+        if epoch == nil, start.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
+           assumedEpoch == nil || assumedEpoch == cached {
+            assumedEpoch = cached
+            let keyspace = Keyspace(name: name, handle: handle)
+            keyspaces[name] = keyspace
+            return keyspace
+        }
+        _ = try guessHeld()
         let epoch = try started()
         if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
             let keyspace = Keyspace(name: name, handle: handle)
@@ -104,20 +160,23 @@ final class PostgresTransaction: StorageTransaction {
 
     func count(_ keyspace: Keyspace) throws -> Int {
         try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return 0 }
         let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
-        return Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0)
+        return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
-        try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+        guard let handle = try self.handle(of: keyspace) else { return }
+        try holdingKeyspace(handle, exclusive: true) {
+            try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+        }
     }
 
     func drop(_ keyspace: Keyspace) throws {
         try clear(keyspace)
-        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(KeyspaceHandle(keyspace.handle).id)) }
+        guard let handle = try self.handle(of: keyspace) else { return }
+        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(handle.id)) }
         // Every host's cached handles from before this commit become stale.
         droppedKeyspace = true
         try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
@@ -127,36 +186,70 @@ final class PostgresTransaction: StorageTransaction {
     // MARK: - Entries
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
-        let sql = handle.multiValue
-            ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
-            : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
-        guard let value = try run({ try session.values(sql, .of(handle.id, Bytea(key))) }).first else { return nil }
+        // May go out before `BEGIN` and the epoch read have answered, with a guessed handle;
+        // read again with the right one when the guess was wrong (nothing was shown yet).
+        try check(write: false, guessing: true)
+        var value: [UInt8]?
+        for _ in 0..<2 {
+            guard let handle = try self.handle(of: keyspace) else { return nil }
+            let sql = handle.multiValue
+                ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
+                : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
+            let locks = keyLocks(handle, key, write: false)
+            let result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
+            // `BEGIN`'s failure, if any, comes first.
+            if try guessHeld() {
+                value = try result.get().first
+                if value != nil, !handle.multiValue, let keyLocks = self.locks {
+                    readShared.insert(keyLocks.id(keyspace: handle.id, key: key))
+                }
+                break
+            }
+        }
+        guard let value else { return nil }
         return try value.withUnsafeBytes { try body($0) }
     }
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
-        try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        try check(write: true, deferring: true)
+        guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
         let sql = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-        try run { try session.execute(sql, .of(handle.id, Bytea(key), Bytea(value))) }
+        // Not waited for: the answer is checked before the transaction's next wait or its
+        // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
+        guard let locks else {
+            let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+            unchecked.append { [self] in try run { try session.wait(pending) } }
+            return
+        }
+        let verifyLock = lockKeyspace(handle, exclusive: false, checkExists: false)
+        let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
+        unchecked.append { [self] in
+            try verifyLock?()
+            if try run({ try session.wait(pending) }).first == 0 { throw droppedMeanwhile() }
+        }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return false }
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
-        return try !run { try session.integers(sql, .of(handle.id, Bytea(key))) }.isEmpty
+        // All values of a multi-value key: the key exclusively, as a read of it.
+        let locks = keyLocks(handle, key, write: true)
+        return try holdingKeyspace(handle, exclusive: false) {
+            try !run { try session.integers(sql, .of(handle.id, Bytea(key)), after: locks) }.isEmpty
+        }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return false }
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
-        return try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value))) }.isEmpty
+        let locks = keyLocks(handle, key, value: value, write: true)
+        return try holdingKeyspace(handle, exclusive: false) {
+            try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }.isEmpty
+        }
     }
 
     // MARK: - Scans
@@ -167,13 +260,16 @@ final class PostgresTransaction: StorageTransaction {
     func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try check(write: false)
-        let handle = KeyspaceHandle(keyspace.handle)
+        guard let handle = try self.handle(of: keyspace) else { return }
         var low = lower, high = upper
         if let prefix {
             if low.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { low = prefix }
             if let end = Self.successor(of: prefix), high.map({ end.lexicographicallyPrecedes($0) }) ?? true { high = end }
         }
         if let low, let high, !low.lexicographicallyPrecedes(high) { return }
+        // A range read in a write: no writer of the keyspace commits until this transaction
+        // ends (waits for those holding it first).
+        try holdingKeyspace(handle, exclusive: true) {}
         let table = schema.table(multiValue: handle.multiValue)
         let direction = reverse ? "DESC" : "ASC"
         let order = handle.multiValue ? "key \(direction), value \(direction)" : "key \(direction)"
@@ -232,9 +328,14 @@ final class PostgresTransaction: StorageTransaction {
         let result: R
         do {
             result = try body()
+            // The savepoint's own puts fail inside it.
+            try flushWrites()
         } catch {
+            unchecked.removeAll()
             // Undo the savepoint's work (and any keyspace it created) and carry on.
             keyspaces.removeAll()
+            // Locks taken inside the savepoint were released with it: take them again.
+            keyspaceLocks.removeAll()
             try run {
                 try session.execute("ROLLBACK TO SAVEPOINT \(name)")
                 try session.execute("RELEASE SAVEPOINT \(name)")

@@ -31,6 +31,17 @@ final class WriteGate: @unchecked Sendable {
         }
     }
 
+    /// A count shared by threads. `@unchecked Sendable`: `count` is only touched under `lock`
+    /// (an `NSLock`: `Synchronization.Atomic` would raise the Apple platform floor).
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+
+        func add(_ amount: Int) { lock.withLock { count += amount } }
+
+        var value: Int { lock.withLock { count } }
+    }
+
     /// Gives a slot back.
     func leave() {
         condition.withLock {

@@ -2,11 +2,33 @@
 // PostgreSQL (DEPOT_POSTGRES_URL, a fresh schema dropped at the end) against LMDB (a temporary
 // folder), then documents through Store: inserts, gets by ID, indexed queries and 1/8/64
 // concurrent writers. Usage: depot-postgres-bench [WRITES] [READS] [DOCUMENTS]
+//
+// `depot-postgres-bench compare [SECONDS]`: pgbench and Depot side by side on the same server
+// (see Compare.swift), as the README's PostgreSQL table is measured.
 #if Postgres
 import Depot
 import DepotLMDB
 import DepotPostgres
 import Foundation
+
+let words = Array(CommandLine.arguments.dropFirst())
+if words.first == "compare" || words.first == "writers-child" {
+    guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
+        print("DEPOT_POSTGRES_URL is not set")
+        exit(1)
+    }
+    do {
+        if words.first == "compare" {
+            try Compare.run(url: url, seconds: words.dropFirst().first.flatMap { Double($0) } ?? 3)
+        } else {
+            try Compare.child(Array(words.dropFirst()), url: url)
+        }
+        exit(0)
+    } catch {
+        print("depot-postgres-bench: \(error)")
+        exit(1)
+    }
+}
 
 let arguments = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let writes = arguments.first ?? 300

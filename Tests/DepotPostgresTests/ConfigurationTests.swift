@@ -56,6 +56,28 @@ struct ConfigurationTests {
         #expect((try? PostgresSchema(name: "depot_2")) != nil)
     }
 
+    @Test func callTimeoutIsValidated() throws {
+        let config = try PostgresConfiguration(url: "postgres://x@y/z?call_timeout=2.5", environment: [:])
+        #expect(config.callTimeout == .milliseconds(2500))
+        #expect(try PostgresConfiguration(url: "postgres://x@y/z", environment: [:]).callTimeout == .seconds(30))
+        for bad in ["0", "-1", "soon", "90000"] {
+            #expect(throws: PostgresDriverError.self) { try PostgresConfiguration(url: "postgres://x@y/z?call_timeout=\(bad)", environment: [:]) }
+        }
+        var zero = config
+        zero.callTimeout = .zero
+        #expect(throws: PostgresDriverError.self) { try zero.validate() }
+        // Refused before any connection is tried.
+        #expect(throws: PostgresDriverError.invalidConfiguration("callTimeout must be at least 1 ms and at most a day")) {
+            try PostgresDriver(configuration: zero)
+        }
+        var noConnections = config
+        noConnections.maximumConnections = 0
+        #expect(throws: PostgresDriverError.self) { try noConnections.validate() }
+        #expect(throws: Never.self) { try config.validate() }
+        // statement_timeout follows the call timeout.
+        #expect(PostgresDriver.sessionSettings(config).first { $0.0 == "statement_timeout" }?.1 == "2500")
+    }
+
     @Test func prefixSuccessor() {
         #expect(PostgresTransaction.successor(of: [0x01, 0x02]) == [0x01, 0x03])
         #expect(PostgresTransaction.successor(of: [0x01, 0xff]) == [0x02])

@@ -17,12 +17,8 @@ enum FailoverServer {
 
     /// Runs the control command (`stop-primary`, `promote-standby`); throws when it fails.
     static func run(_ action: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try #require(control))
-        process.arguments = [action]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "failover control \(action) exited with \(process.terminationStatus)")
+        let status = try runControl(try #require(control), action)
+        try #require(status == 0, "failover control \(action) exited with \(status)")
     }
 }
 

@@ -37,6 +37,24 @@ enum PostgresTestServer {
     }
 }
 
+/// Runs a control script with one argument and waits for it; its exit status (-1 when it did
+/// not exit normally). `posix_spawn` and `waitpid` rather than Foundation's `Process`, whose
+/// exit notification was seen lost on Linux when several tests ran commands at once.
+func runControl(_ path: String, _ argument: String) throws -> Int32 {
+    var pid: pid_t = 0
+    let arguments = [path, argument]
+    var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    let spawned = posix_spawn(&pid, path, nil, nil, &argv, environ)
+    guard spawned == 0 else { throw PostgresDriverError.invalidConfiguration("could not run \(path) (errno \(spawned))") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) == -1 {
+        guard errno == EINTR else { return -1 }
+    }
+    // WIFEXITED / WEXITSTATUS, which Swift does not import.
+    return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+}
+
 /// The Depot condition for "eventually": polls `condition` until it holds or `seconds` pass.
 func eventually(within seconds: Double = 10, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds)

@@ -45,6 +45,15 @@ struct ReplicaTests {
         try primaryStore.write { tx in try tx.park(staff(100)) }
         #expect(eventually(within: 30) { (try? replicaStore.retrieve(Staff.self, id: 100)) != nil })
 
+        // Replication lag, from both sides: the standby replayed a transaction, the primary
+        // sees one standby attached.
+        let standbySide = try replicaDriver.replicationLag()
+        #expect(standbySide.isStandby)
+        #expect(standbySide.standbys == 0)
+        #expect(standbySide.lag.map { $0 >= .zero } == true)
+        #expect(eventually(within: 30) { (try? primary.replicationLag())?.standbys ?? 0 >= 1 })
+        #expect(try primary.replicationLag().isStandby == false)
+
         // The replica is read-only.
         #expect(throws: (any Error).self) {
             try replicaStore.write { tx in try tx.park(staff(200)) }

@@ -12,7 +12,10 @@ extension DocumentTransaction {
         if schema.typeVersion > version {
             throw DepotError.newerVersion(collection: target.collection, stored: schema.typeVersion, declared: version, typeName: typeName)
         }
-        if schema.indexes == declared && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
+        // In any order: stored definitions load sorted by name, a type declares them in its own
+        // order (comparing the arrays reconciled, and bumped the schema version, in every write).
+        let sameIndexes = schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
+        if sameIndexes && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
             && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
         if !declared.isEmpty, let transform = context.core.recordTransform, !transform.allowsPlaintextIndexes {
             throw DepotError.invalidIndex(collection: target.collection, index: declared[0].name,

@@ -1,0 +1,107 @@
+#if Postgres
+import Depot
+import PostgresNIO
+
+/// The key locks of ``PostgresTransaction`` (see ``KeyLocks``) and the checks of writes sent
+/// without waiting.
+extension PostgresTransaction {
+    /// The key lock statements for an operation on `key` (and `value`) of `handle`'s keyspace
+    /// (none without key locks): a read locks the key shared (exclusively in a multi-value
+    /// keyspace, where writers of its pairs hold it shared), a write exclusively (a pair of a
+    /// multi-value keyspace: the key shared and the pair exclusively).
+    func keyLocks(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
+                          write: Bool) -> [PostgresQuery] {
+        guard let locks else { return [] }
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        guard handle.multiValue else {
+            if write {
+                if readShared.contains(keyID) { locks.hot.insert(keyID) }
+                return [KeyLocks.key(keyID, exclusive: true)]
+            }
+            // A key this driver's writes read and then write: exclusive at once (no upgrade).
+            if locks.hot.contains(keyID) { return [KeyLocks.key(keyID, exclusive: true)] }
+            return [KeyLocks.key(keyID, exclusive: false)]
+        }
+        guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
+        return [KeyLocks.key(keyID, exclusive: false), KeyLocks.key(locks.id(keyspace: handle.id, key: key, value: value), exclusive: true)]
+    }
+
+    /// Takes the lock of `handle`'s keyspace (shared for a write, exclusive for a scan) when
+    /// not yet held, without waiting; returns the check to run on its answer (nil when nothing
+    /// was sent). The first time, a check that the keyspace still exists goes out with the lock
+    /// (a transaction that dropped it may have committed before the lock was granted: then this
+    /// transaction's handle is stale and it is retried with a fresh one).
+    /// With `checkExists` false the caller checks that the keyspace exists in a statement of
+    /// its own sent after the lock (a put does, in its own statement).
+    func lockKeyspace(_ handle: KeyspaceHandle, exclusive: Bool, checkExists: Bool = true) -> (() throws -> Void)? {
+        guard let locks else { return nil }
+        let held = keyspaceLocks[handle.id]
+        guard held == nil || (exclusive && held == false) else { return nil }
+        keyspaceLocks[handle.id] = exclusive || held == true
+        let lock = locks.keyspace(handle.id, exclusive: exclusive)
+        let check: Pending<[Int64]>
+        if held == nil && checkExists {
+            let exists = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1", binds: .of(handle.id))
+            check = session.submit([lock, exists], decode: PostgresSession.integers)
+        } else {
+            // An upgrade: the lock's own row (void) is not decoded.
+            check = session.submit([lock]) { _ in [1] }
+        }
+        return { [self] in
+            let found = try run { try session.wait(check) }
+            if held == nil && checkExists && found.first == 0 { throw droppedMeanwhile() }
+        }
+    }
+
+    /// A put under key locks as one statement: the key lock(s) (exclusive; in a multi-value
+    /// keyspace the key shared and the pair exclusive), a check that the keyspace still exists
+    /// (its snapshot is taken after the keyspace lock, sent before), and the insert, which only
+    /// runs when it does. Returns the count of keyspace rows (0: dropped meanwhile). The key
+    /// lock may be taken inside the statement because an `INSERT … ON CONFLICT` does not
+    /// depend on the statement's snapshot (it acts on the latest row version).
+    func lockedPut(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> PostgresQuery {
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        let lock: String
+        var binds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value), keyID)
+        if handle.multiValue {
+            lock = "SELECT pg_advisory_xact_lock_shared($4), pg_advisory_xact_lock($5)"
+            binds.append(locks.id(keyspace: handle.id, key: key, value: value))
+        } else {
+            if readShared.contains(keyID) { locks.hot.insert(keyID) }
+            lock = "SELECT pg_advisory_xact_lock($4)"
+        }
+        let insert = handle.multiValue
+            ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
+            : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert)) SELECT n FROM k",
+                             binds: binds)
+    }
+
+    /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);
+    /// the lock's answer arrives with `body`'s, so it costs no extra round trip.
+    func holdingKeyspace<T>(_ handle: KeyspaceHandle, exclusive: Bool, _ body: () throws -> T) throws -> T {
+        let verify = lockKeyspace(handle, exclusive: exclusive)
+        let result = Result { try body() }
+        // The check (or the lock) failing comes first: a failed lock aborts the transaction and
+        // makes `body`'s statement fail with a less telling error.
+        try verify?()
+        return try result.get()
+    }
+
+    /// Checks the answers of the puts sent without waiting, in order; throws the first failure.
+    /// Called before any other wait of the transaction and before `COMMIT`.
+    func flushWrites() throws {
+        guard !unchecked.isEmpty else { return }
+        let checks = unchecked
+        unchecked = []
+        for check in checks { try check() }
+    }
+
+    /// The error for a keyspace that another transaction dropped meanwhile: retryable (the
+    /// write runs again with fresh handles).
+    func droppedMeanwhile() -> PostgresDriverError {
+        retryableState = "40001"
+        return .server(sqlState: "40001", message: "a keyspace was dropped by a concurrent transaction")
+    }
+}
+#endif

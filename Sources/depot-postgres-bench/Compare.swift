@@ -1,0 +1,218 @@
+#if Postgres
+import Depot
+import DepotPostgres
+import Foundation
+
+/// `depot-postgres-bench compare [SECONDS]`: the server's own baseline (pgbench, when
+/// installed) and Depot, side by side on the same server in one run, with ratios. Each point
+/// runs SECONDS (default 3). Needs DEPOT_POSTGRES_URL and the PG* variables (as
+/// scripts/with-postgres.sh exports them) for pgbench.
+///
+/// Each pgbench figure is measured right before the Depot figure it is compared with.
+/// - Durable commits/s: pgbench's one-row insert (`INSERT … VALUES (…)` into a table with a
+///   bigserial key, `synchronous_commit` as the server has it) against `Store.write` of one
+///   document with one index, for 1, 8 and 64 writers in this process (one connection each)
+///   and for 4 processes × 16 writers (pgbench: 64 clients).
+/// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
+///   through the driver (read transaction + get) and a document get by ID through `Store`.
+enum Compare {
+    struct Writers {
+        var commits = 0
+        var failures = 0
+        var retries = 0
+        var firstFailure: String?
+    }
+
+    static func run(url: String, seconds: Double) throws {
+        let pgbench = ["/usr/bin/pgbench", "/usr/lib/postgresql/15/bin/pgbench"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let base = try pgbench.map { try Baseline(pgbench: $0, seconds: seconds) }
+        defer { base?.finish() }
+        if base == nil { print("pgbench not found: baseline skipped") }
+        var configuration = try PostgresConfiguration(url: url)
+        let schema = "bench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        var rows: [(String, Double?, Double, String)] = []
+        for writers in [1, 8, 64] {
+            configuration.schema = "\(schema)_w\(writers)"
+            configuration.maximumConnections = max(writers, 2)
+            let baseline = try base?.inserts(clients: writers)
+            let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
+            rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
+        }
+        configuration.schema = "\(schema)_p4"
+        configuration.maximumConnections = 16
+        let baseline = try base?.inserts(clients: 64)
+        let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
+        rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
+
+        configuration.schema = "\(schema)_r"
+        configuration.maximumConnections = 2
+        let select = try base?.selectLatency()
+        let (pointRead, documentGet) = try measureReads(configuration, seconds: seconds)
+        rows.append(("point read, ms (lower is better)", select, pointRead, ""))
+        rows.append(("document get by ID, ms (lower is better)", select, documentGet, ""))
+
+        print("\n| \(seconds) s per point | pgbench | Depot | Depot / pgbench | |")
+        print("|---|---|---|---|---|")
+        for (name, baseline, depot, note) in rows {
+            let ratio = baseline.map { String(format: "%.2f", depot / $0) } ?? "—"
+            let digits = name.hasPrefix("commits") ? "%.0f" : "%.3f"
+            print("| \(name) | \(baseline.map { String(format: digits, $0) } ?? "—") | \(String(format: digits, depot)) | \(ratio) | \(note) |")
+        }
+        try reportLag(configuration)
+        print("(schemas \(schema)_* left in place; drop them with DROP SCHEMA … CASCADE)")
+    }
+
+    /// Replication lag after the writes, from the primary and (with DEPOT_POSTGRES_REPLICA_URL,
+    /// as `DEPOT_POSTGRES_REPLICA=1 scripts/with-postgres.sh` exports) from the standby.
+    static func reportLag(_ primary: PostgresConfiguration) throws {
+        func describe(_ lag: PostgresDriver.ReplicationLag) -> String {
+            let value = lag.lag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1e3) } ?? "none reported"
+            return lag.isStandby ? "standby: last replayed transaction \(value) old" : "primary: \(lag.standbys) standby(s), replay lag \(value)"
+        }
+        let driver = try PostgresDriver(configuration: primary)
+        defer { driver.close() }
+        print("replication, \(describe(try driver.replicationLag()))")
+        guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"] else { return }
+        var standby = try PostgresConfiguration(url: url)
+        standby.schema = primary.schema
+        let replica = try PostgresDriver(configuration: standby)
+        defer { replica.close() }
+        print("replication, \(describe(try replica.replicationLag()))")
+    }
+
+    static func note(_ result: Writers) -> String {
+        var parts = ["\(result.retries) retries"]
+        if result.failures > 0 { parts.append("\(result.failures) gave up (first: \(result.firstFailure ?? "?"))") }
+        return parts.joined(separator: ", ")
+    }
+
+    /// `writers` threads of one driver storing one new document per commit for `seconds`.
+    static func measureWriters(_ configuration: PostgresConfiguration, writers: Int, seconds: Double, firstID: Int,
+                               startAt: Date? = nil) throws -> Writers {
+        let driver = try PostgresDriver(configuration: configuration)
+        defer { driver.close() }
+        let store = try Store(driver: driver)
+        try store.write { tx in try tx.park(BenchItem(firstID)) }
+        let next = Locked(firstID + 1)
+        let result = Locked(Writers())
+        let retriesBefore = driver.writeRetries
+        if let startAt { Thread.sleep(until: startAt) }
+        let end = Date().addingTimeInterval(seconds)
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<writers {
+            let thread = Thread {
+                while Date() < end {
+                    let id = next.withLock { value -> Int in
+                        defer { value += 1 }
+                        return value
+                    }
+                    do {
+                        try store.write { tx in try tx.park(BenchItem(id)) }
+                        result.withLock { $0.commits += 1 }
+                    } catch {
+                        result.withLock {
+                            $0.failures += 1
+                            if $0.firstFailure == nil { $0.firstFailure = "\(error)" }
+                        }
+                    }
+                }
+                done.signal()
+            }
+            thread.stackSize = 4 << 20
+            thread.start()
+        }
+        for _ in 0..<writers { done.wait() }
+        var outcome = result.withLock { $0 }
+        outcome.retries = driver.writeRetries - retriesBefore
+        return outcome
+    }
+
+    /// `processes` copies of this program (`writers-child`), each with `writers` threads,
+    /// started together on one schema; their results summed.
+    static func measureProcesses(_ configuration: PostgresConfiguration, processes: Int, writers: Int, seconds: Double) throws -> Writers {
+        // Create the schema and the collection once, before the children race for it.
+        _ = try measureWriters(configuration, writers: 1, seconds: 0, firstID: 0)
+        let start = Date().addingTimeInterval(3)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("depot-bench-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var children: [(pid_t, String)] = []
+        for index in 0..<processes {
+            let output = folder.appendingPathComponent("\(index)").path
+            let arguments = [CommandLine.arguments[0], "writers-child", configuration.schema, String(writers), String(seconds),
+                             String((index + 1) * 100_000_000), String(start.timeIntervalSince1970), output]
+            children.append((try spawn(arguments), output))
+        }
+        var total = Writers()
+        for (pid, output) in children {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            let fields = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: " ").compactMap { Int($0) }
+            guard fields.count == 3 else {
+                total.failures += 1
+                total.firstFailure = total.firstFailure ?? "a child process reported nothing (status \(status))"
+                continue
+            }
+            total.commits += fields[0]
+            total.failures += fields[1]
+            total.retries += fields[2]
+        }
+        return total
+    }
+
+    /// The child side of ``measureProcesses``: arguments schema, writers, seconds, first ID,
+    /// start time, output file.
+    static func child(_ arguments: [String], url: String) throws {
+        guard arguments.count == 6, let writers = Int(arguments[1]), let seconds = Double(arguments[2]), let firstID = Int(arguments[3]),
+              let start = Double(arguments[4]) else { throw PostgresDriverError.invalidConfiguration("bad writers-child arguments") }
+        var configuration = try PostgresConfiguration(url: url)
+        configuration.schema = arguments[0]
+        configuration.maximumConnections = writers
+        let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: firstID,
+                                        startAt: Date(timeIntervalSince1970: start))
+        try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
+    }
+
+    /// Mean latencies in ms: a point read through the driver, a document get through `Store`.
+    static func measureReads(_ configuration: PostgresConfiguration, seconds: Double) throws -> (Double, Double) {
+        let driver = try PostgresDriver(configuration: configuration)
+        defer { driver.close() }
+        let store = try Store(driver: driver)
+        try store.write { tx in for id in 0..<1000 { try tx.park(BenchItem(id)) } }
+        let key = [UInt8](repeating: 7, count: 8)
+        try driver.write { txn in
+            guard let space = try txn.keyspace(named: "reads", create: true, multiValue: false) else { return }
+            try key.withUnsafeBytes { k in try [UInt8](repeating: 0xab, count: 100).withUnsafeBytes { try txn.put($0, forKey: k, in: space) } }
+        }
+        func mean(_ body: (Int) throws -> Void) rethrows -> Double {
+            var count = 0
+            let start = ContinuousClock.now, end = Date().addingTimeInterval(seconds / 2)
+            while Date() < end {
+                try body(count)
+                count += 1
+            }
+            let elapsed = ContinuousClock.now - start
+            return (Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15) / Double(max(1, count))
+        }
+        let pointRead = try mean { _ in
+            _ = try driver.read { txn in
+                try txn.keyspace(named: "reads", create: false, multiValue: false).flatMap { space in
+                    try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: space) { $0.count } }
+                }
+            }
+        }
+        let documentGet = try mean { i in _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: i % 1000) } }
+        return (pointRead, documentGet)
+    }
+
+    /// Starts `arguments[0]` with `arguments`, inheriting the environment.
+    static func spawn(_ arguments: [String]) throws -> pid_t {
+        var pid: pid_t = 0
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let result = posix_spawn(&pid, arguments[0], nil, nil, &argv, environ)
+        guard result == 0 else { throw PostgresDriverError.invalidConfiguration("could not start \(arguments[0]) (errno \(result))") }
+        return pid
+    }
+}
+#endif
