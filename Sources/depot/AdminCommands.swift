@@ -2,14 +2,18 @@ import ArgumentParser
 import Depot
 import DepotLMDB
 import Foundation
+#if Postgres
+import DepotPostgres
+#endif
 
 struct StatCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "stat",
         abstract: "Show the LMDB version, the map, the reader table and every named database (a server: its aliases, collections and documents).",
         discussion: """
-            On a PostgreSQL store (--url), stat shows where the store is and how many aliases, collections and \
-            documents it holds. \
+            On a PostgreSQL store (--url), stat shows where the store is, how many aliases, collections and \
+            documents it holds, and replication: whether the server is a standby, and its lag (on a standby, the \
+            age of the last replayed transaction; on a primary, the slowest attached standby's replay lag). \
             The map size is the one recorded in the data file's current meta page, as 'mdb_stat -e' reports it \
             ("Map size"): the size every process opening the file maps at least. (A process that opens the \
             file with a smaller map size maps only the used part, which is not the store's map size.)
@@ -68,6 +72,12 @@ extension StatCommand {
         var aliases = 0
         var collections = 0
         var documents = 0
+        /// Whether the server is a standby; nil when the driver does not say.
+        var standby: Bool?
+        /// On a primary: the standbys attached.
+        var standbys: Int?
+        /// The replication lag in milliseconds (see the command's discussion); nil when unknown.
+        var replicationLagMilliseconds: Double?
     }
 
     /// Prints where `store` is and how many aliases, collections and documents it holds.
@@ -79,11 +89,24 @@ extension StatCommand {
             summary.collections += counts.count
             summary.documents += counts.reduce(0, +)
         }
+        #if Postgres
+        if let postgres = store.driver as? PostgresDriver {
+            let lag = try postgres.replicationLag()
+            summary.standby = lag.isStandby
+            summary.standbys = lag.isStandby ? nil : lag.standbys
+            summary.replicationLagMilliseconds = lag.lag.map { Double($0.components.seconds) * 1_000 + Double($0.components.attoseconds) / 1e15 }
+        }
+        #endif
         if output.json {
             print(try JSONOutput.line(summary))
         } else {
             print("Depot version:    \(summary.depotVersion)\nstore:            \(summary.location)\naliases:          \(summary.aliases)\n"
                   + "collections:      \(summary.collections)\ndocuments:        \(summary.documents)")
+            if let standby = summary.standby {
+                let lag = summary.replicationLagMilliseconds.map { String(format: "%.1f ms", $0) } ?? "none reported"
+                print(standby ? "server:           a standby; replay lag \(lag)"
+                              : "server:           a primary with \(summary.standbys ?? 0) standby(s); slowest replay lag \(lag)")
+            }
         }
     }
 

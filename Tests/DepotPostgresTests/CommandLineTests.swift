@@ -76,6 +76,21 @@ struct CommandLineTests {
             #expect(collections.status == 0 && collections.out.contains(#""collection":"Person""#) && collections.out.contains(#""idKind":"string""#), "\(collections)")
             let stat = try depot(["stat", "--json"], environment: environment)
             #expect(stat.status == 0 && stat.out.contains(#""documents":1"#) && stat.out.contains("postgres://"), "\(stat)")
+            // Replication as the server sees it: this is a primary.
+            #expect(stat.out.contains(#""standby":false"#) && stat.out.contains(#""standbys":"#), "\(stat)")
+            let text = try depot(["stat"], environment: environment)
+            #expect(text.status == 0 && text.out.contains("a primary with"), "\(text)")
+            if let replica = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"],
+               let schema = url.split(separator: "?").last.flatMap({ $0.split(separator: "&").first { $0.hasPrefix("schema=") } }) {
+                // The same schema on the standby, once it has replayed the writes above.
+                let standbyURL = replica + (replica.contains("?") ? "&" : "?") + schema
+                var standby = try depot(["stat", "--json", "--url", standbyURL], environment: ["DEPOT_URL": "", "DEPOT_PATH": ""])
+                _ = try eventually(within: 30) {
+                    standby = try depot(["stat", "--json", "--url", standbyURL], environment: ["DEPOT_URL": "", "DEPOT_PATH": ""])
+                    return standby.status == 0
+                }
+                #expect(standby.status == 0 && standby.out.contains(#""standby":true"#), "\(standby)")
+            }
 
             #expect(try depot(["doc", "delete", "--collection", "Person", "--id", "00123"], environment: environment).status == 0)
             let gone = try depot(["doc", "get", "--collection", "Person", "--id", "00123"], environment: environment)
