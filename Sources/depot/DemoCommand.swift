@@ -30,7 +30,7 @@ struct Demo {
         try mapGrowthTour()
         try documentTour()
         try seedTour()
-        demoLine("\nDone. Look inside with: depot stat --path \(root)/kv  or  depot export --path \(root)/documents")
+        demoLine("\nDone. Look inside with: swift run depot stat --path \(root)/kv  or  swift run depot export --path \(root)/documents")
     }
 
     func step<R>(_ title: String, _ body: () throws -> R) rethrows -> R {
