@@ -107,15 +107,7 @@ enum InstructionMode {
             var sum: UInt64 = 0
             switch engine {
             case "c":
-                _ = try checked(packed.keyBlob.withUnsafeBufferPointer { k in
-                    packed.keyOffsets.withUnsafeBufferPointer { ko in
-                        packed.valueBlob.withUnsafeBufferPointer { v in
-                            packed.valueOffsets.withUnsafeBufferPointer { vo in
-                                clmdb_put_blobs(folder, k.baseAddress, ko.baseAddress, v.baseAddress, vo.baseAddress, m)
-                            }
-                        }
-                    }
-                }, "put blobs")
+                try putBlobsInC(packed, folder: folder)
                 return {
                     var count: UInt64 = 0
                     _ = try CEngine().scan(folder: folder, count: &count, checksum: &sum)
@@ -135,17 +127,7 @@ enum InstructionMode {
         }
         switch engine {
         case "c":
-            insert = {
-                _ = try checked(packed.keyBlob.withUnsafeBufferPointer { k in
-                    packed.keyOffsets.withUnsafeBufferPointer { ko in
-                        packed.valueBlob.withUnsafeBufferPointer { v in
-                            packed.valueOffsets.withUnsafeBufferPointer { vo in
-                                clmdb_put_blobs(folder, k.baseAddress, ko.baseAddress, v.baseAddress, vo.baseAddress, m)
-                            }
-                        }
-                    }
-                }, "put blobs")
-            }
+            insert = { try putBlobsInC(packed, folder: folder) }
             get = {
                 var sum: UInt64 = 0
                 _ = try checked(packedIDs.keyBlob.withUnsafeBufferPointer { k in
@@ -232,6 +214,19 @@ enum InstructionMode {
             log("depot-compare --callgrind: \(error)")
             return 1
         }
+    }
+
+    /// The C baseline's insert: every packed record in one transaction (`clmdb_put_blobs`).
+    static func putBlobsInC(_ packed: PackedRecords, folder: String) throws {
+        _ = try checked(packed.keyBlob.withUnsafeBufferPointer { k in
+            packed.keyOffsets.withUnsafeBufferPointer { ko in
+                packed.valueBlob.withUnsafeBufferPointer { v in
+                    packed.valueOffsets.withUnsafeBufferPointer { vo in
+                        clmdb_put_blobs(folder, k.baseAddress, ko.baseAddress, v.baseAddress, vo.baseAddress, packed.count)
+                    }
+                }
+            }
+        }, "put blobs")
     }
 
     static func unknown(_ engine: String, _ workload: Workload) -> BenchError {

@@ -171,15 +171,7 @@ final class BinaryDecoderImpl: Decoder {
                 let q = pos + 1 + len
                 let next = try r.skipValue(at: q)
                 guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
-                let hint = KeyHint(owner: entries, offset: next, index: idx + 1)
-                if depth == 0 {
-                    hint0 = hint
-                } else if depth <= hints.count {
-                    hints[depth - 1] = hint
-                } else {
-                    while hints.count < depth - 1 { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
-                    hints.append(hint)
-                }
+                remember(KeyHint(owner: entries, offset: next, index: idx + 1), depth: depth)
                 return q
             }
         }
@@ -218,7 +210,13 @@ final class BinaryDecoderImpl: Decoder {
             return nil
         }
         guard let found else { return nil }
-        let hint = KeyHint(owner: entries, offset: found.next, index: found.index)
+        remember(KeyHint(owner: entries, offset: found.next, index: found.index), depth: depth)
+        return found.value
+    }
+
+    /// Keeps where the lookup at `depth` stopped, for the next one.
+    @inline(__always)
+    private func remember(_ hint: KeyHint, depth: Int) {
         if depth == 0 {
             hint0 = hint
         } else if depth <= hints.count {
@@ -227,7 +225,6 @@ final class BinaryDecoderImpl: Decoder {
             while hints.count < depth - 1 { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
             hints.append(hint)
         }
-        return found.value
     }
 
     func allKeys<K: CodingKey>(_: K.Type, entries: Int, end: Int, count: Int) throws -> [K] {
