@@ -9,8 +9,9 @@ import Foundation
 /// one entry to the keyspace `depot.changes` (key: a sequence number from `changelog/next`,
 /// value: the writer's token, the time, and the created/updated/deleted keys per alias and
 /// collection), in the same transaction as the changes. Entries older than
-/// ``ChangeLog/retention`` are trimmed by writers (a few per commit). Nobody watching: no entry,
-/// no extra write — one cached check per second.
+/// ``ChangeLog/retention`` are trimmed by the watchers when they renew their leases, off the
+/// writers' path (a writer only appends). Nobody watching: no entry, no extra write — one cached
+/// check per second.
 enum ChangeLog {
     static let keyspace = StoreLayout.changeLogDatabase
     static let counterKey = StoreLayout.changeLogCounterKey
@@ -55,14 +56,23 @@ enum ChangeLog {
         let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
         try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
         try BigEndian<UInt64>.withBytes(of: seq + 1) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
-        // Trim a few old entries.
+    }
+
+    /// Deletes the entries older than ``retention`` at `now` (at most `limit`, oldest first);
+    /// returns how many. Run by watchers with their lease renewal, never by writers, so that
+    /// writers never scan the log (on a server, a scan locks the whole log against them).
+    @discardableResult
+    static func trim(_ txn: any StorageTransaction, now: Double = Date().timeIntervalSince1970, limit: Int = 10_000) throws -> Int {
+        guard let log = try txn.keyspace(named: keyspace, create: false) else { return 0 }
         var old: [[UInt8]] = []
+        // Entries are in sequence order, which is commit order: the old ones come first.
         try txn.scan(log, prefix: nil, reverse: false) { key, value in
-            guard old.count < 16, let e = try? BinaryDecoder().decode(Entry.self, from: value), e.time < now - retention else { return false }
+            guard old.count < limit, let e = try? BinaryDecoder().decode(Entry.self, from: value), e.time < now - retention else { return false }
             old.append([UInt8](key))
             return true
         }
         for key in old { _ = try txn.delete(forKey: key, in: log) }
+        return old.count
     }
 
     /// Whether a live watcher lease exists (read in `txn`).

@@ -76,6 +76,8 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         try core.driver.write { txn in
             guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
             try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+            // The log's old entries go here, every 2 s while someone watches, not in the writes.
+            try ChangeLog.trim(txn)
         }
         leaseRenewedAt = Date().timeIntervalSince1970
     }
