@@ -165,6 +165,29 @@ final class PostgresTransaction: StorageTransaction {
         return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
+    // MARK: - Change log
+
+    /// The transaction ID (`txid_current()`, with its epoch: never wraps): writers that log
+    /// changes share no row, and readers stop at ``changeLogHorizon()``.
+    func changeLogStamp() throws -> UInt64? {
+        try check(write: true)
+        guard let xid = try run({ try session.integers("SELECT txid_current()", .of()) }).first, xid > 0 else {
+            throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
+        }
+        return UInt64(xid)
+    }
+
+    /// The oldest transaction ID still running when the statement's snapshot was taken: every
+    /// writer below it has committed or rolled back, so no entry below it can appear later.
+    func changeLogHorizon() throws -> UInt64? {
+        try check(write: false)
+        let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+        guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
+            throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
+        }
+        return UInt64(xmin)
+    }
+
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
         guard let handle = try self.handle(of: keyspace) else { return }

@@ -51,11 +51,24 @@ enum ChangeLog {
         if parts.isEmpty { return }
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true),
               let log = try txn.keyspace(named: keyspace, create: true) else { return }
-        let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         let now = Date().timeIntervalSince1970
         let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
+        // A driver whose writers commit side by side numbers the entry itself (no shared row);
+        // otherwise the store's counter, written in the same transaction.
+        if let stamp = try txn.changeLogStamp() {
+            try BigEndian<UInt64>.withBytes(of: stamp) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
+            return
+        }
+        let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
         try BigEndian<UInt64>.withBytes(of: seq + 1) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+    }
+
+    /// Where a reader starts: the stamp horizon of the driver, else the counter's next number.
+    static func start(_ txn: any StorageTransaction) throws -> UInt64 {
+        if let horizon = try txn.changeLogHorizon() { return horizon }
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return 1 }
+        return try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
     }
 
     /// Deletes the entries older than ``retention`` at `now` (at most `limit`, oldest first);

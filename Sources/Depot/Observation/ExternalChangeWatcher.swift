@@ -41,10 +41,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         self.lease = Array((ChangeLog.leasePrefix + UUID().uuidString).utf8)
         try renewLease()
         core.refreshLeaseCheck()
-        nextSequence = try core.driver.read { txn in
-            guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return 1 }
-            return try txn.withValue(forKey: ChangeLog.counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
-        }
+        nextSequence = try core.driver.read { txn in try ChangeLog.start(txn) }
         let thread = Thread { [weak self] in self?.run() }
         thread.name = "depot.watcher"
         thread.start()
@@ -113,9 +110,14 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         let start = nextSequence
         let next: UInt64?
         do { next = try core.driver.read { txn in
-            guard let log = try txn.keyspace(named: ChangeLog.keyspace, create: false) else { return start }
+            // With stamps, only below the horizon: every writer below it has ended, so an entry
+            // that commits later can never have a stamp this read has passed.
+            let horizon = try txn.changeLogHorizon()
+            guard let log = try txn.keyspace(named: ChangeLog.keyspace, create: false) else { return horizon.map { max($0, start) } ?? start }
             var seq = start
-            try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: nil, prefix: nil, reverse: false) { key, value in
+            let upper = horizon.map { h in BigEndian<UInt64>.withBytes(of: h) { [UInt8]($0) } }
+            if let horizon, horizon <= start { return start }
+            try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: upper, prefix: nil, reverse: false) { key, value in
                 seq = (try BigEndian<UInt64>.decode(key)) + 1
                 do {
                     entries.append(try BinaryDecoder().decode(ChangeLog.Entry.self, from: value))
@@ -124,7 +126,9 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
                 }
                 return true
             }
-            return seq
+            // With stamps the next read starts at the horizon (stamps below it that wrote no
+            // entry were read-only, rolled back, or logged nothing).
+            return horizon.map { max($0, seq) } ?? seq
         } } catch {
             logError("external change watcher: could not read the change log", error)
             next = nil

@@ -51,6 +51,8 @@ final class TransformingTransaction: StorageTransaction {
     func isCurrent(_ keyspace: Keyspace) -> Bool { base.isCurrent(keyspace) }
     var keyspaceHandlesVersion: Int? { base.keyspaceHandlesVersion }
     var snapshotID: UInt64? { base.snapshotID }
+    func changeLogStamp() throws -> UInt64? { try base.changeLogStamp() }
+    func changeLogHorizon() throws -> UInt64? { try base.changeLogHorizon() }
     var maxKeySize: Int { base.maxKeySize }
     var nestingDepth: Int { base.nestingDepth }
     var attachment: AnyObject? {

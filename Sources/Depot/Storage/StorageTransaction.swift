@@ -75,9 +75,25 @@ public protocol StorageTransaction: AnyObject {
     /// Identifies the committed state a read transaction sees: two read transactions with the
     /// same value see the same data (LMDB: the snapshot's transaction ID). nil: unknown.
     var snapshotID: UInt64? { get }
+    /// For a driver whose writers commit side by side (a database server): a number for this
+    /// write transaction's change-log entry, from a sequence that readers follow up to
+    /// ``changeLogHorizon()`` without missing one that commits later (PostgreSQL: the
+    /// transaction ID). nil (the default): entries are numbered by the store's counter, which is
+    /// exact where writers commit one at a time (LMDB) but makes every logging writer write one
+    /// shared row.
+    func changeLogStamp() throws -> UInt64?
+    /// In a read transaction of a driver with ``changeLogStamp()``: the stamp below which every
+    /// writing transaction has ended (committed or rolled back), so that the change-log entries
+    /// below it are all there is to read. nil when the driver gives no stamps.
+    func changeLogHorizon() throws -> UInt64?
 }
 
 extension StorageTransaction {
+    /// No stamps: the change log is numbered by the store's counter.
+    public func changeLogStamp() throws -> UInt64? { nil }
+    /// No stamps, no horizon.
+    public func changeLogHorizon() throws -> UInt64? { nil }
+
     /// Drivers whose keyspace handles never go stale (names, or handles that stay valid for
     /// the store's lifetime) need not implement ``isCurrent(_:)``.
     public func isCurrent(_ keyspace: Keyspace) -> Bool { true }
