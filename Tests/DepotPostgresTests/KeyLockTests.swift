@@ -15,49 +15,44 @@ struct KeyLockTests {
     /// they must end the same way: the key locks make one wait (a deadlock PostgreSQL breaks by
     /// cancelling one, which is retried and then sees the other's key).
     @Test func writeSkewIsPrevented() throws {
-        let schema = PostgresTestServer.uniqueSchema()
-        let first = try PostgresTestServer.driver(schema: schema)
-        let second = try PostgresTestServer.driver(schema: schema)
-        defer {
-            try? first.dropSchema()
-            first.close()
-            second.close()
-        }
-        try first.write { txn in _ = try txn.keyspace(named: "skew", create: true, multiValue: false) }
-        let readers = Atomic(0)
-        let finished = Atomic(0)
-        let failures = Mutex<[String]>([])
-        func writer(_ driver: PostgresDriver, reads: [UInt8], writes: [UInt8]) -> Thread {
-            Thread {
-                var attempt = 0
-                do {
-                    try driver.write { txn in
-                        attempt += 1
-                        guard let space = try txn.keyspace(named: "skew", create: false, multiValue: false) else { return }
-                        let other = try txn.value(reads, in: space)
-                        if attempt == 1 {
-                            // Both have read before either writes (bounded: never a hang).
-                            readers.add(1, ordering: .releasing)
-                            _ = eventually(within: 5) { readers.load(ordering: .acquiring) >= 2 }
+        try PostgresTestServer.withHosts(2) { hosts in
+            let first = hosts[0], second = hosts[1]
+            try first.write { txn in _ = try txn.keyspace(named: "skew", create: true, multiValue: false) }
+            let readers = Atomic(0)
+            let finished = Atomic(0)
+            let failures = Mutex<[String]>([])
+            func writer(_ driver: PostgresDriver, reads: [UInt8], writes: [UInt8]) -> Thread {
+                Thread {
+                    var attempt = 0
+                    do {
+                        try driver.write { txn in
+                            attempt += 1
+                            guard let space = try txn.keyspace(named: "skew", create: false, multiValue: false) else { return }
+                            let other = try txn.value(reads, in: space)
+                            if attempt == 1 {
+                                // Both have read before either writes (bounded: never a hang).
+                                readers.add(1, ordering: .releasing)
+                                _ = eventually(within: 5) { readers.load(ordering: .acquiring) >= 2 }
+                            }
+                            if other == nil { try txn.store([1], forKey: writes, in: space) }
                         }
-                        if other == nil { try txn.store([1], forKey: writes, in: space) }
+                    } catch {
+                        failures.withLock { $0.append(String(describing: error)) }
                     }
-                } catch {
-                    failures.withLock { $0.append(String(describing: error)) }
+                    finished.add(1, ordering: .releasing)
                 }
-                finished.add(1, ordering: .releasing)
             }
-        }
-        writer(first, reads: [0x62], writes: [0x61]).start()
-        writer(second, reads: [0x61], writes: [0x62]).start()
-        #expect(eventually(within: 60) { finished.load(ordering: .acquiring) == 2 })
-        #expect(failures.withLock { $0 } == [])
-        let stored = try first.read { txn in
-            try txn.keyspace(named: "skew", create: false, multiValue: false).map { space in
-                [try txn.value([0x61], in: space), try txn.value([0x62], in: space)].compactMap { $0 }.count
+            writer(first, reads: [0x62], writes: [0x61]).start()
+            writer(second, reads: [0x61], writes: [0x62]).start()
+            #expect(eventually(within: 60) { finished.load(ordering: .acquiring) == 2 })
+            #expect(failures.withLock { $0 } == [])
+            let stored = try first.read { txn in
+                try txn.keyspace(named: "skew", create: false, multiValue: false).map { space in
+                    [try txn.value([0x61], in: space), try txn.value([0x62], in: space)].compactMap { $0 }.count
+                }
             }
+            #expect(stored == 1, "both writes committed on what the other had not yet written")
         }
-        #expect(stored == 1, "both writes committed on what the other had not yet written")
     }
 
     /// A scan in a write sees no phantom: one write counts the entries under a prefix and stores

@@ -25,25 +25,20 @@ struct KeyspaceCacheTests {
     }
 
     @Test func dropAndRecreateOnAnotherHostIsSeen() throws {
-        let schema = PostgresTestServer.uniqueSchema()
-        let first = try PostgresTestServer.driver(schema: schema)
-        let second = try PostgresTestServer.driver(schema: schema)
-        defer {
-            try? first.dropSchema()
-            first.close()
-            second.close()
+        try PostgresTestServer.withHosts(2) { hosts in
+            let first = hosts[0], second = hosts[1]
+            try put(first, "space", "one")
+            #expect(try get(first, "space") == "one")      // now cached by the first host
+            try second.write { txn in
+                let keyspace = try #require(try txn.keyspace(named: "space", create: false, multiValue: false))
+                try txn.drop(keyspace)
+            }
+            #expect(try get(first, "space") == nil)
+            try put(second, "space", "two")                 // a new keyspace row, a new id
+            #expect(try get(first, "space") == "two")
+            try put(first, "space", "three")
+            #expect(try get(second, "space") == "three")
         }
-        try put(first, "space", "one")
-        #expect(try get(first, "space") == "one")      // now cached by the first host
-        try second.write { txn in
-            let keyspace = try #require(try txn.keyspace(named: "space", create: false, multiValue: false))
-            try txn.drop(keyspace)
-        }
-        #expect(try get(first, "space") == nil)
-        try put(second, "space", "two")                 // a new keyspace row, a new id
-        #expect(try get(first, "space") == "two")
-        try put(first, "space", "three")
-        #expect(try get(second, "space") == "three")
     }
 
     @Test func keyspaceOfRolledBackWriteIsNotRemembered() throws {

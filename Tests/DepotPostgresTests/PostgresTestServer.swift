@@ -35,6 +35,18 @@ enum PostgresTestServer {
         }
         return try body(driver)
     }
+
+    /// Runs `body` with `count` drivers on one new schema (as that many hosts would share a
+    /// store), then drops the schema and closes them.
+    static func withHosts<R>(_ count: Int, _ body: ([PostgresDriver]) throws -> R) throws -> R {
+        let schema = uniqueSchema()
+        let drivers = try (0..<count).map { _ in try driver(schema: schema) }
+        defer {
+            try? drivers.first?.dropSchema()
+            for driver in drivers { driver.close() }
+        }
+        return try body(drivers)
+    }
 }
 
 /// Runs a control script with one argument and waits for it; its exit status (-1 when it did
