@@ -19,20 +19,26 @@ struct IndexFieldPath: Hashable, Sendable {
     }
 
     let steps: [Step]
-    /// The UTF-8 of each segment when every step is an ASCII, non-numeric name (`email`,
-    /// `address.zip`): walked through objects only, without the general steps.
-    let names: [[UInt8]]?
+    /// A field name: its UTF-8 and its text.
+    struct Name: Hashable, Sendable {
+        let utf8: [UInt8]
+        let string: String
+    }
+
+    /// The segments when every step is an ASCII, non-numeric name (`email`, `address.zip`):
+    /// walked through objects only, without the general steps.
+    let names: [Name]?
 
     /// Parses `field` as ``DocumentValue/subscript(path:)`` reads it.
     init(_ field: String) {
         steps = Self.parse(field)
-        var names: [[UInt8]] = []
+        var names: [Name] = []
         for step in steps {
-            guard case .name(let utf8, _, nil, true) = step else {
+            guard case .name(let utf8, let string, nil, true) = step else {
                 self.names = nil
                 return
             }
-            names.append(utf8)
+            names.append(Name(utf8: utf8, string: string))
         }
         self.names = names
     }
@@ -91,44 +97,12 @@ struct IndexFieldPath: Hashable, Sendable {
     }
 
     /// The offset of the value at the ASCII field names `names` below the object at `root`.
-    private static func offset(of names: [[UInt8]], in reader: BinaryReader, from root: Int) throws -> Int? {
+    private static func offset(of names: [Name], in reader: BinaryReader, from root: Int) throws -> Int? {
         var p = root
-        for utf8 in names {
-            guard try reader.tag(at: p) == BinaryTag.object else { return nil }
-            var q = p + 1
-            let (n, _) = try reader.containerHeader(&q, minEntrySize: 2)
-            var found: Int?
-            try utf8.withUnsafeBytes { wanted in
-                for _ in 0..<n {
-                    let h = try reader.varint(&q)
-                    if h & 1 == 0 {
-                        let count = Int(h >> 1)
-                        guard count <= reader.count - q else { throw BinaryCodecError.malformed(offset: q, reason: "key length exceeds input") }
-                        let start = q
-                        q += count
-                        if count == wanted.count, memcmp(reader.base + start, wanted.baseAddress ?? reader.base, count) == 0 {
-                            found = q
-                            return
-                        }
-                        // Unequal bytes may still be equal strings (canonical equivalence).
-                        if !BinaryReader.isASCII(reader.base + start, count),
-                           try reader.makeString(start, count) == String(decoding: wanted, as: UTF8.self) {
-                            found = q
-                            return
-                        }
-                    } else {
-                        guard h == 1 else { throw BinaryCodecError.malformed(offset: q, reason: "invalid key header") }
-                        let value = BinaryWriter.unzigzag(try reader.varint(&q))
-                        if String(value).utf8.elementsEqual(wanted) {
-                            found = q
-                            return
-                        }
-                    }
-                    q = try reader.skipValue(at: q)
-                }
-            }
-            guard let found else { return nil }
-            p = found
+        for name in names {
+            guard try reader.tag(at: p) == BinaryTag.object,
+                  let q = try field(name.utf8, name: name.string, ascii: true, of: reader, at: p) else { return nil }
+            p = q
         }
         return p
     }
@@ -151,8 +125,9 @@ struct IndexFieldPath: Hashable, Sendable {
             let matches: Bool
             switch try reader.key(&q) {
             case .string(let start, let count):
-                let stored = UnsafeRawBufferPointer(start: reader.base + start, count: count)
-                if count == utf8.count, utf8.withUnsafeBytes({ $0.elementsEqual(stored) }) {
+                if count == utf8.count, utf8.withUnsafeBytes({ w in
+                    count == 0 || w.baseAddress.map { BinaryReader.bytesEqual($0, reader.base + start, count) } == true
+                }) {
                     matches = true
                 } else if !ascii || !BinaryReader.isASCII(reader.base + start, count) {
                     // Unequal bytes may still be equal strings (canonical equivalence).

@@ -107,7 +107,7 @@ extension DocumentTransaction {
         if !optimistic {
             old = try txn.withValue(forKey: key, in: target.keyspace) { bytes -> Record.Header in
                 let header = Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
-                if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
+                oldFields = storedIndexFields(schema, record: bytes)
                 return header
             }
             if let expected, expected != (old?.revision ?? 0) {
@@ -130,14 +130,14 @@ extension DocumentTransaction {
             newFields = try buffer.withUnsafeBytes { all in
                 try indexFields(schema, payload: UnsafeRawBufferPointer(rebasing: all[Record.headerSize...]))
             }
-            try claimUniqueEntries(target, key: key, new: newFields, displayID: displayID)
+            try claimUniqueEntries(schema.indexes, in: target.indexKeyspaces, of: target, key: key, new: newFields, displayID: displayID)
         }
         if optimistic {
             var found: Record.Header?
             let inserted = try buffer.withUnsafeBytes { bytes in
                 try txn.putIfAbsent(bytes, forKey: key, in: target.keyspace) { stored in
                     found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
-                    if schema.needsOldFields, let (_, payload) = try? Record.open(stored) { oldFields = try? indexFields(schema, payload: payload) }
+                    oldFields = storedIndexFields(schema, record: stored)
                 }
             }
             if !inserted {
@@ -205,7 +205,7 @@ extension DocumentTransaction {
         let schema = target.schema
         var oldFields: [[UInt8]]?
         guard let old = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
-            if schema.needsOldFields, let (_, payload) = try? Record.open(bytes) { oldFields = try? indexFields(schema, payload: payload) }
+            oldFields = storedIndexFields(schema, record: bytes)
             return Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
         }) else { return false }
         guard try context.txn.delete(forKey: key, in: target.keyspace) else { return false }
@@ -288,6 +288,14 @@ extension DocumentTransaction {
     // MARK: Index entries
 
     /// The index keys of a stored payload, one per index of `schema` (in order).
+    /// The index keys of a stored record (envelope and payload), as the write that replaces or
+    /// deletes it must remove them; nil when the schema has no index or the record cannot be
+    /// opened (a damaged record's entries are left to `verify`).
+    func storedIndexFields(_ schema: CollectionSchema, record: UnsafeRawBufferPointer) -> [[UInt8]]? {
+        guard schema.needsOldFields, let (_, payload) = try? Record.open(record) else { return nil }
+        return try? indexFields(schema, payload: payload)
+    }
+
     /// Read straight from the bytes: only the path to each indexed field is walked.
     func indexFields(_ schema: CollectionSchema, payload: UnsafeRawBufferPointer) throws -> [[UInt8]] {
         try schema.indexes.map { try IndexKeyEncoding.encode(stored: payload, path: $0.path) }
@@ -297,13 +305,8 @@ extension DocumentTransaction {
     /// written, each with one conditional put: an entry already there must be this record's.
     /// When another record holds a value, the entries put here are taken back and nothing of
     /// the write remains.
-    private func claimUniqueEntries(_ target: RecordTarget, key: UnsafeRawBufferPointer, new: [[UInt8]],
-                                    displayID: () -> String) throws {
-        try claimUniqueEntries(target.schema.indexes, in: target.indexKeyspaces, of: target, key: key, new: new, displayID: displayID)
-    }
-
-    /// ``claimUniqueEntries(_:key:new:displayID:)`` for `indexes` kept in `keyspaces` (an index
-    /// build passes the indexes it is building).
+    /// `indexes` are kept in `keyspaces`: the target's schema for a write, the indexes being
+    /// built for an index build.
     func claimUniqueEntries(_ indexes: [IndexDefinition], in keyspaces: [Keyspace], of target: RecordTarget,
                             key: UnsafeRawBufferPointer, new: [[UInt8]], displayID: () -> String) throws {
         let txn = context.txn
