@@ -13,9 +13,11 @@ extension Environment {
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
         var txn = try beginRead(scoped: true)
         defer {
-            endRead(txn)
-            // A closure that kept the transaction: from now on it must keep the environment.
-            if _slowPath(!isKnownUniquelyReferenced(&txn)) { txn.keepAlive = self }
+            // Nothing else holds the object: the thread's next read reuses it. A closure that
+            // kept the transaction: from now on it must keep the environment.
+            let unique = isKnownUniquelyReferenced(&txn)
+            endRead(txn, reusable: unique)
+            if _slowPath(!unique) { txn.keepAlive = self }
         }
         return try body(txn)
     }
@@ -89,7 +91,7 @@ extension Environment {
             return
         }
         if txn.isReadOnly {
-            endRead(txn)
+            endRead(txn, reusable: false)
         } else {
             let handlers: [() -> Void]
             do {
@@ -108,7 +110,8 @@ extension Environment {
         while true {
             attempt += 1
             let (stripe, cached) = try gate.enterReader()
-            var txn = cached
+            var txn = cached?.pooledHandle
+            cached?.pooledHandle = nil
             var rc: Int32 = 0
             if let pooled = txn {
                 rc = mdb_txn_renew(pooled)
@@ -118,6 +121,11 @@ extension Environment {
                 rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
             }
             if rc == 0, let txn {
+                // The stripe's cached object, for a scoped read (it was ended, and held by no one).
+                if scoped, let cached {
+                    cached.handle = txn
+                    return cached
+                }
                 return Transaction(environment: self, handle: txn, readOnly: true, scoped: scoped, readerStripe: stripe)
             }
             _ = gate.exitReader(stripe, returning: nil)
@@ -137,14 +145,28 @@ extension Environment {
         }
     }
 
+    /// Ends a read transaction: resets its `MDB_txn*` and keeps it in the stripe's cache, in
+    /// `txn` itself when `reusable` (a scoped read no one else holds), else in a new object.
     @usableFromInline
-    func endRead(_ txn: Transaction) {
+    func endRead(_ txn: Transaction, reusable: Bool) {
         guard let h = txn.handle, let stripe = txn.readerStripe else { return }
         txn.handle = nil
         txn.attachment = nil // upper layers' state often points back at the transaction
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
-        if let extra = gate.exitReader(stripe, returning: h) { mdb_txn_abort(extra) }
+        let carrier: Transaction
+        if reusable && txn.isScoped && txn.childDepth == 0 {
+            if _slowPath(!txn.commitHandlers.isEmpty) { txn.commitHandlers.removeAll() }
+            carrier = txn
+        } else {
+            carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
+            carrier.handle = nil
+        }
+        carrier.pooledHandle = h
+        if let extra = gate.exitReader(stripe, returning: carrier), let pooled = extra.pooledHandle {
+            extra.pooledHandle = nil
+            mdb_txn_abort(pooled)
+        }
     }
 
     /// A read transaction that opened databases: LMDB closed those handles at reset, so open

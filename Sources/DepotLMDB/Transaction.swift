@@ -33,6 +33,9 @@ public final class Transaction {
     // confined to one thread, no accessor overlaps another, and the check costs two runtime
     // calls on every access of the hot paths (measured on the scan and read_txn workloads).
     @exclusivity(unchecked) @usableFromInline var handle: OpaquePointer?
+    /// A reset read `MDB_txn*` kept while this (ended, scoped read) transaction object waits in
+    /// its reader stripe's cache, to be renewed by the thread's next read (see `TransactionGate`).
+    @exclusivity(unchecked) @usableFromInline var pooledHandle: OpaquePointer?
     /// Whether this is a read-only transaction.
     public let isReadOnly: Bool
     /// The process that opened the environment (checked on every operation: never after `fork()`).

@@ -32,7 +32,8 @@ final class TransactionGate: @unchecked Sendable {
     /// ``closedBit``: closed. Written under `lock` only, read by readers without it.
     @usableFromInline let state: UnsafeMutablePointer<Int>
     /// ``stripeCount`` stripes of ``stripeStride`` bytes: the reader count (`Int`) at offset 0,
-    /// the cached reset `MDB_txn*` at offset 8, and at offset 16 whether this stripe may cache one.
+    /// the cached ``Transaction`` (retained, holding a reset `MDB_txn*` in
+    /// ``Transaction/pooledHandle``) at offset 8, and at offset 16 whether this stripe may cache one.
     @usableFromInline let stripes: UnsafeMutableRawPointer
     @usableFromInline static let stripeCount = 64
     @usableFromInline static let stripeStride = 128
@@ -63,6 +64,12 @@ final class TransactionGate: @unchecked Sendable {
     }
 
     deinit {
+        // Close drained the cached transactions (and aborted their handles); release any left.
+        for index in 0..<Self.stripeCount {
+            if let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripes + index * Self.stripeStride), nil) {
+                Unmanaged<Transaction>.fromOpaque(cached).release()
+            }
+        }
         state.deallocate()
         stripes.deallocate()
     }
@@ -86,15 +93,16 @@ final class TransactionGate: @unchecked Sendable {
     }
 
     /// Registers a reader on the calling thread's stripe; returns the stripe (to give to
-    /// ``exitReader(_:returning:)``) and the stripe's cached reset transaction, if it has one.
+    /// ``exitReader(_:returning:)``) and the stripe's cached transaction object (holding a reset
+    /// `MDB_txn*`), if it has one.
     @inlinable
-    func enterReader() throws(LMDBError) -> (stripe: UnsafeMutableRawPointer, cached: OpaquePointer?) {
+    func enterReader() throws(LMDBError) -> (stripe: UnsafeMutableRawPointer, cached: Transaction?) {
         try checkProcess("begin read transaction")
         let stripe = currentStripe()
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
         if _slowPath(cdepot_atomic_load(state) != 0) { try enterReaderWaiting(stripe) }
-        let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripe), nil)
-        return (stripe, OpaquePointer(cached))
+        guard let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripe), nil) else { return (stripe, nil) }
+        return (stripe, Unmanaged<Transaction>.fromOpaque(cached).takeRetainedValue())
     }
 
     /// The reader met an exclusive request or a closed gate: steps back, waits for the request
@@ -114,14 +122,19 @@ final class TransactionGate: @unchecked Sendable {
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
     }
 
-    /// Unregisters a reader of `stripe`, keeping `handle` (a reset transaction) in the stripe's
-    /// cache when it is free. Returns the handle when it was not kept (the caller aborts it).
+    /// Unregisters a reader of `stripe`, keeping `cached` (a transaction object no one else holds,
+    /// with a reset `MDB_txn*` in its ``Transaction/pooledHandle``) in the stripe's cache when
+    /// it is free. Returns it when it was not kept (the caller aborts its handle).
     @inlinable
-    func exitReader(_ stripe: UnsafeMutableRawPointer, returning handle: OpaquePointer?) -> OpaquePointer? {
-        var extra = handle
-        if let handle, (stripe + 16).load(as: Int.self) != 0,
-           cdepot_atomic_compare_exchange_pointer(Self.cachedSlot(stripe), nil, UnsafeMutableRawPointer(handle)) != 0 {
-            extra = nil
+    func exitReader(_ stripe: UnsafeMutableRawPointer, returning cached: Transaction?) -> Transaction? {
+        var extra = cached
+        if let cached, (stripe + 16).load(as: Int.self) != 0 {
+            let raw = Unmanaged.passRetained(cached).toOpaque()
+            if cdepot_atomic_compare_exchange_pointer(Self.cachedSlot(stripe), nil, raw) != 0 {
+                extra = nil
+            } else {
+                Unmanaged<Transaction>.fromOpaque(raw).release()
+            }
         }
         _ = cdepot_atomic_add(Self.counter(stripe), -1)
         return extra
@@ -142,7 +155,9 @@ final class TransactionGate: @unchecked Sendable {
         var handles: [OpaquePointer] = []
         for index in 0..<Self.stripeCount {
             if let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripes + index * Self.stripeStride), nil) {
-                handles.append(OpaquePointer(cached))
+                let txn = Unmanaged<Transaction>.fromOpaque(cached).takeRetainedValue()
+                if let handle = txn.pooledHandle { handles.append(handle) }
+                txn.pooledHandle = nil
             }
         }
         return handles

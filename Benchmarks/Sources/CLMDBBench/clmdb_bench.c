@@ -172,7 +172,18 @@ done:
     return elapsed;
 }
 
+static uint64_t scan(const char *dir, uint64_t *count, uint64_t *checksum, int every_byte);
+
 uint64_t clmdb_scan(const char *dir, uint64_t *count, uint64_t *checksum) {
+    return scan(dir, count, checksum, 0);
+}
+
+uint64_t clmdb_scan_values(const char *dir, uint64_t *count, uint64_t *checksum) {
+    return scan(dir, count, checksum, 1);
+}
+
+/* A cursor walk in key order; reads each value's last byte, or (every_byte) every byte of it. */
+static uint64_t scan(const char *dir, uint64_t *count, uint64_t *checksum, int every_byte) {
     MDB_env *env;
     if (open_env(dir, &env)) return 0;
     MDB_txn *txn;
@@ -193,7 +204,12 @@ uint64_t clmdb_scan(const char *dir, uint64_t *count, uint64_t *checksum) {
     MDB_cursor_op op = MDB_FIRST;
     while ((rc = mdb_cursor_get(cursor, &k, &v, op)) == 0) {
         records++;
-        sum += ((const unsigned char *)v.mv_data)[v.mv_size - 1];
+        const unsigned char *bytes = v.mv_data;
+        if (every_byte) {
+            for (size_t i = 0; i < v.mv_size; i++) sum += bytes[i];
+        } else {
+            sum += bytes[v.mv_size - 1];
+        }
         op = MDB_NEXT;
     }
     mdb_cursor_close(cursor);

@@ -245,7 +245,7 @@ enum Workload: String, CaseIterable {
         case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
         case .docField: return "read one field (age) of documents by ID in random order, one read txn, without decoding the rest (c: doc_get's raw get)"
-        case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading each value's last byte)"
+        case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading every byte of each value)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
         case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"
         case .seed: return "seed the generated fixture (companies × employees in files of 250) in one txn; ns per document"

@@ -110,7 +110,7 @@ enum InstructionMode {
                 try putBlobsInC(packed, folder: folder)
                 return {
                     var count: UInt64 = 0
-                    _ = try CEngine().scan(folder: folder, count: &count, checksum: &sum)
+                    _ = try checked(clmdb_scan_values(folder, &count, &sum), "scan")
                     guard count == UInt64(m) else { throw BenchError("scan saw \(count) of \(m) records") }
                 }
             #if !DEPOT_COMPARE_NO_DOCUMENTS

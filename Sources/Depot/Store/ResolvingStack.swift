@@ -46,6 +46,9 @@ struct ResolvingStack {
     /// The innermost record being decoded, if any.
     var last: TransactionContext.InProgress? { current?.entry ?? outer.last }
 
+    /// Whether no record is being decoded (without building an entry).
+    var isEmpty: Bool { current == nil && outer.isEmpty }
+
     /// Enters the record of `key` in `target` as the innermost one (before decoding it); pass
     /// the result to ``leave(_:)`` after. `target` and `key` must outlive the decode (the
     /// caller holds both). Two stores when no record is being decoded.

@@ -32,6 +32,8 @@ final class StoreCore: @unchecked Sendable {
         var schemaVersion: UInt64 = 0
         var schemas: [TransactionContext.CollectionName: CollectionSchema] = [:]
         var transform: (any RecordTransform)?
+        /// Whether ``transform`` is set (read on every transaction without copying the existential).
+        var hasTransform = false
         /// What read transactions resolved for a document type and alias, valid in snapshots of
         /// schema version `readTargetsVersion` (every collection drop bumps the version).
         var readTargetsVersion: UInt64 = 0
@@ -226,6 +228,7 @@ final class StoreCore: @unchecked Sendable {
             switch (state.transform, new) {
             case (nil, let new?):
                 state.transform = new
+                state.hasTransform = true
                 return true
             case (_?, nil):
                 throw DepotError(code: .transformRequired, message: "the store at '\(driver.location)' is already open with a record transform; open it with one too")
@@ -237,7 +240,7 @@ final class StoreCore: @unchecked Sendable {
 
     /// `txn` seen through the record transform (itself when there is none).
     func wrap(_ txn: any StorageTransaction) -> any StorageTransaction {
-        guard let transform = readState.read({ $0.transform }) else { return txn }
+        guard readState.read({ $0.hasTransform }), let transform = readState.read({ $0.transform }) else { return txn }
         if txn is TransformingTransaction { return txn }
         return TransformingTransaction(base: txn, transform: transform)
     }

@@ -131,17 +131,19 @@ final class TransactionContext {
     /// Whether this context can serve another read transaction: a read-only one that holds no
     /// state of an operation in progress.
     var isReusableForReads: Bool {
-        !sharedWithOtherViews && txn.isReadOnly && recorder == nil && !logsChanges && parking.isEmpty && resolving.last == nil
-            && deleting.isEmpty && undoLog == nil && parkedReferences.isEmpty && pendingDescriptors.isEmpty
-            && droppedDatabases.isEmpty && !changedSchema
+        // Stored flags first; the transaction (an existential call) last.
+        !sharedWithOtherViews && recorder == nil && !logsChanges && !changedSchema && undoLog == nil && resolving.isEmpty
+            && parking.isEmpty && deleting.isEmpty && parkedReferences.isEmpty && pendingDescriptors.isEmpty
+            && droppedDatabases.isEmpty && txn.isReadOnly
     }
 
     /// Makes this (reusable, unbound) read context the context of the read transaction
-    /// `newTxn`. What it resolved stays while the store's schema version is the one it was
+    /// `newTxn`. The caller passes a context that ``isReusableForReads`` found reusable when its
+    /// last transaction ended (``Store/read(_:)`` keeps no other), and that nothing used since. What it resolved stays while the store's schema version is the one it was
     /// resolved at (every collection drop and schema change bumps the version); otherwise it is
     /// forgotten. Returns false when the context cannot serve `newTxn`.
     func rebind(to newTxn: any StorageTransaction) throws -> Bool {
-        guard newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize, newTxn.attachment == nil, isReusableForReads else { return false }
+        guard !sharedWithOtherViews, newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize, newTxn.attachment == nil else { return false }
         let resolvedAt = schemaVersionValue
         txn = newTxn
         // The same snapshot as the last transaction: the same schema version (no meta read).

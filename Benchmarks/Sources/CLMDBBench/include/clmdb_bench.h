@@ -50,6 +50,8 @@ uint64_t clmdb_random_get(const char *dir, const uint64_t *keys, size_t n, uint6
 /// Stores the record count in `*count` and adds the last byte of every value into `*checksum`.
 /// Measured: the walk (cursor open to cursor close), after an untimed pass as above.
 uint64_t clmdb_scan(const char *dir, uint64_t *count, uint64_t *checksum);
+/* As clmdb_scan, reading every byte of each value (the floor for decoding whole documents). */
+uint64_t clmdb_scan_values(const char *dir, uint64_t *count, uint64_t *checksum);
 
 /// n write transactions of one put each (keys start..<start+n), each committed durably (fsync).
 /// Measured: all of them. If `latencies_ns` is not NULL it receives each transaction's time.
