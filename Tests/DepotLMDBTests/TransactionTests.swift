@@ -96,6 +96,32 @@ struct TransactionTests {
         #expect(error?.description.contains("already ended") == true)
     }
 
+    @Test func aReadReusesItsObjectOnlyWhenNothingKeptIt() throws {
+        try env.write { try $0.put("1", forKey: "a", in: db) }
+        // Nothing kept the first read's transaction: the thread's next read renews that object.
+        let first = try env.read { ObjectIdentifier($0) }
+        let second = try env.read { ObjectIdentifier($0) }
+        #expect(first == second)
+        // A kept transaction stays ended while later reads on this thread run.
+        var kept: Transaction?
+        try env.read { kept = $0 }
+        let later = try env.read { txn throws -> ObjectIdentifier in
+            #expect(try txn.get("a", in: db) == "1")
+            return ObjectIdentifier(txn)
+        }
+        guard let kept else { Issue.record("the read did not run"); return }
+        #expect(later != ObjectIdentifier(kept))
+        #expect(!kept.isActive)
+        #expect(throws: LMDBError.badTransaction) { _ = try kept.get("a", in: db) }
+        // An explicit read ends into the cache too, and a later read still sees new data.
+        let explicit = try env.beginTransaction(readOnly: true)
+        #expect(try explicit.get("a", in: db) == "1")
+        explicit.abort()
+        try env.write { try $0.put("2", forKey: "a", in: db) }
+        #expect(try env.read { try $0.get("a", in: db) } == "2")
+        #expect(!explicit.isActive)
+    }
+
     @Test func explicitTransactionsRefuseMisuse() throws {
         let txn = try env.beginTransaction()
         try txn.put("v", forKey: "explicit", in: db)
