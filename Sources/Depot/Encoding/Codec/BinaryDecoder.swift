@@ -15,7 +15,18 @@ public struct BinaryDecoder {
     /// anything but `DocumentValue` throws `DecodingError.typeMismatch`.
     public var referenceResolver: (any BinaryReferenceDecoding)?
     /// Decoder state reused across calls while idle (a nested decode with the same decoder gets a fresh one).
-    private let cachedImpl = BinaryDecoderImpl()
+    private let owner = Owner()
+    /// The decoder this one reuses while it is idle (a busy one, during a nested decode, gets a
+    /// fresh one).
+    private var cachedImpl: BinaryDecoderImpl { owner.impl }
+
+    /// Owns the reused decoder, whose reused containers refer back to it: they are dropped when
+    /// the last copy of this `BinaryDecoder` goes.
+    private final class Owner {
+        let impl = BinaryDecoderImpl()
+        init() { impl.reusesContainers = true }
+        deinit { impl.dropReusedContainers() }
+    }
 
     /// Creates a decoder with no reference resolver.
     public init() {}

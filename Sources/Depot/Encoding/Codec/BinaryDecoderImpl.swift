@@ -29,6 +29,13 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var hint0 = KeyHint(owner: -1, offset: 0, index: 0)
     /// Lookup hints for depths 1...
     @exclusivity(unchecked) var hints: [KeyHint] = []
+    /// Whether `container(keyedBy:)` hands out reused containers (only a decoder that a
+    /// ``BinaryDecoder`` owns: see `BinaryDecoderImpl+ReusedContainers.swift`).
+    @exclusivity(unchecked) var reusesContainers = false
+    /// The bounds of the object each reused container reads, by depth.
+    @exclusivity(unchecked) var reusedBounds: [ObjectBounds] = []
+    /// The reused containers, by depth.
+    @exclusivity(unchecked) var reusedContainers: [ReusedKeyedContainer?] = []
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
@@ -104,7 +111,8 @@ final class BinaryDecoderImpl: Decoder {
     // MARK: Decoder
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try openKeyed(Key.self, at: offset, depth: depth))
+        if reusesContainers { return try reusedContainer(Key.self) }
+        return KeyedDecodingContainer(try openKeyed(Key.self, at: offset, depth: depth))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -116,13 +124,19 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     func openKeyed<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> BinaryKeyedDecodingContainer<Key> {
+        let b = try objectBounds(Key.self, at: p, depth: depth)
+        return BinaryKeyedDecodingContainer<Key>(impl: self, entries: b.entries, end: b.end, entryCount: b.count, depth: depth)
+    }
+
+    /// The entries of the object at `p` (a type mismatch when there is none).
+    func objectBounds<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> ObjectBounds {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.object else {
             throw mismatch(KeyedDecodingContainer<Key>.self, t, depth, nil)
         }
         var q = p + 1
         let (n, end) = try reader.containerHeader(&q, minEntrySize: 2)
-        return BinaryKeyedDecodingContainer<Key>(impl: self, entries: q, end: end, entryCount: n, depth: depth)
+        return ObjectBounds(entries: q, end: end, count: n)
     }
 
     func openUnkeyed(at p: Int, depth: Int) throws -> BinaryUnkeyedDecodingContainer {

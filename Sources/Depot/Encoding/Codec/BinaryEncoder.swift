@@ -15,7 +15,16 @@ public struct BinaryEncoder {
     /// Initial capacity reserved by `encode(_:)` for the output buffer.
     public var initialCapacity: Int = 128
     /// Encoder state reused across calls while idle (a nested encode with the same encoder gets a fresh one).
-    private let cachedImpl = BinaryEncoderImpl()
+    private let owner = Owner()
+    private var cachedImpl: BinaryEncoderImpl { owner.impl }
+
+    /// Owns the reused encoder, whose reused containers refer back to it: they are dropped when
+    /// the last copy of this `BinaryEncoder` goes.
+    private final class Owner {
+        let impl = BinaryEncoderImpl()
+        init() { impl.reusesContainers = true }
+        deinit { impl.dropReusedContainers() }
+    }
 
     /// Creates an encoder with no reference hook.
     public init() {}

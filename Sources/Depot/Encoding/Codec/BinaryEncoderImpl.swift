@@ -34,6 +34,11 @@ final class BinaryEncoderImpl: Encoder {
     /// Whether the hook stays set after an encode (the document layer's encoders, whose hook is
     /// their transaction's own); a public encoder's is dropped at the end.
     @exclusivity(unchecked) var keepsHook = false
+    /// Whether `container(keyedBy:)` hands out reused containers, and their positions and
+    /// boxes by depth (see `BinaryEncoderImpl+ReusedContainers.swift`).
+    @exclusivity(unchecked) var reusesContainers = false
+    @exclusivity(unchecked) var reusedPositions: [EncoderPosition] = []
+    @exclusivity(unchecked) var reusedContainers: [ReusedKeyedContainer?] = []
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
     /// fields are stored there with plain stores and moved to `buffer` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
@@ -108,6 +113,7 @@ final class BinaryEncoderImpl: Encoder {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         let (f, s) = openSlotContainer(.keyed)
+        if reusesContainers { return reusedContainer(Key.self, frame: f, start: s) }
         return KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(impl: self, frame: f, start: s, depth: depth))
     }
 

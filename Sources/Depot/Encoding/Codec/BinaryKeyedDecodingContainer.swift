@@ -1,12 +1,37 @@
 import Foundation
 
 /// Keyed container over the entries of one object. Lookups scan linearly from the last match.
+///
+/// A container made by `Decoder.container(keyedBy:)` of a reusing decoder reads the bounds of
+/// its object from the decoder (`slot`): the decoder hands the same container out again for the
+/// next object of that key type at that depth (see `BinaryDecoderImpl+ReusedContainers.swift`).
 struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let impl: BinaryDecoderImpl
-    let entries: Int
-    let end: Int
-    let entryCount: Int
+    private let ownBounds: ObjectBounds
+    /// The index of this container's bounds in the decoder's `reusedBounds`, or -1 (its own).
+    private let slot: Int
     let depth: Int
+
+    init(impl: BinaryDecoderImpl, entries: Int, end: Int, entryCount: Int, depth: Int) {
+        self.impl = impl
+        ownBounds = ObjectBounds(entries: entries, end: end, count: entryCount)
+        slot = -1
+        self.depth = depth
+    }
+
+    /// A container reading its object's bounds from the decoder's slot `depth`.
+    init(reusedBy impl: BinaryDecoderImpl, depth: Int) {
+        self.impl = impl
+        ownBounds = ObjectBounds(entries: 0, end: 0, count: 0)
+        slot = depth
+        self.depth = depth
+    }
+
+    @inline(__always)
+    private var bounds: ObjectBounds { slot < 0 ? ownBounds : impl.reusedBounds[slot] }
+    var entries: Int { bounds.entries }
+    var end: Int { bounds.end }
+    var entryCount: Int { bounds.count }
 
     var codingPath: [any CodingKey] { impl.path(depth) }
 
@@ -20,7 +45,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     @inline(__always)
     private func find(_ key: Key) throws -> Int? {
-        try impl.find(key, entries: entries, end: end, count: entryCount, depth: depth)
+        let b = bounds
+        return try impl.find(key, entries: b.entries, end: b.end, count: b.count, depth: depth)
     }
 
     @inline(__always)

@@ -1,91 +1,125 @@
 import Foundation
 
 /// Keyed container writing `key value` entries into the encoder's buffer.
+///
+/// A container made by `Encoder.container(keyedBy:)` of a reusing encoder reads where its object
+/// is from the encoder (`slot`), which hands it out again for the next object of that key type
+/// at that depth (see `BinaryEncoderImpl+ReusedContainers.swift`).
 struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let impl: BinaryEncoderImpl
-    let frame: Int
-    let start: Int
+    private let ownFrame: Int
+    private let ownStart: Int
+    /// The index of this container's position in the encoder's `reusedPositions`, or -1 (its own).
+    private let slot: Int
     let depth: Int
+
+    init(impl: BinaryEncoderImpl, frame: Int, start: Int, depth: Int) {
+        self.impl = impl
+        ownFrame = frame
+        ownStart = start
+        slot = -1
+        self.depth = depth
+    }
+
+    /// A container reading its object's position from the encoder's slot `depth`.
+    init(reusedBy impl: BinaryEncoderImpl, depth: Int) {
+        self.impl = impl
+        ownFrame = -1
+        ownStart = -1
+        slot = depth
+        self.depth = depth
+    }
+
+    /// The object's frame in the encoder and where it starts in the buffer.
+    @inline(__always)
+    private var position: EncoderPosition { slot < 0 ? EncoderPosition(frame: ownFrame, start: ownStart) : impl.reusedPositions[slot] }
+
+    /// Starts the entry for `key` in this container's object.
+    @inline(__always)
+    private func begin(_ key: Key) throws {
+        let p = position
+        try impl.beginEntry(p.frame, p.start, key)
+    }
 
     var codingPath: [any CodingKey] { impl.path(depth) }
 
     mutating func encodeNil(forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         impl.buffer.append(BinaryTag.null)
     }
 
     mutating func encode(_ value: Bool, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.bool(value, &impl.buffer)
     }
 
     mutating func encode(_ value: String, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
     }
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.double(value, &impl.buffer)
     }
 
     mutating func encode(_ value: Float, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.float(value, &impl.buffer)
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.signed(Int64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: Int8, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.signed(Int64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: Int16, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.signed(Int64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: Int32, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.signed(Int64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: Int64, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.signed(value, &impl.buffer)
     }
 
     mutating func encode(_ value: UInt, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.unsigned(UInt64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: UInt8, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.unsigned(UInt64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: UInt16, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.unsigned(UInt64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: UInt32, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.unsigned(UInt64(value), &impl.buffer)
     }
 
     mutating func encode(_ value: UInt64, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         BinaryWriter.unsigned(value, &impl.buffer)
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        try impl.beginEntry(frame, start, key)
+        try begin(key)
         try impl.encodeValue(value, key: key, parentDepth: depth)
     }
 
@@ -94,7 +128,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     ) -> KeyedEncodingContainer<NestedKey> {
         var (f, s) = (-1, -1)
         do {
-            try impl.beginEntry(frame, start, key)
+            try begin(key)
             (f, s) = impl.openNested(key, depth: depth, kind: .keyed)
         } catch {
             impl.fail("\(error)")
@@ -105,7 +139,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         var (f, s) = (-1, -1)
         do {
-            try impl.beginEntry(frame, start, key)
+            try begin(key)
             (f, s) = impl.openNested(key, depth: depth, kind: .unkeyed)
         } catch {
             impl.fail("\(error)")
@@ -123,7 +157,8 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func superEncoder<K: CodingKey>(anyKey key: K) -> any Encoder {
         do {
-            try impl.beginEntry(frame, start, key)
+            let p = position
+            try impl.beginEntry(p.frame, p.start, key)
             return impl.makeSuperEncoder(key, depth: depth)
         } catch {
             impl.fail("\(error)")
