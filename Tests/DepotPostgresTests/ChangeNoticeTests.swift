@@ -8,7 +8,10 @@ import Testing
 /// polling interval, changes of other hosts are reported within a fraction of it; the change log
 /// stays the source of truth (rolled-back writes never show; a lost listener connection is
 /// reopened); stores on other schemas do not wake each other.
-@Suite("Change notices", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
+///
+/// Serialized: the horizon watchers read up to is the whole server's oldest running writer, so
+/// the test that holds one open for 1.5 s would delay the others' reports.
+@Suite("Change notices", .serialized, .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
 struct ChangeNoticeTests {
     /// Polling alone would report each commit about 5 s after the read that reported the one
     /// before; woken, well under that.
