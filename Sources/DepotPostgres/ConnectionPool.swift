@@ -31,6 +31,9 @@ final class ConnectionPool: @unchecked Sendable {
     private let condition = NSCondition()
     private var idle: [Lease] = []
     private var open = 0
+    /// Connections of their own (``openSide(until:settings:)``), not leased: the event loop
+    /// stops only after they closed too.
+    private var sideOpen = 0
     private var nextID = 0
     private var closed = false
     private var groupShutDown = false
@@ -200,6 +203,51 @@ final class ConnectionPool: @unchecked Sendable {
         if shutDown { shutDownGroup(closing: []) }
     }
 
+    /// A connection of its own, outside the pool's count and never leased (a change listener's
+    /// or notifier's): the first server, in order, of the target kind, opened by `deadline`, with
+    /// `settings` added to its startup parameters. Close it with ``closeSide(_:)`` (exactly
+    /// once); the event loop runs until the last one has closed.
+    func openSide(until deadline: Date, settings: [(String, String)] = []) throws -> PostgresConnection {
+        if isEventLoopThread { throw PostgresDriverError.calledFromDriverThread }
+        let id: Int = try condition.withLock {
+            if closed { throw PostgresDriverError.closed }
+            sideOpen += 1
+            nextID += 1
+            return nextID
+        }
+        var detail = "no server to try"
+        for configuration in configurations {
+            var configuration = configuration
+            configuration.options.additionalStartupParameters += settings
+            switch attempt(configuration, id: id, deadline: deadline) {
+            case .success(let connection):
+                if condition.withLock({ closed }) {
+                    closeSide(connection)
+                    throw PostgresDriverError.closed
+                }
+                return connection
+            case .failure(let failure):
+                detail = failure.detail
+            }
+            if Date() >= deadline { break }
+        }
+        sideClosed()
+        throw PostgresDriverError.connectionUnavailable(server: server, detail: detail)
+    }
+
+    /// Closes a connection from ``openSide(until:settings:)`` and counts it out.
+    func closeSide(_ connection: PostgresConnection) {
+        connection.closeSoon().whenComplete { _ in self.sideClosed() }
+    }
+
+    private func sideClosed() {
+        let shutDown: Bool = condition.withLock {
+            sideOpen -= 1
+            return takeShutDown()
+        }
+        if shutDown { shutDownGroup(closing: []) }
+    }
+
     /// Closes idle connections now and the others when they are given back; the event loop
     /// stops after the last one. Never blocks.
     func close() {
@@ -221,7 +269,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// Whether the event loop should stop now (closed and no connection left); true only once.
     /// Call with `condition` locked.
     private func takeShutDown() -> Bool {
-        guard closed && open == 0 && !groupShutDown else { return false }
+        guard closed && open == 0 && sideOpen == 0 && !groupShutDown else { return false }
         groupShutDown = true
         return true
     }

@@ -49,6 +49,8 @@ public final class PostgresDriver: StorageDriver {
     private let keyLocks: KeyLocks?
     /// Write attempts rolled back and run again.
     private let retries = WriteGate.Counter()
+    /// Tells watchers (on any host) when a write that logged changes committed.
+    private let notifier: ChangeNotifier
 
     /// How many write attempts this driver rolled back and ran again since it opened:
     /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
@@ -73,6 +75,7 @@ public final class PostgresDriver: StorageDriver {
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger)
+        notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
         do {
             try setUp()
         } catch {
@@ -92,7 +95,19 @@ public final class PostgresDriver: StorageDriver {
     /// Closes the connections (those in use when they are given back). Later calls throw
     /// ``PostgresDriverError/closed``. Never blocks.
     public func close() {
+        notifier.close()
         pool.close()
+    }
+
+    /// Wake-ups for a change watcher: a connection of its own that `LISTEN`s on this schema's
+    /// channel (`depot_changes_` and the schema name, so stores on other schemas never wake it),
+    /// where every driver on the schema sends a `NOTIFY` after a write that logged changes
+    /// committed (only while a watcher's lease exists, when writers log). Where the server
+    /// refuses `LISTEN` (a standby) or cannot be reached, the watcher polls; a lost connection
+    /// is reopened at a later wait. Close it before ``close()``: the driver's event loop runs
+    /// until it is closed.
+    public func changeNotices() -> (any ChangeNotices)? {
+        ChangeListener(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
     }
 
     /// Transactions, savepoints, snapshot reads, durable commits, shared by many processes and
@@ -153,7 +168,7 @@ public final class PostgresDriver: StorageDriver {
             guard writeGate.enter(until: Self.date(deadline)) else {
                 throw PostgresDriverError.deadlineExceeded(server: configuration.server, timeout: configuration.callTimeout)
             }
-            let outcome = Result { () throws -> (R, [() -> Void]) in
+            let outcome = Result { () throws -> (R, [() -> Void], UInt64?) in
                 try withSession(until: deadline) { session in
                     let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
                     var committing = false
@@ -164,7 +179,7 @@ public final class PostgresDriver: StorageDriver {
                         committing = true
                         try session.execute("COMMIT")
                         txn.publishKeyspaces()
-                        return (result, txn.handlers)
+                        return (result, txn.handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
                         let failure = error as? PostgresDriverError
@@ -188,7 +203,9 @@ public final class PostgresDriver: StorageDriver {
             // The slot is free before the hooks run and during the back-off.
             writeGate.leave()
             switch outcome {
-            case .success(let (result, handlers)):
+            case .success(let (result, handlers, stamp)):
+                // After the commit, never in the transaction (see ChangeNotifier); not waited for.
+                if let stamp { notifier.committed(stamp: stamp) }
                 for handler in handlers { handler() }
                 return result
             case .failure(let error):

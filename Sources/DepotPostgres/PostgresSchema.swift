@@ -19,6 +19,10 @@ struct PostgresSchema: Sendable {
     let entries: String
     let multi: String
     let epoch: String
+    /// The `LISTEN`/`NOTIFY` channel of the schema's change log: `depot_changes_` and the schema
+    /// name (at most 62 bytes, within PostgreSQL's 63 for identifiers; only lowercase letters,
+    /// digits and `_`, so it needs no escaping). Stores on other schemas use other channels.
+    let changeChannel: String
 
     /// Validates `name` (lowercase letters, digits and `_`, starting with a letter or `_`, at
     /// most 48 characters).
@@ -33,6 +37,7 @@ struct PostgresSchema: Sendable {
         entries = "\(quoted).entries"
         multi = "\(quoted).multi"
         epoch = "\(quoted).epoch"
+        changeChannel = "depot_changes_" + name
     }
 
     /// The statements that create the schema and its tables (idempotent). Run them under

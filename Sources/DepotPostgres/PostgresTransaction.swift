@@ -42,6 +42,9 @@ final class PostgresTransaction: StorageTransaction {
     /// The key locks this transaction took shared for a read that found the key (a write of
     /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
     var readShared: Set<Int64> = []
+    /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
+    /// driver sends a change notice after the commit.
+    private(set) var loggedStamp: UInt64?
     /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
     var unchecked: [() throws -> Void] = []
 
@@ -174,6 +177,7 @@ final class PostgresTransaction: StorageTransaction {
         guard let xid = try run({ try session.integers("SELECT txid_current()", .of()) }).first, xid > 0 else {
             throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
         }
+        loggedStamp = UInt64(xid)
         return UInt64(xid)
     }
 

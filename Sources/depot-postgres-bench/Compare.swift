@@ -12,7 +12,10 @@ import Foundation
 /// - Durable commits/s: pgbench's one-row insert (`INSERT … VALUES (…)` into a table with a
 ///   bigserial key, `synchronous_commit` as the server has it) against `Store.write` of one
 ///   document with one index, for 1, 8 and 64 writers in this process (one connection each)
-///   and for 4 processes × 16 writers (pgbench: 64 clients).
+///   and for 4 processes × 16 writers (pgbench: 64 clients); then 8 writers again with a change
+///   watcher attached (another driver on the schema, as another host would watch: writers then
+///   log their changes and notify it), against the same pgbench figure, and how many of the
+///   commits the watcher reported.
 /// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
 ///   through the driver (read transaction + get) and a document get by ID through `Store`.
 enum Compare {
@@ -21,6 +24,8 @@ enum Compare {
         var failures = 0
         var retries = 0
         var firstFailure: String?
+        /// With a watcher: how many of the commits it reported.
+        var reported: Int?
     }
 
     static func run(url: String, seconds: Double) throws {
@@ -43,6 +48,12 @@ enum Compare {
         let baseline = try base?.inserts(clients: 64)
         let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
         rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
+
+        configuration.schema = "\(schema)_w8watch"
+        configuration.maximumConnections = 8
+        let watchedBaseline = try base?.inserts(clients: 8)
+        let watched = try measureWriters(configuration, writers: 8, seconds: seconds, firstID: 0, watched: true)
+        rows.append(("commits/s, 8 writers, with a change watcher attached", watchedBaseline, Double(watched.commits) / seconds, note(watched)))
 
         configuration.schema = "\(schema)_r"
         configuration.maximumConnections = 2
@@ -82,13 +93,17 @@ enum Compare {
 
     static func note(_ result: Writers) -> String {
         var parts = ["\(result.retries) retries"]
+        if let reported = result.reported { parts.append("\(reported) of \(result.commits) reported by the watcher") }
         if result.failures > 0 { parts.append("\(result.failures) gave up (first: \(result.firstFailure ?? "?"))") }
         return parts.joined(separator: ", ")
     }
 
     /// `writers` threads of one driver storing one new document per commit for `seconds`.
     static func measureWriters(_ configuration: PostgresConfiguration, writers: Int, seconds: Double, firstID: Int,
-                               startAt: Date? = nil) throws -> Writers {
+                               startAt: Date? = nil, watched: Bool = false) throws -> Writers {
+        // The watcher first, so that the writers' first look for watchers finds its lease.
+        let watching = watched ? try Watching(configuration) : nil
+        defer { watching?.stop() }
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let store = try Store(driver: driver)
@@ -124,7 +139,46 @@ enum Compare {
         for _ in 0..<writers { done.wait() }
         var outcome = result.withLock { $0 }
         outcome.retries = driver.writeRetries - retriesBefore
+        outcome.reported = watching?.reported(atLeast: outcome.commits, firstID: firstID)
         return outcome
+    }
+
+    /// A change watcher on another driver, counting the documents it was told were created.
+    final class Watching: StoreObserver, @unchecked Sendable {
+        // @unchecked Sendable: `created` is guarded by its own lock; `watcher` is only touched by
+        // the measuring thread (`init`, `stop`); the rest is immutable.
+        private let driver: PostgresDriver
+        private let store: Store
+        private var watcher: ExternalChangeWatcher?
+        private let created = Locked<[Int]>([])
+
+        init(_ configuration: PostgresConfiguration) throws {
+            driver = try PostgresDriver(configuration: configuration)
+            store = try Store(driver: driver)
+            store.addObserver(self)
+            watcher = try store.watchExternalChanges()
+        }
+
+        func store(_ store: Store, didCommit changes: ChangeSet) {
+            let ids = changes.created(BenchItem.self)
+            created.withLock { $0 += ids }
+        }
+
+        /// How many IDs above `firstID` were reported, once `count` were or after 5 s.
+        func reported(atLeast count: Int, firstID: Int) -> Int {
+            let end = Date().addingTimeInterval(5)
+            while true {
+                let seen = created.withLock { $0.filter { $0 > firstID }.count }
+                if seen >= count || Date() > end { return seen }
+                usleep(10_000)
+            }
+        }
+
+        func stop() {
+            watcher?.stop()
+            watcher = nil
+            driver.close()
+        }
     }
 
     /// `processes` copies of this program (`writers-child`), each with `writers` threads,

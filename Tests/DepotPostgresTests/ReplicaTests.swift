@@ -59,5 +59,21 @@ struct ReplicaTests {
             try replicaStore.write { tx in try tx.park(staff(200)) }
         }
     }
+
+    /// A standby refuses `LISTEN`: its change notices never wake, and each wait ends by its
+    /// deadline (a watcher there would poll), trying again without hanging.
+    @Test func changeNoticesOnAStandbyEndEveryWaitByItsDeadline() throws {
+        let configuration = try PostgresConfiguration(url: try #require(ReplicaServer.url))
+        let replica = try PostgresDriver(configuration: configuration)
+        defer { replica.close() }
+        let notices = try #require(replica.changeNotices())
+        defer { notices.close() }
+        for _ in 0..<3 {
+            let start = Date()
+            #expect(!notices.wait(until: start.addingTimeInterval(1.2)), "no notice on a standby")
+            let elapsed = Date().timeIntervalSince(start)
+            #expect(elapsed >= 1 && elapsed < 8, "the wait lasted \(elapsed) s")
+        }
+    }
 }
 #endif

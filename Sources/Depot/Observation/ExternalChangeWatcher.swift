@@ -7,14 +7,18 @@ import Foundation
 ///
 /// Start one with ``Store/watchExternalChanges(every:)``; it polls every `interval` (50 ms by
 /// default): for LMDB it first compares the last transaction ID (`mdb_env_info`), a read of
-/// shared memory, and reads the change log only when it moved. While it runs it holds a lease
+/// shared memory, and reads the change log only when it moved. A driver with
+/// ``StorageDriver/changeNotices()`` (PostgreSQL: `LISTEN`/`NOTIFY`) wakes it when another
+/// writer committed logged changes, so it reads at once; the interval then only bounds the wait
+/// (the fallback when notices are lost or unavailable). While it runs it holds a lease
 /// that makes writers (in every process) log their changes; stop it (or release it) and writers
 /// stop logging within a few seconds. See `ChangeLog` (internal) for the design.
 ///
 /// Before a change set is published, the key/value caches of this process (``KeyValueStore``)
 /// drop the keys it names, so a read made on the notice returns the new value.
 public final class ExternalChangeWatcher: @unchecked Sendable {
-    // @unchecked Sendable: `stopped` is guarded by `lock`; the thread owns the rest.
+    // @unchecked Sendable: `stopped` is guarded by `lock`; the thread owns the rest (`notices`
+    // is Sendable and only closed from other threads).
     private let store: Store
     private let core: StoreCore
     private let interval: Duration
@@ -24,6 +28,12 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     private var nextSequence: UInt64 = 0
     private var lastTransactionID = -1
     private var leaseRenewedAt: Double = 0
+    /// The driver's wake-ups, if it has them.
+    private let notices: (any ChangeNotices)?
+    /// While notices name a committed entry that the last read could not reach yet (a writer
+    /// still running holds the horizon below it): seconds until the next read (from 2 ms,
+    /// doubling up to 0.25 s or the interval if shorter); 0 otherwise.
+    private var catchUpDelay: Double = 0
 
     /// Shortest polling interval (shorter ones would spin a core).
     public static let minimumInterval: Duration = .milliseconds(1)
@@ -39,6 +49,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         self.core = store.core
         self.interval = interval
         self.lease = Array((ChangeLog.leasePrefix + UUID().uuidString).utf8)
+        self.notices = store.core.driver.changeNotices()
         try renewLease()
         core.refreshLeaseCheck()
         nextSequence = try core.driver.read { txn in try ChangeLog.start(txn) }
@@ -56,6 +67,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             return !stopped
         }
         if first {
+            notices?.close()
             do {
                 try core.driver.write { txn in
                     if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
@@ -79,19 +91,39 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         leaseRenewedAt = Date().timeIntervalSince1970
     }
 
+    private var isStopped: Bool { lock.withLock { stopped } }
+
     private func run() {
         let (seconds, attoseconds) = interval.components
-        let nanos = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        let period = Double(seconds) + Double(attoseconds) / 1e18
+        // With notices, the first read comes at once: a commit notified before they were set up
+        // is read now rather than at the end of the first interval.
+        var readNow = notices != nil
         while true {
-            let done: Bool = lock.withLock {
-                if !stopped { _ = lock.wait(until: Date().addingTimeInterval(Double(nanos) / 1e9)) }
-                return stopped
+            if !readNow {
+                let deadline = Date().addingTimeInterval(catchUpDelay > 0 ? min(catchUpDelay, period) : period)
+                if let notices {
+                    // `stop()` closes the notices, which ends this wait.
+                    if isStopped { return }
+                    _ = notices.wait(until: deadline)
+                } else {
+                    let done: Bool = lock.withLock {
+                        if !stopped { _ = lock.wait(until: deadline) }
+                        return stopped
+                    }
+                    if done { return }
+                }
             }
-            if done { return }
+            readNow = false
+            if isStopped { return }
             if Date().timeIntervalSince1970 - leaseRenewedAt > 2 {
                 do { try renewLease() } catch { logError("external change watcher: could not renew its lease", error) }
             }
             poll()
+            if let notices {
+                // A notice named an entry this read did not reach: read again soon.
+                catchUpDelay = notices.committedStamp >= nextSequence ? (catchUpDelay == 0 ? 0.002 : min(catchUpDelay * 2, 0.25)) : 0
+            }
         }
     }
 
@@ -149,7 +181,8 @@ extension Store {
     /// returned object for as long as you want to be told.
     ///
     /// - Parameter interval: how often to poll, from ``ExternalChangeWatcher/minimumInterval``
-    ///   (1 ms) to ``ExternalChangeWatcher/maximumInterval`` (5 s).
+    ///   (1 ms) to ``ExternalChangeWatcher/maximumInterval`` (5 s). Where the driver wakes the
+    ///   watcher (``StorageDriver/changeNotices()``, PostgreSQL), the longest wait between reads.
     /// - Throws: ``DepotError`` `.invalidOption` naming `watchExternalChanges(every:)` and the
     ///   range when `interval` is outside it; a storage error when the lease cannot be written.
     public func watchExternalChanges(every interval: Duration = .milliseconds(50)) throws -> ExternalChangeWatcher {

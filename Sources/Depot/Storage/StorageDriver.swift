@@ -38,6 +38,10 @@ public protocol StorageDriver: AnyObject, Sendable {
     func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R
     /// Where the document layer logs errors of background work on this driver.
     var logger: DepotLogger { get }
+    /// Wake-ups for a change watcher that starts now (see ``ChangeNotices``), or nil when the
+    /// driver has none (the default): the watcher then only polls. Called once per
+    /// ``ExternalChangeWatcher``, which closes what it gets when it stops.
+    func changeNotices() -> (any ChangeNotices)?
 }
 
 extension StorageDriver {
