@@ -49,7 +49,11 @@ let package = Package(
     name: "Depot",
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
+        // Documents on LMDB: DepotCore and its LMDB driver (what most apps import).
         .library(name: "Depot", targets: ["Depot"]),
+        // The document layer over the StorageDriver protocol, without LMDB (for apps that store
+        // elsewhere, e.g. PostgreSQL only: no liblmdb needed).
+        .library(name: "DepotCore", targets: ["DepotCore"]),
         .library(name: "DepotLMDB", targets: ["DepotLMDB"]),
         .library(name: "DepotLogging", targets: ["DepotLogging"]),
         // The driver conformance suite, for authors of storage drivers (no test framework inside).
@@ -77,15 +81,21 @@ let package = Package(
         ),
         // Word-sized atomics for the reader gate (Synchronization's `Atomic` is above the Apple floor).
         .target(name: "CDepotAtomic"),
-        .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic"]),
+        // What the layers share without depending on each other: the logger, thread numbers.
+        .target(name: "DepotSupport"),
+        .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic", "DepotSupport"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
-        .target(name: "Depot", dependencies: ["DepotLMDB", "CDepotCRC", "CDepotAtomic"]),
-        .target(name: "DepotDriverTesting", dependencies: ["Depot"]),
+        // The document layer: records, documents, queries, kits, over the StorageDriver protocol
+        // only (never LMDB: scripts/check-layers.sh checks that its closure has no CLMDB).
+        .target(name: "DepotCore", dependencies: ["DepotSupport", "CDepotCRC", "CDepotAtomic"]),
+        // The LMDB driver, re-exporting DepotCore: `import Depot` is documents on LMDB.
+        .target(name: "Depot", dependencies: ["DepotCore", "DepotLMDB"]),
+        .target(name: "DepotDriverTesting", dependencies: ["DepotCore"]),
         // swift-log adapter for DepotLogger; the core targets never depend on swift-log.
         .target(
             name: "DepotLogging",
-            dependencies: ["DepotLMDB", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DepotSupport", .product(name: "Logging", package: "swift-log")]
         ),
         // One command over every driver: LMDB folders always; `postgres://` URLs with the trait
         // `Postgres`; encrypted stores (AESGCMTransform) with the trait `Crypto`.
@@ -114,7 +124,7 @@ let package = Package(
         // What users import: the macro declaration (the generated code only needs `Depot`).
         .target(
             name: "DepotMacros",
-            dependencies: ["Depot", .target(name: "DepotMacrosPlugin", condition: .when(traits: macros))]
+            dependencies: ["DepotCore", .target(name: "DepotMacrosPlugin", condition: .when(traits: macros))]
         ),
         // Instructions per operation under callgrind (scripts/macro-instructions.sh; synchronous:
         // valgrind cannot run an async main).
@@ -123,14 +133,14 @@ let package = Package(
         // MARK: Trait `Crypto`
         .target(
             name: "DepotCrypto",
-            dependencies: ["Depot", .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto))]
+            dependencies: ["DepotCore", .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: crypto))]
         ),
 
         // MARK: Trait `Postgres`
         .target(
             name: "DepotPostgres",
             dependencies: [
-                "Depot",
+                "DepotCore",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: postgres)),
@@ -146,7 +156,7 @@ let package = Package(
         // Helpers shared by the test targets (temporary folders, child processes).
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
         .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot", "DepotTestSupport"]),
-        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotDriverTesting", "depot", "DepotTestSupport"]),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotCore", "DepotDriverTesting", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotLoggingTests", dependencies: ["DepotLogging", "Depot", "DepotTestSupport"]),
         // Empty without their trait (`swift test --traits Macros`, …).

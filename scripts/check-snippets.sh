@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compiles (type-checks) every ```swift block of README.md and the DocC catalog
-# (Sources/Depot/Depot.docc/*.md) against the package's built modules, so that the docs cannot
+# (Sources/DepotCore/DepotCore.docc/*.md) against the package's built modules, so that the docs cannot
 # drift from the API. Run from anywhere after `swift build` (CI runs it after the trait tests):
 #
 #   scripts/check-snippets.sh            # every snippet
@@ -29,7 +29,7 @@ cd "$root"
 
 files=("$@")
 if [ ${#files[@]} -eq 0 ]; then
-    files=(README.md Sources/Depot/Depot.docc/*.md)
+    files=(README.md Sources/DepotCore/DepotCore.docc/*.md)
 fi
 
 exec python3 - "$root" "${files[@]}" <<'PY'

@@ -1,6 +1,6 @@
 #if Crypto
 import Crypto
-import Depot
+import DepotCore
 import Foundation
 
 /// Encrypts every document and key/value record of a store with AES-256-GCM (GarageStorage's

@@ -1,4 +1,4 @@
-import Depot
+import DepotCore
 import Foundation
 
 // The documents the conformance suite stores (collection names prefixed so that they cannot

@@ -1,4 +1,4 @@
-import Depot
+import DepotCore
 import Foundation
 
 private func employee(_ id: String, salary: Int = 100, department: ConformanceDepartment? = nil) -> ConformanceEmployee {

@@ -1,4 +1,4 @@
-import Depot
+import DepotCore
 import Foundation
 
 /// The driver conformance suite: the checks Depot's own drivers pass, run against yours.

@@ -1,4 +1,4 @@
-import Depot
+import DepotCore
 import Foundation
 
 /// Byte-array helpers over the buffer-based ``StorageTransaction`` API.

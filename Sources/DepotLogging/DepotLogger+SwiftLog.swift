@@ -1,4 +1,4 @@
-import DepotLMDB
+import DepotSupport
 import Logging
 
 extension DepotLogger {

@@ -1,5 +1,5 @@
 #if Macros
-import Depot
+import DepotCore
 
 /// Generates a direct binary codec for a struct stored as a Depot document: a
 /// `BinaryCodableDocument` conformance whose `encodeBinary(into:)` and `init(binaryRecord:)` write

@@ -1,5 +1,5 @@
 #if Postgres
-import Depot
+import DepotCore
 import Foundation
 import Logging
 import NIOCore

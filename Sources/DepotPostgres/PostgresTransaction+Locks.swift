@@ -1,5 +1,5 @@
 #if Postgres
-import Depot
+import DepotCore
 import PostgresNIO
 
 /// The key locks of ``PostgresTransaction`` (see ``KeyLocks``) and the checks of writes sent

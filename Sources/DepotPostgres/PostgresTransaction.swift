@@ -1,5 +1,5 @@
 #if Postgres
-import Depot
+import DepotCore
 import PostgresNIO
 
 /// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one

@@ -6,6 +6,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 struct OCNode: Document, Equatable {
     var id: String

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// A nested value written through the generic `Codable` path of the record writer.
 private struct Inner: Codable, Equatable {

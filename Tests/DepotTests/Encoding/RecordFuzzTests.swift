@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import DepotTestSupport
 @testable import Depot
+@testable import DepotCore
 
 /// Seeded random damage to stored records, read back through the store: a damaged record must
 /// be reported (checksum or record error naming collection and ID), never decoded as something

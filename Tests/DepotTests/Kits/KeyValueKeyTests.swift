@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 extension KeyValueKey {
     static var volume: KeyValueKey<Int> { .init("volume", default: 5) }

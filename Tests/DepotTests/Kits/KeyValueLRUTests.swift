@@ -1,6 +1,7 @@
 import DepotTestSupport
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 @Suite("Key/value cache: eviction order")
 struct KeyValueLRUTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import DepotTestSupport
 @testable import Depot
+@testable import DepotCore
 import DepotLMDB
 
 struct KitPerson: Document, Equatable {

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 struct MRWorker: Document, Equatable {
     static var collection: String { "Worker" }

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 struct PersonV1: Document, Equatable {
     static var collection: String { "Person" }

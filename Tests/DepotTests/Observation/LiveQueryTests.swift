@@ -3,6 +3,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// What a consuming task saw, shared with the test (guarded by `lock`).
 final class Seen<Value: Sendable>: @unchecked Sendable {

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 // DLData's CorporateMayhem model and seeded store for DLDataPortTests.swift (ported from
 // dagerydoo/DLData's tests, DLData/Tests/Tests/*.m).

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 // Ports of dagerydoo/DLData's own test cases (DLData/Tests/Tests/*.m, GHUnit) to Depot.
 

@@ -6,6 +6,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 // MARK: - Models (the shapes of the upstream test objects)
 

@@ -8,6 +8,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 // MARK: - SwiftCodableTests
 

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// Index keys read straight from stored bytes (`IndexFieldPath`) against the keys of the
 /// decoded document (`DocumentValue[path:]`), which they replace on the write path; and unique

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 /// A link to a gadget that is nulled when the gadget goes (indexed reference and tag).
 struct RPNullLink: Document, Equatable {

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 struct FZUnit: Document, Equatable {
     static var collection: String { "FZUnit" }

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// Misuse is reported under a code that says what was wrong (one code per kind of mistake, not
 /// one catch-all), so that a caller can tell them apart with `catch DepotError.<code>`.

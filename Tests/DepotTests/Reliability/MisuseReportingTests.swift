@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 /// Issue 30 item 5: a failed `depot seed` into a new folder leaves no store there, and
 /// `depot export --skip-damaged` exports every sound document and reports each damaged one.

@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 /// Issue 30 item 2: every public numeric option is checked where it is given; an out-of-range
 /// value is a typed error naming the option and its range, never a trap, a hang or a spin.

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 import DepotLMDB
 
 /// Transactions used to keep their document-layer state alive (transaction ↔ context), which kept

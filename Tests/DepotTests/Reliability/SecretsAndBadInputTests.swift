@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import DepotTestSupport
 @testable import Depot
+@testable import DepotCore
 
 /// A stored value that must never appear in an error message.
 let secret = "TOP-SECRET-7f3a9"

@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 import DepotLMDB
 
 /// A toy transform for the hook's tests (not encryption): XOR with a key byte, bound to the

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import DepotTestSupport
 @testable import Depot
+@testable import DepotCore
 import DepotDriverTesting
 
 /// A dictionary backend that can be told to fail, counting what it is asked.

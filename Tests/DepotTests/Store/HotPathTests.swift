@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// How often the hand-written generated codec below ran (tests in this file only).
 private let generatedCalls = Mutex((encoded: 0, decoded: 0))

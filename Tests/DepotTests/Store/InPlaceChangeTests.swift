@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import Depot
+@testable import DepotCore
 
 /// A value of a class type: it can change in place after it was handed to a kit.
 final class ICProfile: Codable, @unchecked Sendable {

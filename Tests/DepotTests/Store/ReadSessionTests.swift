@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// `store.read {}` reuses each thread's read view from one transaction to the next (see
 /// `ReadSessions`): what it resolved must never outlive a change that invalidates it, and a view

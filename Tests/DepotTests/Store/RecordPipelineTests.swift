@@ -2,6 +2,7 @@ import DepotTestSupport
 import Foundation
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// A type whose collection other writers (dynamic objects, seeding) also write.
 struct Gadget: Document, Equatable {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import Depot
+@testable import DepotCore
 
 /// How often `IDBadge`'s generated decoder ran.
 private let idBadgeDecodes = Mutex(0)

@@ -2,6 +2,7 @@ import DepotLMDB
 import DepotTestSupport
 import Foundation
 @testable import Depot
+@testable import DepotCore
 
 struct Department: Document, Equatable {
     var id: String

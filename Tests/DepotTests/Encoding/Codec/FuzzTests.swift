@@ -1,4 +1,5 @@
 @testable import Depot
+@testable import DepotCore
 import Foundation
 import Testing
 import DepotTestSupport

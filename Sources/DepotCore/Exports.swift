@@ -1,0 +1,2 @@
+// The logger drivers and stores log through (`DepotLogger`) comes with the document layer.
+@_exported import DepotSupport

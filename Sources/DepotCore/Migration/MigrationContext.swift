@@ -1,0 +1,169 @@
+import Foundation
+
+/// The steps a migration can take, on the stored documents of one alias, inside the migration's
+/// transaction. Field paths may be dotted (`address.zip`) to reach into nested objects.
+public final class MigrationContext {
+    /// The migration's transaction, for anything the steps below do not cover.
+    public let transaction: DocumentTransaction
+
+    init(transaction: DocumentTransaction) { self.transaction = transaction }
+
+    private var context: TransactionContext { transaction.context }
+
+    // MARK: Fields
+
+    /// Renames a field in every document of `collection` that has it.
+    public func renameField(_ field: String, to newName: String, in collection: String) throws {
+        try updateDocuments(in: collection) { document in
+            guard let value = document.value(atPath: field) else { return }
+            document.removeValue(atPath: field)
+            document.setValue(value, atPath: newName)
+        }
+    }
+
+    /// Removes a field from every document of `collection`.
+    public func removeField(_ field: String, in collection: String) throws {
+        try updateDocuments(in: collection) { document in document.removeValue(atPath: field) }
+    }
+
+    /// Adds a field with `value` to every document of `collection` that lacks it.
+    public func addField(_ field: String, default value: DocumentValue, in collection: String) throws {
+        try updateDocuments(in: collection) { document in
+            if document.value(atPath: field) == nil { document.setValue(value, atPath: field) }
+        }
+    }
+
+    /// Changes a field with `transform` (its current value, nil when absent; return nil to remove
+    /// it), for example to change its type.
+    public func transformField(_ field: String, in collection: String, _ transform: (DocumentValue?) throws -> DocumentValue?) throws {
+        try updateDocuments(in: collection) { document in
+            if let new = try transform(document.value(atPath: field)) {
+                document.setValue(new, atPath: field)
+            } else {
+                document.removeValue(atPath: field)
+            }
+        }
+    }
+
+    /// Rewrites every document of `collection` with `body` (documents it leaves unchanged are
+    /// not written).
+    public func updateDocuments(in collection: String, _ body: (inout DocumentValue) throws -> Void) throws {
+        guard let target = try context.existingTarget(alias: transaction.alias, collection: collection) else { return }
+        for record in try records(of: target) {
+            var document = record.document
+            try body(&document)
+            if document != record.document { try write(document, key: record.key, flags: record.flags, to: target) }
+        }
+    }
+
+    // MARK: Collections
+
+    /// Renames a collection: its documents move, references to them from every collection of the
+    /// alias follow, and the old collection is dropped (with its indexes; a type's declared
+    /// indexes are built again on the new name when it is next used). No delete rule runs:
+    /// the documents move, none is deleted.
+    ///
+    /// - Throws: ``DepotError`` when `newName` already holds documents.
+    public func renameCollection(_ collection: String, to newName: String) throws {
+        if let existing = try context.existingTarget(alias: transaction.alias, collection: newName), try context.txn.count(existing.keyspace) > 0 {
+            throw DepotError.migrationConflict("cannot rename collection '\(collection)' to '\(newName)': '\(newName)' already holds documents")
+        }
+        try migrateAll(from: collection, to: newName) { $0 }
+    }
+
+    /// Moves every document of `collection` into `destination`, converted by `transform`
+    /// (GarageStorage's `migrateAll(from:to:)`): IDs are kept, a document already in
+    /// `destination` with the same ID is replaced, references to the moved documents from every
+    /// collection of the alias are rewritten, and `collection` is dropped without running any
+    /// delete rule (the documents moved; none was deleted), all in the migration's transaction.
+    public func migrateAll(from collection: String, to destination: String, _ transform: (DocumentValue) throws -> DocumentValue) throws {
+        guard collection != destination else { return }
+        guard let source = try context.existingTarget(alias: transaction.alias, collection: collection) else { return }
+        guard let target = try context.target(alias: transaction.alias, collection: destination, kind: source.kind, create: true) else {
+            throw DepotError.storageInconsistent("the collection '\(destination)' could not be created")
+        }
+        for record in try records(of: source) {
+            try write(try transform(record.document), key: record.key, flags: record.flags, to: target)
+        }
+        // A move is not a delete: no delete rule runs (cascade would delete, nullify would
+        // clear and deny would refuse the referencing documents), and the references follow
+        // the documents in this same transaction.
+        try transaction.dropCollection(collection, applyingDeleteRules: false)
+        try rewriteReferences(from: collection, to: destination)
+    }
+
+    // MARK: Helpers
+
+    private struct StoredRecord {
+        var key: [UInt8]
+        var flags: UInt8
+        var document: DocumentValue
+    }
+
+    private func records(of target: RecordTarget) throws -> [StoredRecord] {
+        var result: [StoredRecord] = []
+        try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            let (header, document) = try transaction.openDocument(value, collection: target.collection, key: key, kind: target.kind)
+            result.append(StoredRecord(key: [UInt8](key), flags: header.flags, document: document))
+            return true
+        }
+        return result
+    }
+
+    private func write(_ document: DocumentValue, key: [UInt8], flags: UInt8, to target: RecordTarget) throws {
+        let bytes = document.binary()
+        _ = try key.withUnsafeBytes { k in
+            try transaction.writeRecord(target, key: k, flags: flags, displayID: { displayIDOfKey(k, kind: target.kind) }) { $0.append(contentsOf: bytes) }
+        }
+    }
+
+    private func rewriteReferences(from old: String, to new: String) throws {
+        for collection in try transaction.collections() {
+            try updateDocuments(in: collection) { document in document = document.renamingReferences(from: old, to: new) }
+        }
+    }
+}
+
+extension DocumentValue {
+    /// The value at a dotted path of object fields, or nil.
+    func value(atPath path: String) -> DocumentValue? {
+        var current = self
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            guard let next = current[String(part)] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Sets the value at a dotted path, creating intermediate objects.
+    mutating func setValue(_ value: DocumentValue, atPath path: String) {
+        let parts = path.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        var fields: [Field]
+        if case .object(let existing) = self { fields = existing } else { fields = [] }
+        let name = parts[0]
+        let index = fields.firstIndex { $0.key == name }
+        var child = index.map { fields[$0].value } ?? .object([])
+        if parts.count == 2 { child.setValue(value, atPath: parts[1]) } else { child = value }
+        if let index { fields[index].value = child } else { fields.append(Field(name, child)) }
+        self = .object(fields)
+    }
+
+    /// Removes the value at a dotted path (nothing when absent).
+    mutating func removeValue(atPath path: String) {
+        guard case .object(var fields) = self else { return }
+        let parts = path.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+        guard let index = fields.firstIndex(where: { $0.key == parts[0] }) else { return }
+        if parts.count == 2 { fields[index].value.removeValue(atPath: parts[1]) } else { fields.remove(at: index) }
+        self = .object(fields)
+    }
+
+    /// This value with every reference to collection `old` pointing at `new` instead.
+    func renamingReferences(from old: String, to new: String) -> DocumentValue {
+        switch self {
+        case .reference(let collection, let id): return .reference(collection: collection == old ? new : collection, id: id)
+        case .array(let items): return .array(items.map { $0.renamingReferences(from: old, to: new) })
+        case .object(let fields): return .object(fields.map { Field($0.key, $0.value.renamingReferences(from: old, to: new)) })
+        default: return self
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+/// The cross-process change log behind ``ExternalChangeWatcher``.
+///
+/// Design: a watcher (in any process) keeps a lease in the store's meta records
+/// (`watch/<token>` → expiry, refreshed every 2 s, valid 10 s). A write transaction looks for live
+/// leases at most once a second; only while one exists does it record its changes and append
+/// one entry to the keyspace `depot.changes` (key: a sequence number from `changelog/next`,
+/// value: the writer's token, the time, and the created/updated/deleted keys per alias and
+/// collection), in the same transaction as the changes. Entries older than
+/// ``ChangeLog/retention`` are trimmed by the watchers when they renew their leases, off the
+/// writers' path (a writer only appends). Nobody watching: no entry, no extra write — one cached
+/// check per second.
+enum ChangeLog {
+    static let keyspace = StoreLayout.changeLogDatabase
+    static let counterKey = StoreLayout.changeLogCounterKey
+    static let leasePrefix = StoreLayout.watcherLeasePrefix
+    /// How long entries are kept for watchers that fall behind.
+    static let retention: Double = 60
+
+    struct Part: Codable {
+        var alias: String
+        var collection: String
+        var kind: IDKind
+        var created: [Data] = []
+        var updated: [Data] = []
+        var deleted: [Data] = []
+    }
+
+    struct Entry: Codable {
+        var writer: String
+        var time: Double
+        var parts: [Part]
+    }
+
+    /// Appends the changes recorded since `mark` (if any) as one entry. Called inside the write.
+    static func append(_ changes: [(ChangeRecorder.Key, ChangeRecorder.State)], writer: String, txn: any StorageTransaction) throws {
+        var parts: [String: Part] = [:]
+        for (key, state) in changes {
+            let id = key.alias + "/" + key.collection
+            var part = parts[id] ?? Part(alias: key.alias, collection: key.collection, kind: state.idKind)
+            switch (state.existedBefore, state.existsNow) {
+            case (false, true): part.created.append(Data(key.key))
+            case (true, true): part.updated.append(Data(key.key))
+            case (true, false): part.deleted.append(Data(key.key))
+            case (false, false): continue
+            }
+            parts[id] = part
+        }
+        if parts.isEmpty { return }
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true),
+              let log = try txn.keyspace(named: keyspace, create: true) else { return }
+        let now = Date().timeIntervalSince1970
+        let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
+        // A driver whose writers commit side by side numbers the entry itself (no shared row);
+        // otherwise the store's counter, written in the same transaction.
+        if let stamp = try txn.changeLogStamp() {
+            try BigEndian<UInt64>.withBytes(of: stamp) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
+            return
+        }
+        let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
+        try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
+        try BigEndian<UInt64>.withBytes(of: seq + 1) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+    }
+
+    /// Where a reader starts: the stamp horizon of the driver, else the counter's next number.
+    static func start(_ txn: any StorageTransaction) throws -> UInt64 {
+        if let horizon = try txn.changeLogHorizon() { return horizon }
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return 1 }
+        return try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
+    }
+
+    /// Deletes the entries older than ``retention`` at `now` (at most `limit`, oldest first);
+    /// returns how many. Run by watchers with their lease renewal, never by writers, so that
+    /// writers never scan the log (on a server, a scan locks the whole log against them).
+    @discardableResult
+    static func trim(_ txn: any StorageTransaction, now: Double = Date().timeIntervalSince1970, limit: Int = 10_000) throws -> Int {
+        guard let log = try txn.keyspace(named: keyspace, create: false) else { return 0 }
+        var old: [[UInt8]] = []
+        // Entries are in sequence order, which is commit order: the old ones come first.
+        try txn.scan(log, prefix: nil, reverse: false) { key, value in
+            guard old.count < limit, let e = try? BinaryDecoder().decode(Entry.self, from: value), e.time < now - retention else { return false }
+            old.append([UInt8](key))
+            return true
+        }
+        for key in old { _ = try txn.delete(forKey: key, in: log) }
+        return old.count
+    }
+
+    /// Whether a live watcher lease exists (read in `txn`).
+    static func hasLiveLease(_ txn: any StorageTransaction) throws -> Bool {
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return false }
+        let now = Date().timeIntervalSince1970
+        var live = false
+        try txn.scan(meta, prefix: Array(leasePrefix.utf8), reverse: false) { _, value in
+            if value.count == 8, Double(bitPattern: value.loadUnaligned(as: UInt64.self)) > now { live = true; return false }
+            return true
+        }
+        return live
+    }
+
+    /// The change set of one entry, with IDs rendered by their kind.
+    static func changeSet(_ entry: Entry) -> ChangeSet {
+        ChangeSet(collections: entry.parts.map { p in
+            func ids(_ keys: [Data]) -> [DocumentValue] { keys.map { k in k.withUnsafeBytes { p.kind.value(ofKey: $0) } } }
+            return .init(alias: p.alias, collection: p.collection, created: ids(p.created), updated: ids(p.updated), deleted: ids(p.deleted))
+        }, isExternal: true)
+    }
+}

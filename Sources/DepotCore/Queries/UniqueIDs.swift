@@ -1,0 +1,67 @@
+import Foundation
+
+/// Persistent unique 64-bit IDs (DLData's unique ID generator).
+///
+/// Each ID is handed out once, ever: the counter lives in the store's meta database and moves
+/// forward in write transactions. IDs from one generator increase; IDs are allocated in blocks
+/// (``blockSize``) to make ``next()`` cheap, so IDs handed to different processes interleave and a
+/// crash skips the rest of a block — never reusing one. Use ``DocumentTransaction/nextUniqueID()``
+/// inside a write transaction.
+public final class UniqueIDs: @unchecked Sendable {
+    // @unchecked Sendable: `nextID`/`end` are guarded by `lock`; `core` is weak (the core owns the generator).
+    static let counterKey = StoreLayout.uniqueIDCounterKey
+    private weak var core: StoreCore?
+    /// IDs reserved per write transaction.
+    public let blockSize: UInt64
+    private let lock = NSLock()
+    private var nextID: UInt64 = 0
+    private var end: UInt64 = 0
+
+    init(core: StoreCore, blockSize: UInt64) {
+        self.core = core
+        self.blockSize = max(1, blockSize)
+    }
+
+    /// A new unique ID. Call it outside write transactions (it may run one to reserve a block).
+    public func next() throws -> UInt64 {
+        try lock.withLock {
+            if nextID == end {
+                guard let core else { throw DepotError.ownerReleased("the store of this unique-ID generator was released") }
+                let start = try core.driver.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
+                nextID = start
+                end = start + blockSize
+            }
+            defer { nextID += 1 }
+            return nextID
+        }
+    }
+
+    /// A new unique ID as 20 decimal digits, zero-padded, so string order is numeric order.
+    public func nextString() throws -> String { Self.string(for: try next()) }
+
+    /// The string form of an ID.
+    public static func string(for id: UInt64) -> String {
+        let digits = String(id)
+        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
+    }
+
+    /// Reserves `count` IDs in a write transaction and returns the first.
+    static func allocate(count: UInt64, in txn: any StorageTransaction, core: StoreCore) throws -> UInt64 {
+        if txn.isReadOnly { throw DepotError(code: .readOnlyTransaction, message: "unique IDs are allocated in write transactions") }
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else {
+            throw DepotError.storageInconsistent("the store's meta data is missing")
+        }
+        let current = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
+        let (after, overflow) = current.addingReportingOverflow(count)
+        if overflow { throw DepotError.exhausted("the unique ID counter is exhausted") }
+        try BigEndian<UInt64>.withBytes(of: after) { v in
+            try counterKey.withUnsafeBytes { k in try txn.put(v, forKey: k, in: meta) }
+        }
+        return current
+    }
+}
+
+extension Store {
+    /// The store's unique-ID generator (shared by every handle of this environment).
+    public var uniqueIDs: UniqueIDs { core.uniqueIDs(store: self) }
+}

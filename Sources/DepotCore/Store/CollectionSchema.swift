@@ -1,0 +1,94 @@
+
+/// One secondary index as the store records it: a name, the field path it reads from stored
+/// documents, and whether values must be unique.
+struct IndexDefinition: Hashable, Sendable {
+    var name: String
+    var field: String {
+        didSet { path = IndexFieldPath(field) }
+    }
+    var unique: Bool
+    /// `field`, parsed once: what the record pipeline walks to in each stored document.
+    private(set) var path: IndexFieldPath
+
+    init(name: String, field: String, unique: Bool) {
+        self.name = name
+        self.field = field
+        self.unique = unique
+        path = IndexFieldPath(field)
+    }
+
+    static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+        a.name == b.name && a.field == b.field && a.unique == b.unique
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(field)
+        hasher.combine(unique)
+    }
+
+    /// The meta record's value: `v2`, NUL, `u` or `m`, NUL, the field path.
+    var metaValue: [UInt8] { Array("v2\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
+
+    /// Reads a meta record. Records written before field paths were stored (`unique` / `multi`)
+    /// come back with `legacy` true: their entries were kept only by typed parks and are rebuilt.
+    static func parse(name: String, metaValue: [UInt8]) -> (IndexDefinition, legacy: Bool)? {
+        let text = String(decoding: metaValue, as: UTF8.self)
+        if text == "unique" || text == "multi" { return (IndexDefinition(name: name, field: name, unique: text == "unique"), true) }
+        let parts = text.split(separator: "\u{0}", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "v2", parts[1] == "u" || parts[1] == "m", !parts[2].isEmpty else { return nil }
+        return (IndexDefinition(name: name, field: String(parts[2]), unique: parts[1] == "u"), false)
+    }
+}
+
+/// What the record pipeline maintains for one collection of one alias, as stored in the meta
+/// records: its secondary indexes and whether it keeps a sync-status index. Every writer reads
+/// it, so an index stays right whichever path wrote the document.
+struct CollectionSchema: Equatable, Sendable {
+    var indexes: [IndexDefinition] = []
+    /// Index records in the old format (to be rebuilt by the next reconciliation).
+    var legacyIndexes: Set<String> = []
+    var tracksSyncStatus = false
+    /// The highest document-type version that wrote the collection (0: none declared).
+    var typeVersion = 0
+
+    static let empty = CollectionSchema()
+
+    /// Whether a write must look at the old record's fields.
+    var needsOldFields: Bool { !indexes.isEmpty }
+
+    /// Loads the schema of `alias`/`collection` from the meta records of `txn`.
+    static func load(alias: String, collection: String, meta: Keyspace?, txn: any StorageTransaction) throws -> CollectionSchema {
+        guard let meta else { return .empty }
+        var schema = CollectionSchema()
+        let prefix = Array(StoreLayout.indexMetaPrefix(alias: alias, collection: collection).utf8)
+        for (key, value) in try txn.entries(meta, prefix: prefix) {
+            let name = String(decoding: key.dropFirst(prefix.count), as: UTF8.self)
+            guard let (definition, legacy) = IndexDefinition.parse(name: name, metaValue: value) else {
+                throw DepotError.corruptRecord(alias: alias, collection: collection, id: "(index \(name))", detail: "unreadable index definition")
+            }
+            schema.indexes.append(definition)
+            if legacy { schema.legacyIndexes.insert(name) }
+        }
+        let syncKey = Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8)
+        schema.tracksSyncStatus = try txn.withValue(forKey: syncKey, in: meta) { _ in true } ?? false
+        let versionKey = Array(StoreLayout.typeVersionKey(alias: alias, collection: collection).utf8)
+        schema.typeVersion = try txn.withValue(forKey: versionKey, in: meta) { Int(try BigEndian<UInt64>.decode($0)) } ?? 0
+        return schema
+    }
+
+    /// The schema version counter of the store (bumped by every schema change, so that
+    /// processes and cached schemas notice).
+    static func version(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
+        guard let meta else { return 0 }
+        return try txn.withValue(forKey: StoreLayout.schemaVersionKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 0
+    }
+
+    static func bumpVersion(meta: Keyspace, txn: any StorageTransaction) throws -> UInt64 {
+        let next = try version(meta: meta, txn: txn) &+ 1
+        try BigEndian<UInt64>.withBytes(of: next) { v in
+            try StoreLayout.schemaVersionKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) }
+        }
+        return next
+    }
+}

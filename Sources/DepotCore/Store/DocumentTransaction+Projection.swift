@@ -1,0 +1,183 @@
+
+/// Projections: reading a few fields of a stored document without decoding the rest. The
+/// record's checksum is still verified; then only the path to each requested field is walked
+/// (other fields are skipped by their stored lengths) inside the read transaction, and only the
+/// requested values are built.
+extension DocumentTransaction {
+    /// The values at `paths` (dotted field paths such as `salary` or `address.zip`; numeric
+    /// segments index arrays) of the document of `D` with `id`, in the order asked; nil for a
+    /// field the document does not have. Returns nil when the document is not stored.
+    public func fields<D: Document>(of type: D.Type, id: D.ID, _ paths: [String]) throws -> [DocumentValue?]? {
+        guard let facts = try facts(D.self, create: false) else { return nil }
+        let target = facts.target
+        let split = paths.map { $0.split(separator: ".", omittingEmptySubsequences: false) }
+        return try id.withKeyBytes { key in
+            if key.isEmpty || key.count > context.maxKeySize { return nil }
+            return try context.txn.withValue(forKey: key, in: target.keyspace) { bytes in
+                let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
+                do {
+                    let reader = BinaryReader(payload)
+                    let root = try BinaryReader.checkHeader(reader)
+                    return try split.map { segments in
+                        guard var p = try reader.offset(ofPath: segments, from: root) else { return nil }
+                        return try reader.documentValue(&p, depth: 0)
+                    }
+                } catch let error as BinaryCodecError {
+                    throw DepotError.corruptRecord(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind), detail: "\(error)")
+                }
+            }
+        }
+    }
+
+    /// One field of a stored document, read through its key path's field path and decoded as
+    /// `V` — without decoding the rest of the document and without copying the record: the walk
+    /// and the decoding run on the bytes inside the transaction, and the field path of each key
+    /// path is worked out once per transaction. References in the field are resolved. Nil when
+    /// the document is not stored or lacks the field.
+    /// Inlinable, so that the value's type is known where it is called (no run-time generic
+    /// metadata per read).
+    @inlinable
+    public func field<D: Document, V: Decodable>(_ keyPath: KeyPath<D, V>, of id: D.ID) throws -> V? {
+        guard let facts = try anyFacts(D.self, create: false) else { return nil }
+        let path = facts.knownFieldPath(of: keyPath) ?? storedFieldPath(D.self, keyPath, facts)
+        // A key path that names no stored property (a computed one, or a protocol requirement's
+        // key path formed in generic code): read the document and apply it.
+        if _slowPath(!path.isStored) { return try retrieve(D.self, id: id).map { $0[keyPath: keyPath] } }
+        var result: V? = nil
+        try id.withKeyBytes { key in
+            try withStoredField(path, of: facts, key: key) { decoder, resolver, payload, offset in
+                result = try decoder.decodeValue(V.self, from: payload, at: offset, resolver: resolver)
+            }
+        }
+        return result
+    }
+
+    /// The stored field path of `keyPath`, worked out (once per transaction) from `D`'s indexes.
+    @usableFromInline
+    func storedFieldPath<D: Document>(_: D.Type, _ keyPath: PartialKeyPath<D>, _ facts: AnyTypeFacts) -> StoredFieldPath {
+        unsafeDowncast(facts, to: TypeFacts<D>.self).fieldPath(of: keyPath)
+    }
+
+    /// Finds the record of `key`, checks it and walks to the field at `path` in place; calls
+    /// `decode` with the transaction's decoder and reference resolver, the payload and the field's offset (not called
+    /// when the record or the field is absent). Errors name the collection, ID and field.
+    @usableFromInline
+    func withStoredField(_ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer,
+                         _ decode: (BinaryDecoder, any BinaryReferenceDecoding, UnsafeRawBufferPointer, Int) throws -> Void) throws {
+        let target = facts.target
+        if key.isEmpty || key.count > context.maxKeySize { return }
+        _ = try context.txn.readValue(forKey: key, in: target.keyspace) { bytes in
+            let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
+            do {
+                let reader = BinaryReader(payload)
+                let root = try BinaryReader.checkHeader(reader)
+                guard let offset = try reader.offset(ofPath: path.segments, from: root) else { return }
+                // As in a full read: references resolved from here know their parent (cycles, errors).
+                let outer = context.resolving.enter(target, key: key)
+                defer { context.resolving.leave(outer) }
+                try decode(decoder, referenceHook, payload, offset)
+            } catch let error as DecodingError {
+                throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
+                                                fieldPath: path.name, detail: decodingDetail(error))
+            } catch {
+                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
+            }
+        }
+    }
+}
+
+/// A stored field path (`address.zip`), split into its segments' UTF-8 bytes.
+@usableFromInline
+struct StoredFieldPath {
+    let name: String
+    let segments: [[UInt8]]
+    /// Whether the path names stored properties. A key path to a computed property, or to a
+    /// protocol requirement formed in generic code (`\P.age` with `P` generic), describes
+    /// itself as `<computed 0x… (Int)>`: no stored field to walk to.
+    @usableFromInline let isStored: Bool
+
+    init(_ name: String) {
+        self.name = name
+        segments = name.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
+        isStored = !name.isEmpty && !name.contains("<") && !name.contains(" ")
+    }
+}
+
+extension AnyTypeFacts {
+    /// The stored field path of a key path worked out earlier in this transaction. Found by the
+    /// key path object's identity (key path literals are one object per call site); the entry
+    /// keeps the object alive, so its identity cannot be reused by another key path.
+    @usableFromInline
+    func knownFieldPath(of keyPath: AnyKeyPath) -> StoredFieldPath? {
+        if let last = lastFieldPath, last.keyPath === keyPath { return last.path }
+        if let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath {
+            lastFieldPath = entry
+            return entry.path
+        }
+        return nil
+    }
+}
+
+extension TypeFacts {
+    /// The stored field path a key path reads: a declared index's `field:` when one uses the key
+    /// path, else the key path's property names. Worked out once per transaction.
+    func fieldPath(of keyPath: PartialKeyPath<D>) -> StoredFieldPath {
+        if let known = knownFieldPath(of: keyPath) { return known }
+        // Key paths built at run time (in generic code, by appending) are new objects on every
+        // call: found by value, and only a bounded number remembered by identity.
+        let path: StoredFieldPath
+        if let known = fieldPathsByValue[keyPath] {
+            path = known
+        } else {
+            let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
+            path = StoredFieldPath(name)
+            fieldPathsByValue[keyPath] = path
+        }
+        if fieldPaths.count < 64 { fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path) }
+        return path
+    }
+}
+
+extension BinaryReader {
+    /// The offset of the value at `segments` below the value at `root`, or nil when a segment
+    /// is missing. Only the containers on the path are entered; everything else is skipped.
+    func offset(ofPath segments: [Substring], from root: Int) throws -> Int? {
+        try offset(ofPath: segments.map { Array($0.utf8) }, from: root)
+    }
+
+    /// The offset of the value at `segments` (UTF-8 bytes of each segment) below the value at `root`.
+    func offset(ofPath segments: [[UInt8]], from root: Int) throws -> Int? {
+        var p = root
+        for wanted in segments {
+            let t = try tag(at: p)
+            var q = p + 1
+            if t == BinaryTag.object {
+                let (n, _) = try containerHeader(&q, minEntrySize: 2)
+                var found: Int?
+                for _ in 0..<n {
+                    let matches: Bool
+                    switch try key(&q) {
+                    case .string(let start, let count):
+                        matches = count == wanted.count && wanted.withUnsafeBytes { w in
+                            w.elementsEqual(UnsafeRawBufferPointer(start: base + start, count: count))
+                        }
+                    case .int(let value):
+                        matches = Array(String(value).utf8) == wanted
+                    }
+                    if matches { found = q; break }
+                    q = try skipValue(at: q)
+                }
+                guard let found else { return nil }
+                p = found
+            } else if t == BinaryTag.array, let index = Int(String(decoding: wanted, as: UTF8.self)), index >= 0 {
+                let (n, _) = try containerHeader(&q, minEntrySize: 1)
+                guard index < n else { return nil }
+                for _ in 0..<index { q = try skipValue(at: q) }
+                p = q
+            } else {
+                return nil
+            }
+        }
+        return p
+    }
+}

@@ -1,0 +1,91 @@
+import CDepotAtomic
+
+/// The read views of one store handle that its threads reuse from one `read {}` to the next.
+///
+/// A document read transaction needs a view (``DocumentTransaction``) and a context with what
+/// it resolved (collections, per-type facts, the schema version). Building those for every
+/// request cost several times the look-up itself; a thread keeps its view here instead and
+/// rebinds it to the next read transaction, keeping what it resolved while the store's schema
+/// version is unchanged (see ``TransactionContext/rebind(to:)``).
+///
+/// One slot per thread stripe (chosen by the same thread number as the reader gate), each on
+/// its own cache line: a thread takes its view with an atomic exchange and puts it back with a
+/// compare-and-swap, so threads reading at once share nothing. A view that the caller kept past
+/// its closure is never put back.
+///
+/// `@unchecked Sendable`: the slots are accessed with atomics only; a view is used by one thread
+/// at a time (the one that took it out of its slot).
+final class ReadSessions: @unchecked Sendable {
+    private static let stripes = 64
+    /// Pointers per stripe: 16 × 8 bytes, one slot per 128 bytes (no false sharing).
+    private static let stride = 16
+    private let slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
+    init() {
+        slots = .allocate(capacity: Self.stripes * Self.stride)
+        slots.initialize(repeating: nil, count: Self.stripes * Self.stride)
+    }
+
+    deinit {
+        for index in 0..<Self.stripes {
+            if let raw = slots[index * Self.stride] { Unmanaged<DocumentTransaction>.fromOpaque(raw).release() }
+        }
+        slots.deallocate()
+    }
+
+    /// The calling thread's slot.
+    @inline(__always)
+    func slot() -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        slots + (ThreadIndex.current & (Self.stripes - 1)) * Self.stride
+    }
+
+    /// Takes the view kept in `slot`, if any.
+    @inline(__always)
+    func take(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> DocumentTransaction? {
+        guard let raw = cdepot_atomic_exchange_pointer(slot, nil) else { return nil }
+        return Unmanaged<DocumentTransaction>.fromOpaque(raw).takeRetainedValue()
+    }
+
+    /// Keeps `view` in `slot` unless another view is there already.
+    @inline(__always)
+    func give(_ view: DocumentTransaction, to slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let raw = Unmanaged.passRetained(view).toOpaque()
+        if cdepot_atomic_compare_exchange_pointer(slot, nil, raw) == 0 {
+            Unmanaged<DocumentTransaction>.fromOpaque(raw).release()
+        }
+    }
+}
+
+/// A transaction that has ended: what a reusable read context holds between its read
+/// transactions, so that it keeps no ended transaction (nor its environment) alive. Every
+/// operation fails as an ended transaction's does.
+final class EndedTransaction: StorageTransaction, @unchecked Sendable {
+    static let shared = EndedTransaction()
+
+    private func ended() -> DepotError { DepotError.transactionMisuse("the transaction has already ended") }
+
+    var isReadOnly: Bool { true }
+    var nestingDepth: Int { 0 }
+    var attachment: AnyObject? {
+        get { nil }
+        set {}
+    }
+    func afterCommit(_ handler: @escaping () -> Void) {}
+    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? { throw ended() }
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { throw ended() }
+    func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool { throw ended() }
+    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool { throw ended() }
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws { throw ended() }
+    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool { throw ended() }
+    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool { throw ended() }
+    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { throw ended() }
+    func count(_ keyspace: Keyspace) throws -> Int { throw ended() }
+    func clear(_ keyspace: Keyspace) throws { throw ended() }
+    func drop(_ keyspace: Keyspace) throws { throw ended() }
+    func savepoint<R>(_ body: () throws -> R) throws -> R { throw ended() }
+    func isCurrent(_ keyspace: Keyspace) -> Bool { false }
+    var keyspaceHandlesVersion: Int? { nil }
+    var snapshotID: UInt64? { nil }
+}

@@ -1,0 +1,380 @@
+
+/// A keyspace of records as the record pipeline writes it: a collection of an alias (or the
+/// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
+/// Resolved once per transaction (see ``TransactionContext``).
+@usableFromInline
+final class RecordTarget {
+    let alias: String
+    /// The collection name, as change sets report it.
+    let collection: String
+    @usableFromInline let keyspace: Keyspace
+    let kind: IDKind
+    /// The savepoint depth the target was resolved at.
+    var depth: Int
+    /// The change recorder's slot for this collection (nil: nobody records).
+    let slot: Int?
+    /// Whether ``schema`` and the keyspaces below are loaded for writing.
+    var schemaLoaded = false
+    var schema = CollectionSchema.empty
+    /// Keyspaces of `schema.indexes`, in the same order.
+    var indexKeyspaces: [Keyspace] = []
+    var syncKeyspace: Keyspace?
+    /// Whether this is the key/value kit's keyspace (not a document collection).
+    let isKeyValue: Bool
+    /// The delete rules whose target is this collection (loaded on the first delete).
+    var deleteRules: [RegisteredDeleteRule]?
+
+    /// Whether the keyspace handles of this target (and of its loaded schema's indexes) still
+    /// name the same keyspaces in `txn` (see ``StorageTransaction/isCurrent(_:)``).
+    func keyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
+        guard txn.isCurrent(keyspace) else { return false }
+        if let syncKeyspace, !txn.isCurrent(syncKeyspace) { return false }
+        return indexKeyspaces.allSatisfy { txn.isCurrent($0) }
+    }
+
+    init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?, isKeyValue: Bool = false) {
+        self.isKeyValue = isKeyValue
+        self.alias = alias
+        self.collection = collection
+        self.keyspace = keyspace
+        self.kind = kind
+        self.depth = depth
+        self.slot = slot
+    }
+}
+
+/// The record pipeline: the one path by which every writer — typed parks, unidentified values,
+/// dynamic objects, seeding, the key/value kit, sync-status changes and deletes — changes a
+/// record. For each record it checks the key against the storage's real limit, reads the old
+/// record once, checks the expected revision, seals the new record (envelope, revision, flags,
+/// checksum), writes it, keeps every secondary index and the sync-status index of the
+/// collection's stored schema in step (from the stored fields, so whichever path wrote a
+/// document, an index query returns what a scan returns), and records the change.
+extension DocumentTransaction {
+    /// Loads the schema of `target` and opens its index keyspaces for writing.
+    func prepareForWriting(_ target: RecordTarget) throws {
+        if target.schemaLoaded { return }
+        try context.requireWritable("write to collection '\(target.collection)'")
+        let schema = try context.schema(alias: target.alias, collection: target.collection)
+        target.schema = schema
+        target.indexKeyspaces = try schema.indexes.map { index in
+            guard let ks = try context.txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),
+                                                    create: true, multiValue: !index.unique) else {
+                throw DepotError.storageInconsistent("the index keyspace '\(index.name)' of \(target.collection) could not be opened")
+            }
+            return ks
+        }
+        target.syncKeyspace = schema.tracksSyncStatus
+            ? try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: true, multiValue: true) : nil
+        target.schemaLoaded = true
+    }
+
+    /// Checks a key against the storage's limit; errors name the collection.
+    func checkKey(_ key: UnsafeRawBufferPointer, target: RecordTarget) throws {
+        if let problem = Self.keyProblem(count: key.count, limit: context.maxKeySize, collection: target.collection, isKeyValue: target.isKeyValue) {
+            throw problem
+        }
+    }
+
+    /// The one rule for record keys (document IDs, key/value keys): 1 to `limit` bytes, the
+    /// storage's real limit. Nil when `count` bytes are fine; else the error, naming the
+    /// collection (never the key's content).
+    @inline(__always)
+    static func keyProblem(count: Int, limit: Int, collection: String, isKeyValue: Bool) -> DepotError? {
+        if _fastPath(count > 0 && count <= limit) { return nil }
+        let what = isKeyValue ? "a key/value key" : "the ID of a document in collection '\(collection)'"
+        return DepotError.invalidKey(detail: count == 0 ? "\(what) is empty" : "\(what) is \(count) bytes; the limit is \(limit)")
+    }
+
+    /// Writes the record under `key`: `encode` appends the payload. Returns the new revision.
+    @discardableResult
+    func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
+                     displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+        try prepareForWriting(target)
+        try checkKey(key, target: target)
+        try captureUndo(target, key: key)
+        let schema = target.schema
+        let txn = context.txn
+        // With no revision to match, the record is put as if new: an insert then costs one
+        // B-tree descent, and the same put attempt reads the record it finds (and its indexed
+        // fields). A conditional park checks its revision first, before encoding parks any
+        // reference.
+        let optimistic = expected == nil
+        // The old record, read once: its revision, status and indexed fields.
+        var old: Record.Header?
+        var oldFields: [[UInt8]]?
+        if !optimistic {
+            old = try txn.withValue(forKey: key, in: target.keyspace) { bytes -> Record.Header in
+                let header = Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
+                oldFields = storedIndexFields(schema, record: bytes)
+                return header
+            }
+            if let expected, expected != (old?.revision ?? 0) {
+                throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: old?.revision)
+            }
+        }
+        var buffer = context.takeBuffer()
+        defer { context.giveBack(buffer) }
+        Record.begin(&buffer, flags: flags, revision: 0)
+        do {
+            try encode(&buffer)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: target.collection, id: displayID(), fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+        }
+        var revision = (old?.revision ?? 0) &+ 1
+        Record.setHeader(&buffer, flags: flags, revision: revision)
+        Record.seal(&buffer)
+        var newFields: [[UInt8]] = []
+        if !schema.indexes.isEmpty {
+            newFields = try buffer.withUnsafeBytes { all in
+                try indexFields(schema, payload: UnsafeRawBufferPointer(rebasing: all[Record.headerSize...]))
+            }
+            try claimUniqueEntries(schema.indexes, in: target.indexKeyspaces, of: target, key: key, new: newFields, displayID: displayID)
+        }
+        if optimistic {
+            var found: Record.Header?
+            let inserted = try buffer.withUnsafeBytes { bytes in
+                try txn.putIfAbsent(bytes, forKey: key, in: target.keyspace) { stored in
+                    found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
+                    oldFields = storedIndexFields(schema, record: stored)
+                }
+            }
+            if !inserted {
+                // A driver that reports a stored record must show it: nothing was written otherwise.
+                guard let found else {
+                    throw DepotError.storageInconsistent("the storage reported '\(displayID())' in \(target.collection) as present without its record; nothing was written")
+                }
+                // An update: the next revision, sealed again, put over the stored record.
+                old = found
+                revision = found.revision &+ 1
+                Record.setHeader(&buffer, flags: flags, revision: revision)
+                Record.seal(&buffer)
+                try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+            }
+        } else {
+            try buffer.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+        }
+        if !schema.indexes.isEmpty { try updateIndexEntries(target, key: key, old: oldFields, new: newFields) }
+        if let sync = target.syncKeyspace {
+            try updateSyncEntry(sync, collection: target.collection, key: key,
+                                old: old.map { SyncStatus(recordFlags: $0.flags) }, new: SyncStatus(recordFlags: flags))
+        }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
+        if !context.parkedReferences.isEmpty {
+            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
+        }
+        return revision
+    }
+
+    /// Deletes the record under `key`, with the delete rules of its collection unless
+    /// `applyingRules` is false (undo and redo restore every record of a step themselves).
+    /// Returns whether it was stored. With rules, all or nothing where the driver has
+    /// savepoints: a rule that fails (deny) undoes what the others did.
+    @discardableResult
+    func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
+        try prepareForWriting(target)
+        if key.isEmpty || key.count > context.maxKeySize { return false }
+        if applyingRules, !deleteRules(of: target).isEmpty {
+            return try allOrNothing {
+                // A record whose delete is under way further up (a cascade came back to it) is left to it.
+                guard try applyDeleteRules(target, key: key) else { return false }
+                return try removeRecord(target, key: key)
+            }
+        }
+        return try removeRecord(target, key: key)
+    }
+
+    /// Runs `body` in a savepoint where the driver has them (LMDB without `writeMap`, the
+    /// in-memory drivers, PostgreSQL), else as it is.
+    private func allOrNothing<R>(_ body: () throws -> R) throws -> R {
+        context.core.driver.capabilities.contains(.savepoints) ? try savepoint(body) : try body()
+    }
+
+    /// The delete rules that apply when a record of `target` is deleted (looked up once).
+    func deleteRules(of target: RecordTarget) -> [RegisteredDeleteRule] {
+        if let rules = target.deleteRules { return rules }
+        let rules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection)
+        target.deleteRules = rules
+        return rules
+    }
+
+    /// Deletes the record under `key` with its index and sync entries, no rules applied.
+    private func removeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
+        try captureUndo(target, key: key)
+        let schema = target.schema
+        var oldFields: [[UInt8]]?
+        guard let old = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
+            oldFields = storedIndexFields(schema, record: bytes)
+            return Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
+        }) else { return false }
+        guard try context.txn.delete(forKey: key, in: target.keyspace) else { return false }
+        if !schema.indexes.isEmpty { try updateIndexEntries(target, key: key, old: oldFields, new: nil) }
+        if let sync = target.syncKeyspace {
+            try updateSyncEntry(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil)
+        }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
+        if !context.parkedReferences.isEmpty {
+            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
+        }
+        return true
+    }
+
+    /// Sets the sync status of the record under `key` (content and revision unchanged).
+    /// Returns false when it is not stored; a damaged record is never re-sealed.
+    func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
+        try prepareForWriting(target)
+        if key.isEmpty || key.count > context.maxKeySize { return false }
+        guard var record = try context.txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
+        do {
+            _ = try record.withUnsafeBytes { try Record.open($0) }
+        } catch {
+            throw DepotError.checksumMismatch(alias: target.alias, collection: target.collection, id: displayID())
+        }
+        let old = SyncStatus(recordFlags: record[1])
+        if old == status { return true }
+        try captureUndo(target, key: key)
+        record[1] = (record[1] & ~0x0E) | status.recordFlags
+        Record.seal(&record)
+        try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: target.keyspace) }
+        if let sync = target.syncKeyspace { try updateSyncEntry(sync, collection: target.collection, key: key, old: old, new: status) }
+        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: true) }
+        return true
+    }
+
+    /// Deletes every record of `target` with its index and sync entries. Returns how many.
+    /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
+    func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
+        try prepareForWriting(target)
+        if !applyingDeleteRules || deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
+        return try allOrNothing {
+            // Counted first: a cascade within the collection deletes some of them one by one.
+            let count = try context.txn.count(target.keyspace)
+            var keys: [[UInt8]] = []
+            try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            for key in keys { _ = try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
+            _ = try removeAllRecords(target)
+            return count
+        }
+    }
+
+    /// Deletes every record of `target` with its index and sync entries, no rules applied.
+    private func removeAllRecords(_ target: RecordTarget) throws -> Int {
+        let txn = context.txn
+        let count = try txn.count(target.keyspace)
+        if context.undoLog != nil {
+            var keys: [[UInt8]] = []
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            for key in keys { try key.withUnsafeBytes { try captureUndo(target, key: $0) } }
+        }
+        if let slot = target.slot, let recorder = context.recorder {
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+                recorder.record(slot: slot, key: key, existedBefore: true, existsNow: false)
+                return true
+            }
+        }
+        for ks in target.indexKeyspaces { try txn.clear(ks) }
+        if let sync = target.syncKeyspace {
+            for status in SyncStatus.allCases {
+                let k = [status.rawValue] + Array(target.collection.utf8)
+                _ = try k.withUnsafeBytes { try txn.delete(forKey: $0, in: sync) }
+            }
+        }
+        try txn.clear(target.keyspace)
+        context.parkedReferences.removeAll()
+        return count
+    }
+
+    // MARK: Index entries
+
+    /// The index keys of a stored payload, one per index of `schema` (in order).
+    /// The index keys of a stored record (envelope and payload), as the write that replaces or
+    /// deletes it must remove them; nil when the schema has no index or the record cannot be
+    /// opened (a damaged record's entries are left to `verify`).
+    func storedIndexFields(_ schema: CollectionSchema, record: UnsafeRawBufferPointer) -> [[UInt8]]? {
+        guard schema.needsOldFields, let (_, payload) = try? Record.open(record) else { return nil }
+        return try? indexFields(schema, payload: payload)
+    }
+
+    /// Read straight from the bytes: only the path to each indexed field is walked.
+    func indexFields(_ schema: CollectionSchema, payload: UnsafeRawBufferPointer) throws -> [[UInt8]] {
+        try schema.indexes.map { try IndexKeyEncoding.encode(stored: payload, path: $0.path) }
+    }
+
+    /// Puts the entry of each unique index for the record under `key` before the record is
+    /// written, each with one conditional put: an entry already there must be this record's.
+    /// When another record holds a value, the entries put here are taken back and nothing of
+    /// the write remains.
+    /// `indexes` are kept in `keyspaces`: the target's schema for a write, the indexes being
+    /// built for an index build.
+    func claimUniqueEntries(_ indexes: [IndexDefinition], in keyspaces: [Keyspace], of target: RecordTarget,
+                            key: UnsafeRawBufferPointer, new: [[UInt8]], displayID: () -> String) throws {
+        let txn = context.txn
+        // The indexes whose entry this call put (a set of positions; no allocation for the first 64).
+        var claimedMask: UInt64 = 0
+        var claimedBeyond: [Int] = []
+        for i in indexes.indices where indexes[i].unique {
+            let value = new[i]
+            if value.count == 1 && value[0] == IndexKeyEncoding.nullKey[0] { continue }
+            var clash: String?
+            let inserted = try value.withUnsafeBytes { indexKey in
+                try txn.putIfAbsent(key, forKey: indexKey, in: keyspaces[i]) { existing in
+                    if !existing.elementsEqual(key) { clash = displayIDOfKey(existing, kind: target.kind) }
+                }
+            }
+            if inserted {
+                if i < 64 { claimedMask |= 1 << UInt64(i) } else { claimedBeyond.append(i) }
+            }
+            if let clash {
+                for j in indexes.indices where (j < 64 && claimedMask & (1 << UInt64(j)) != 0) || claimedBeyond.contains(j) {
+                    _ = try new[j].withUnsafeBytes { try txn.delete(forKey: $0, in: keyspaces[j]) }
+                }
+                let index = indexes[i]
+                throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
+                                                      id: displayID(), conflictingID: clash)
+            }
+        }
+    }
+
+    private func updateIndexEntries(_ target: RecordTarget, key: UnsafeRawBufferPointer, old: [[UInt8]]?, new: [[UInt8]]?) throws {
+        let txn = context.txn
+        for (i, index) in target.schema.indexes.enumerated() {
+            let oldValue = old?[i], newValue = new?[i]
+            if oldValue == newValue { continue }
+            let ks = target.indexKeyspaces[i]
+            if let oldValue, !(index.unique && oldValue == IndexKeyEncoding.nullKey) {
+                try oldValue.withUnsafeBytes { indexKey in
+                    if index.unique {
+                        // Only remove the entry if it still points at this document.
+                        let ours = try txn.withValue(forKey: indexKey, in: ks) { $0.elementsEqual(key) } ?? false
+                        if ours { _ = try txn.delete(forKey: indexKey, in: ks) }
+                    } else {
+                        _ = try txn.delete(forKey: indexKey, value: key, in: ks)
+                    }
+                }
+            }
+            // A unique index's entry is already there (``claimUniqueEntries``).
+            if let newValue, !index.unique {
+                try newValue.withUnsafeBytes { try txn.put(key, forKey: $0, in: ks) }
+            }
+        }
+    }
+
+    /// Keeps the sync-status index in step: `old` and `new` are the statuses before and after
+    /// (nil: absent).
+    func updateSyncEntry(_ ks: Keyspace, collection: String, key: UnsafeRawBufferPointer, old: SyncStatus?, new: SyncStatus?) throws {
+        if old == new { return }
+        if let old {
+            let k = [old.rawValue] + Array(collection.utf8)
+            _ = try k.withUnsafeBytes { try context.txn.delete(forKey: $0, value: key, in: ks) }
+        }
+        if let new {
+            let k = [new.rawValue] + Array(collection.utf8)
+            try k.withUnsafeBytes { try context.txn.put(key, forKey: $0, in: ks) }
+        }
+    }
+}
+
+/// Renders a stored key of `kind` for messages.
+func displayIDOfKey(_ key: UnsafeRawBufferPointer, kind: IDKind) -> String {
+    displayID(kind.value(ofKey: key))
+}

@@ -1,0 +1,144 @@
+
+/// Reconciles a collection's stored schema with what a document type declares: a new index is
+/// built from the stored documents, a removed one dropped, a changed one (other field or
+/// uniqueness, or written in the old format) rebuilt; sync-status tracking is added (entries
+/// built) or removed the same way. Runs in a write transaction the first time a type is used in
+/// it; the schema version is bumped so that cached schemas (this process's and others') reload.
+extension DocumentTransaction {
+    func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
+        try prepareForWriting(target)
+        var schema = target.schema
+        if schema.typeVersion > version {
+            throw DepotError.newerVersion(collection: target.collection, stored: schema.typeVersion, declared: version, typeName: typeName)
+        }
+        // In any order: stored definitions load sorted by name, a type declares them in its own
+        // order (comparing the arrays reconciled, and bumped the schema version, in every write).
+        let sameIndexes = schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
+        if sameIndexes && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
+            && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
+        if !declared.isEmpty, let transform = context.core.recordTransform, !transform.allowsPlaintextIndexes {
+            throw DepotError.invalidIndex(collection: target.collection, index: declared[0].name,
+                                          detail: "the store transforms (encrypts) its records, but index keys would hold field values untransformed; drop the index or use a transform whose allowsPlaintextIndexes is true")
+        }
+        var names = Set<String>()
+        for index in declared where !names.insert(index.name).inserted {
+            throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")
+        }
+        let meta = try context.writableMeta()
+        let txn = context.txn
+        let legacy = schema.legacyIndexes
+        // Drop what is no longer declared as it is stored (and everything in the old format).
+        for stored in schema.indexes where !declared.contains(stored) || legacy.contains(stored.name) {
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: stored.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !stored.unique) { try txn.drop(ks) }
+            _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: target.alias, collection: target.collection) + stored.name).utf8), in: meta)
+        }
+        schema.indexes.removeAll { !declared.contains($0) || legacy.contains($0.name) }
+        schema.legacyIndexes = []
+        // Build what is new.
+        let missing = declared.filter { !schema.indexes.contains($0) }
+        if !missing.isEmpty {
+            try buildIndexes(missing, target: target)
+            for index in missing {
+                try txn.put(index.metaValue, forKey: Array((StoreLayout.indexMetaPrefix(alias: target.alias, collection: target.collection) + index.name).utf8), in: meta)
+            }
+        }
+        schema.indexes = declared
+        if schema.tracksSyncStatus != tracksSyncStatus {
+            try rebuildSyncEntries(target, keep: tracksSyncStatus)
+            let key = Array(StoreLayout.syncTrackingKey(alias: target.alias, collection: target.collection).utf8)
+            if tracksSyncStatus { try txn.put([1], forKey: key, in: meta) } else { _ = try txn.delete(forKey: key, in: meta) }
+            schema.tracksSyncStatus = tracksSyncStatus
+        }
+        if version > schema.typeVersion && version > 1 {
+            try BigEndian<UInt64>.withBytes(of: UInt64(version)) { v in
+                try Array(StoreLayout.typeVersionKey(alias: target.alias, collection: target.collection).utf8).withUnsafeBytes {
+                    try txn.put(v, forKey: $0, in: meta)
+                }
+            }
+            schema.typeVersion = version
+        }
+        try context.schemaChanged(alias: target.alias, collection: target.collection, to: schema)
+        target.schemaLoaded = false
+        try prepareForWriting(target)
+    }
+
+    /// Fills new index keyspaces from the stored documents (unique clashes are errors).
+    private func buildIndexes(_ indexes: [IndexDefinition], target: RecordTarget) throws {
+        let txn = context.txn
+        let keyspaces = try indexes.map { index -> Keyspace in
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)
+            guard let ks = try txn.keyspace(named: name, create: true, multiValue: !index.unique) else {
+                throw DepotError.storageInconsistent("the index keyspace '\(index.name)' of \(target.collection) could not be created")
+            }
+            try txn.clear(ks)
+            return ks
+        }
+        let schema = CollectionSchema(indexes: indexes)
+        var entries: [(key: [UInt8], fields: [[UInt8]])] = []
+        try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
+            do {
+                entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+            } catch {
+                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
+            }
+            return true
+        }
+        for (key, fields) in entries {
+            try key.withUnsafeBytes { k in
+                // Unique entries as every write claims them (a clash is an error), then the others.
+                try claimUniqueEntries(indexes, in: keyspaces, of: target, key: k, new: fields) { displayIDOfKey(k, kind: target.kind) }
+                for (i, index) in indexes.enumerated() where !index.unique {
+                    try fields[i].withUnsafeBytes { try txn.put(k, forKey: $0, in: keyspaces[i]) }
+                }
+            }
+        }
+    }
+
+    /// Removes a collection's sync-status entries and, when `keep`, writes them again from the
+    /// records' flags.
+    private func rebuildSyncEntries(_ target: RecordTarget, keep: Bool) throws {
+        let txn = context.txn
+        guard let ks = try txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: keep, multiValue: true) else { return }
+        for status in SyncStatus.allCases {
+            let k = [status.rawValue] + Array(target.collection.utf8)
+            _ = try k.withUnsafeBytes { try txn.delete(forKey: $0, in: ks) }
+        }
+        guard keep else { return }
+        var entries: [(key: [UInt8], status: SyncStatus)] = []
+        try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
+            entries.append(([UInt8](key), SyncStatus(recordFlags: Record.peekHeader(value)?.flags ?? 0)))
+            return true
+        }
+        for (key, status) in entries {
+            try key.withUnsafeBytes { try updateSyncEntry(ks, collection: target.collection, key: $0, old: nil, new: status) }
+        }
+    }
+}
+
+extension DocumentTransaction {
+    /// Removes collection `collection` of this alias entirely: its documents (recorded as
+    /// deleted), its keyspace, its descriptor, its indexes and its sync-status entries.
+    ///
+    /// `applyingDeleteRules` false (a migration that moved the documents elsewhere) removes the
+    /// records without running any delete rule: nothing was deleted, only moved.
+    func dropCollection(_ collection: String, applyingDeleteRules: Bool = true) throws {
+        let meta = try context.writableMeta()
+        let txn = context.txn
+        if let target = try context.existingTarget(alias: alias, collection: collection) {
+            _ = try clearRecords(target, applyingDeleteRules: applyingDeleteRules)
+            try txn.drop(target.keyspace)
+        }
+        let schema = try context.schema(alias: alias, collection: collection)
+        for index in schema.indexes {
+            let name = StoreLayout.indexDatabase(alias: alias, collection: collection, index: index.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !index.unique) { try txn.drop(ks) }
+            _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: alias, collection: collection) + index.name).utf8), in: meta)
+        }
+        _ = try txn.delete(forKey: Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8), in: meta)
+        _ = try txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: meta)
+        context.forgetCollection(alias: alias, collection: collection)
+        try context.schemaDropped()
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+
+extension Store {
+    /// An isolated store with the same schema, kept in its own named databases in the same
+    /// environment. Nothing is written until something is parked in it.
+    public func alias(_ name: String) throws -> Store {
+        try StoreLayout.validateAlias(name)
+        return Store(core: core, alias: name, autosave: autosave)
+    }
+
+    /// The aliases that hold (or held) collections, sorted.
+    public func aliases() throws -> [String] {
+        try read { tx in
+            let keys = try tx.context.metaEntries(prefix: Array(StoreLayout.descriptorRoot.utf8)).map { String(decoding: $0.key, as: UTF8.self) }
+            return Set(keys.compactMap { $0.split(separator: "/", maxSplits: 2).dropFirst().first.map(String.init) }).sorted()
+        }
+    }
+
+    /// Deletes every document and every key/value entry (``KeyValueStore``) of alias `name`, in
+    /// one transaction; its collections stay known. Returns how many were deleted.
+    @discardableResult
+    public func clearAlias(_ name: String) throws -> Int {
+        try StoreLayout.validateAlias(name)
+        return try write { tx in
+            let view = try tx.alias(name)
+            return try view.deleteEverything() + view.deleteKeyValueEntries()
+        }
+    }
+
+    /// Removes alias `name` entirely: its documents, key/value entries, collections, indexes and
+    /// descriptors.
+    public func dropAlias(_ name: String) throws {
+        try StoreLayout.validateAlias(name)
+        var dropped: [String] = []
+        try write { tx in
+            let view = try tx.alias(name)
+            _ = try view.deleteKeyValueEntries()
+            for collection in try view.collections() {
+                try view.dropCollection(collection)
+                dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
+            }
+            // What remains of the alias: index records of collections no longer described, and
+            // its sync-status keyspace.
+            let context = tx.context
+            let meta = try context.writableMeta()
+            for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.indexMetaPrefix(alias: name).utf8)) {
+                _ = try context.txn.delete(forKey: metaKey, in: meta)
+            }
+            if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: name), create: false, multiValue: true) {
+                try context.txn.drop(ks)
+            }
+            try context.schemaDropped()
+        }
+        core.forget(databases: dropped)
+    }
+
+}

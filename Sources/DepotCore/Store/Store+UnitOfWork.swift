@@ -1,0 +1,206 @@
+import Foundation
+
+/// The unit of work of a store handle with autosave off (GarageStorage's flow): changes collect
+/// in an in-memory overlay (``UnitOfWork``) that reads through the store see and `save()` commits.
+extension Store {
+    /// Whether the unit of work holds unsaved changes.
+    public var hasUnsavedChanges: Bool { lock.withLock { !work.isEmpty } }
+
+    /// How many changes the unit of work holds (one per document: the last write wins).
+    public var unsavedChangeCount: Int { lock.withLock { work.count } }
+
+    /// Commits the unit of work in one transaction, in the order the changes were made. On error
+    /// nothing is committed and the unit of work is kept.
+    public func save() throws {
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return }
+        let steps = snapshot.operations()
+        try write { tx in for step in steps { try step(tx) } }
+        lock.withLock { work.removeThrough(sequence: snapshot.lastSequence) }
+    }
+
+    /// Discards the unit of work.
+    public func rollback() { lock.withLock { work = UnitOfWork() } }
+
+    /// Reads through the store: with unsaved changes, the unit of work is laid over a read
+    /// snapshot (no writer is taken).
+    func readThrough<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        let snapshot = lock.withLock { work }
+        if snapshot.isEmpty { return try read(body) }
+        var used: (any StorageTransaction)?
+        defer { used?.attachment = nil }
+        return try core.driver.read { txn in
+            used = txn
+            let tx = view(of: txn)
+            tx.overlay = snapshot
+            return try body(tx)
+        }
+    }
+
+    /// Parks `document` now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ document: D) throws {
+        if autosave {
+            try write { try $0.park(document) }
+            return
+        }
+        // Check the document (key, encoding) and find the documents it references, which the
+        // park will store too, so that reads see them before `save()`.
+        let maxKey = try core.maxKeySize()
+        var seen = Set<UnitOfWork.Key>()
+        var queue: [any Document] = [document]
+        var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
+        while let next = queue.popLast() {
+            let (key, found) = try Self.inspect(next, alias: alias, maxKeySize: maxKey)
+            guard seen.insert(key).inserted else { continue }
+            shadows.append((next, key))
+            queue.append(contentsOf: found)
+        }
+        let own = shadows.removeFirst()
+        lock.withLock {
+            for shadow in shadows.reversed() {
+                work.park(shadow.document, alias: shadow.key.alias, collection: shadow.key.collection, key: shadow.key.key, apply: nil)
+            }
+            work.park(document, alias: own.key.alias, collection: own.key.collection, key: own.key.key, apply: { try $0.park(document) })
+        }
+    }
+
+    /// The unit-of-work key of `document` and the documents it references; checks its ID and
+    /// that it encodes.
+    private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
+        let key = document.id.keyBytes
+        if let problem = DocumentTransaction.keyProblem(count: key.count, limit: maxKeySize, collection: D.collection, isKeyValue: false) {
+            throw problem
+        }
+        let collector = ReferenceCollector()
+        var encoder = BinaryEncoder()
+        encoder.referenceHook = collector
+        do {
+            _ = try encoder.encode(document)
+        } catch let error as EncodingError {
+            throw DepotError.encodingFailed(collection: D.collection, id: displayID(document.id.documentValue),
+                                            fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+        }
+        return (UnitOfWork.Key(alias: alias, collection: D.collection, key: key), collector.found)
+    }
+
+    /// Parks several documents now, or in the unit of work when autosave is off.
+    public func park<D: Document>(_ documents: [D]) throws {
+        if autosave {
+            try write { try $0.park(documents) }
+            return
+        }
+        for document in documents { try park(document) }
+    }
+
+    /// Deletes `document` now, or in the unit of work when autosave is off.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    ///   the unit of work), as GarageStorage's `deleteObject` does;
+    ///   `DocumentTransaction.delete(_:)` returns false instead.
+    public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
+
+    /// Deletes by ID now, or in the unit of work when autosave is off.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    ///   the unit of work).
+    public func delete<D: Document>(_ type: D.Type, id: D.ID) throws {
+        if autosave {
+            try write { tx in
+                guard try tx.delete(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
+            }
+            return
+        }
+        guard try exists(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
+        let key = id.keyBytes
+        let cascades = core.deleteRules(for: D.collection).contains { $0.owning }
+        lock.withLock {
+            work.delete(alias: alias, collection: D.collection, key: key, keepingPark: cascades, apply: { _ = try $0.delete(D.self, id: id) })
+        }
+    }
+
+    /// Sets the sync status of `document` now, or in the unit of work when autosave is off
+    /// (GarageStorage's `setSyncStatus`; `save()` applies it, `rollback()` drops it, reads
+    /// through the store see it). A later park of the document stores its own status again.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` when the document is not stored (nor parked in
+    ///   the unit of work).
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for document: D) throws {
+        try setSyncStatus(status, for: D.self, ids: [document.id])
+    }
+
+    /// The sync status of a document (seeing unsaved changes), or nil when it is not stored.
+    public func syncStatus<D: Document>(of type: D.Type, id: D.ID) throws -> SyncStatus? {
+        try readThrough { tx in
+            guard let overlay = tx.overlay else { return try tx.syncStatus(of: D.self, id: id) }
+            let exists: Bool
+            var own: SyncStatus?
+            if let pending = try overlay.lookup(D.self, alias: alias, id: id) {
+                exists = pending.document != nil
+                own = pending.document.map { ($0 as? any Syncable)?.syncStatus ?? .notSynced }
+            } else {
+                own = try tx.syncStatus(of: D.self, id: id)
+                exists = own != nil
+            }
+            guard exists else { return nil }
+            return overlay.pendingStatus(alias: alias, collection: D.collection, key: id.keyBytes) ?? own
+        }
+    }
+
+    /// Sets the sync status of the documents of `D` with `ids`, now or in the unit of work: all
+    /// of them or, when one is not stored, none.
+    ///
+    /// - Throws: ``DepotError/Code/notStored`` naming the first ID that is not stored (nor
+    ///   parked in the unit of work), as GarageStorage's `setSyncStatus` does;
+    ///   ``DocumentTransaction/setSyncStatus(_:for:ids:)`` returns the missing IDs instead.
+    public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws {
+        let operation = "set the sync status of"
+        if autosave {
+            try write { tx in
+                let missing = try tx.setSyncStatus(status, for: D.self, ids: ids)
+                if !missing.isEmpty { throw notStored(operation, D.self, missing) }
+            }
+            return
+        }
+        let missing = try readThrough { tx in try ids.filter { try !tx.exists(D.self, id: $0) } }
+        if !missing.isEmpty { throw notStored(operation, D.self, missing) }
+        lock.withLock {
+            for id in ids {
+                work.setStatus(status, alias: alias, collection: D.collection, key: id.keyBytes,
+                               apply: { _ = try $0.setSyncStatus(status, for: D.self, ids: [id]) })
+            }
+        }
+    }
+
+    /// Deletes every document of `D` now, or in the unit of work when autosave is off.
+    public func deleteAll<D: Document>(_ type: D.Type) throws {
+        if autosave {
+            try write { _ = try $0.deleteAll(D.self) }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: D.collection, apply: { _ = try $0.deleteAll(D.self) }) }
+    }
+
+    /// Deletes every document of this alias now, or in the unit of work when autosave is off.
+    public func deleteEverything() throws {
+        if autosave {
+            try write { _ = try $0.deleteEverything() }
+            return
+        }
+        lock.withLock { work.clear(alias: alias, collection: nil, apply: { _ = try $0.deleteEverything() }) }
+    }
+
+    /// The document of type `D` with `id` (seeing unsaved changes).
+    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? { try readThrough { try $0.retrieve(D.self, id: id) } }
+    /// Every document of type `D` in ID order (seeing unsaved changes).
+    public func retrieveAll<D: Document>(_ type: D.Type) throws -> [D] { try readThrough { try $0.retrieveAll(D.self) } }
+    /// How many documents of type `D` are stored (counting unsaved changes).
+    public func count<D: Document>(_ type: D.Type) throws -> Int { try readThrough { try $0.count(D.self) } }
+    /// Whether a document of type `D` with `id` is stored (seeing unsaved changes).
+    public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool { try readThrough { try $0.exists(D.self, id: id) } }
+
+    /// ``DepotError/Code/notStored`` for the first of `missing` (not empty).
+    private func notStored<D: Document>(_ operation: String, _ type: D.Type, _ missing: [D.ID]) -> DepotError {
+        DepotError.notStored(operation: operation, alias: alias, collection: D.collection,
+                             id: missing.first.map { displayID($0.documentValue) } ?? "", others: max(0, missing.count - 1))
+    }
+}

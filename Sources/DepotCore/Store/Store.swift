@@ -1,0 +1,232 @@
+import Foundation
+
+/// A document store in a folder: typed `Codable` documents, references between them,
+/// aliases (isolated stores sharing one schema and one file), transactions and change sets.
+///
+/// ```swift
+/// let store = try Store(path: "./data")
+/// try store.write { tx in try tx.park(Employee(id: "e1", name: "Ada", salary: 100)) }
+/// let ada = try store.read { tx in try tx.retrieve(Employee.self, id: "e1") }
+/// let archive = try store.alias("Archive")        // same schema, separate records
+/// ```
+///
+/// `Store` is `Sendable`: reads may run from any task; writes are serialized (one LMDB writer);
+/// closures are synchronous, so a transaction never spans an `await`. Opening the same folder
+/// twice in a process shares one environment (and one set of observers).
+public final class Store: @unchecked Sendable {
+    // @unchecked Sendable: `core` is Sendable; `autosaveValue` and `work` are guarded by `lock`.
+    // The unit of work holds the caller's documents (as `Any`) until `save()`: like the closures
+    // it held before, they are handed to the thread that saves or reads.
+    /// The alias of a store opened with `init(path:options:)` (module `Depot`).
+    public static let defaultAlias = "default"
+
+    /// Whether `name` is one of the named databases the store keeps for itself (documents,
+    /// indexes, meta records, change log: names beginning `depot.`). Raw writes there bypass
+    /// indexes, checksums and change sets, so tools refuse them.
+    public static func isReservedDatabaseName(_ name: String) -> Bool {
+        name.hasPrefix(StoreLayout.reservedPrefix)
+    }
+
+    /// Checks that `name` can name an alias (1 to 100 bytes, no '/', no control characters).
+    /// - Throws: ``DepotError`` `.invalidAliasName` saying what is wrong.
+    public static func validateAliasName(_ name: String) throws { try StoreLayout.validateAlias(name) }
+
+    /// Checks that `name` can name a collection (1 to 300 bytes, no '/', no control characters).
+    /// - Throws: ``DepotError`` `.invalidCollectionName` saying what is wrong.
+    public static func validateCollectionName(_ name: String) throws { try StoreLayout.validateCollection(name) }
+
+    package let core: StoreCore
+    /// The alias this handle reads and writes.
+    public let alias: String
+    let lock = NSLock()
+    /// Each thread's reusable read view (see ``ReadSessions``).
+    let readSessions = ReadSessions()
+    private var autosaveValue: Bool
+    /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
+    var work = UnitOfWork()
+    /// The undo history, when recorded (guarded by `lock`); see `UndoHistory.swift`.
+    var undoHistoryValue: UndoHistory?
+
+    /// A store on any storage driver (see ``StorageDriver``; ``InMemoryDriver`` for tests and
+    /// previews). Stores on the same driver object share observers and caches.
+    /// - Parameters:
+    ///   - driver: Where the records are kept.
+    ///   - autosave: Whether parks and deletes made outside a transaction commit at once
+    ///     (`StoreOptions/autosave`).
+    ///   - recordTransform: A transform every document and key/value record passes through
+    ///     (encryption: see ``RecordTransform``); stores on the same driver object share the first one given.
+    public convenience init(driver: any StorageDriver, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
+        let core = try StoreCore.core(for: driver)
+        try core.adopt(recordTransform)
+        self.init(core: core, alias: Store.defaultAlias, autosave: autosave)
+    }
+
+    package init(core: StoreCore, alias: String, autosave: Bool) {
+        self.core = core
+        self.alias = alias
+        self.autosaveValue = autosave
+    }
+
+    /// How dates look in exported JSON and seed files for this store (`StoreOptions/dateStrategy`).
+    public var dateStrategy: DateStrategy {
+        get { core.dateStrategy }
+        set { core.dateStrategy = newValue }
+    }
+
+    /// The storage driver under this store.
+    public var driver: any StorageDriver { core.driver }
+
+    /// What the storage driver promises (transactions, savepoints, durability, …).
+    public var capabilities: StorageCapabilities { core.driver.capabilities }
+
+    /// Where the store's data lives (the folder, for LMDB).
+    public var path: String { core.driver.location }
+
+    // MARK: Transactions
+
+    /// Runs `body` in a read-only snapshot.
+    ///
+    /// Cheap enough to run per request: each thread reuses its read view of this store handle
+    /// from one `read` to the next (what it resolved stays valid while the schema is unchanged),
+    /// and nothing is locked or shared between threads reading at once.
+    public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        let slot = readSessions.slot()
+        var session = readSessions.take(slot)
+        defer {
+            // A view its caller kept past the closure is left to the caller, with the store.
+            if isKnownUniquelyReferenced(&session), let kept = session {
+                if kept.overlay == nil, kept.context.isReusableForReads {
+                    readSessions.give(kept, to: slot)
+                } else {
+                    kept.keepStore = self
+                }
+            } else {
+                session?.keepStore = self
+            }
+        }
+        return try core.driver.read { txn in
+            let tx: DocumentTransaction
+            let wrapped = core.wrap(txn)
+            var rebound = false
+            if let reused = session {
+                do {
+                    rebound = try reused.context.rebind(to: wrapped)
+                } catch {
+                    // Not reusable after a failed rebind: dropped, never given back.
+                    reused.context.unbind()
+                    reused.keepStore = self
+                    session = nil
+                    txn.attachment = nil
+                    throw error
+                }
+            }
+            if rebound, let reused = session {
+                tx = reused
+            } else {
+                tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(wrapped, core: core, store: self),
+                                         keptByStore: true)
+                session = tx
+            }
+            // Before the driver ends the transaction: break transaction ↔ context (for any
+            // driver) and let the context hold no transaction (so the driver's transaction
+            // object is not kept alive past its closure).
+            defer {
+                txn.attachment = nil
+                tx.context.unbind()
+            }
+            return try body(tx)
+        }
+    }
+
+    /// Runs `body` in a write transaction: commits when it returns, rolls back when it throws.
+    /// Observers get the change set after the commit. `body` may run again if the map had to
+    /// grow, so keep side effects out of it.
+    @discardableResult
+    public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        var used: (any StorageTransaction)?
+        defer { used?.attachment = nil } // breaks transaction ↔ context (for any driver)
+        return try core.driver.write { txn in
+            used = txn
+            let tx = view(of: txn)
+            beginUndoLog(tx)
+            let result = try body(tx)
+            try finishUndoLog(tx)
+            try tx.context.appendChangeLog()
+            return result
+        }
+    }
+
+    /// Runs `body` on the environment's writer thread, group-committed with other async writes;
+    /// returns once the commit is durable. A closure that throws undoes only its own work.
+    @discardableResult
+    public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
+        guard let native = core.native else {
+            // Other drivers: the same closure, run off the caller's task on a thread of its own.
+            return try await withCheckedThrowingContinuation { continuation in
+                Thread { [self] in continuation.resume(with: Result { try write(body) }) }.start()
+            }
+        }
+        return try await native.groupWrite { [self] txn in
+            // The writer runs this inside a child transaction of the batch's transaction.
+            let tx = view(of: txn)
+            let mark = tx.context.mark
+            do {
+                let result = try body(tx)
+                try tx.context.appendChangeLog()
+                tx.context.promote(toDepth: mark.depth - 1)
+                return result
+            } catch {
+                tx.context.revert(to: mark, childDepth: mark.depth)
+                throw error
+            }
+        }
+    }
+
+    /// Begins a transaction you end with ``DocumentTransaction/commit()`` or
+    /// ``DocumentTransaction/rollback()`` (DLData's explicit flow). A write transaction must end
+    /// on the thread that began it; until then other writers wait.
+    public func beginTransaction(readOnly: Bool = false) throws -> DocumentTransaction {
+        guard let native = core.native else {
+            throw DepotError.unsupported("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
+        }
+        let txn = try native.beginExplicitTransaction(readOnly: readOnly)
+        let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)
+        beginUndoLog(tx)
+        return tx
+    }
+
+    func view(of txn: any StorageTransaction) -> DocumentTransaction {
+        DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self))
+    }
+
+    // MARK: Observation
+
+    /// Registers `observer` (held weakly) for the change sets of every commit.
+    public func addObserver(_ observer: any StoreObserver) { _ = core.add(observer) }
+
+    /// Unregisters `observer`.
+    public func removeObserver(_ observer: any StoreObserver) { core.remove(observer: observer) }
+
+    /// Change sets of every commit, as an `AsyncSequence`; with `alias` and/or `collections`,
+    /// only those parts (commits that touch none of them are skipped). The stream buffers without
+    /// bound; cancel the iterating task to stop it.
+    public func changes(alias: String? = nil, collections: Set<String>? = nil) -> AsyncStream<ChangeSet> {
+        core.stream(alias: alias, collections: collections)
+    }
+
+    /// Change sets touching documents of type `D` in this store's alias.
+    public func changes<D: Document>(of type: D.Type) -> AsyncStream<ChangeSet> {
+        core.stream(alias: alias, collections: [D.collection])
+    }
+
+    // MARK: Autosave
+
+    /// With autosave on (the default), `park(_:)` and ``delete(_:)`` called on the store commit
+    /// at once. With it off they collect in a unit of work: reads through the store see them,
+    /// ``save()`` commits them in one transaction, ``rollback()`` discards them.
+    public var autosave: Bool {
+        get { lock.withLock { autosaveValue } }
+        set { lock.withLock { autosaveValue = newValue } }
+    }
+
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Checks the module layers (README, "Where to change what"): dependencies point down only, and
+# the document layer never needs LMDB, so that an app storing only in PostgreSQL builds without
+# liblmdb.
+#
+#   CLMDB ← DepotLMDB ← Depot (the LMDB driver, re-exporting DepotCore)
+#   DepotSupport ← DepotCore (documents over the StorageDriver protocol) ← DepotPostgres, DepotCrypto, …
+#
+# Reads the target graph from `swift package describe --type json` (needs jq) and the sources'
+# imports. Exits non-zero, naming the offending target or file, when a rule is broken.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v jq >/dev/null || { echo "check-layers: jq is not installed" >&2; exit 1; }
+desc="$(swift package describe --type json)"
+
+# Every target `$1` depends on, directly or not (itself included).
+closure() {
+    jq -r --arg t "$1" '
+        (.targets | map({(.name): (.target_dependencies // [])}) | add) as $deps
+        | def reach($seen): ($seen + [$seen[] | $deps[.][]?] | unique) as $next
+            | if ($next | length) == ($seen | length) then $seen else reach($next) end;
+        reach([$t]) | .[]' <<<"$desc"
+}
+
+status=0
+forbid() { # target, forbidden dependency...
+    local target="$1"; shift
+    local deps; deps="$(closure "$target")"
+    for bad in "$@"; do
+        if grep -qx "$bad" <<<"$deps"; then
+            echo "check-layers: $target depends on $bad ($(tr '\n' ' ' <<<"$deps"))" >&2
+            status=1
+        fi
+    done
+}
+forbid DepotSupport DepotLMDB DepotCore Depot CLMDB
+forbid DepotLMDB DepotCore Depot
+forbid DepotCore CLMDB DepotLMDB Depot
+for target in DepotPostgres DepotCrypto DepotDriverTesting DepotMacros; do
+    forbid "$target" CLMDB DepotLMDB Depot
+done
+
+# A module can import another that happens to be built first without declaring it: check the
+# sources as well.
+for dir in Sources/DepotSupport Sources/DepotCore Sources/DepotPostgres Sources/DepotCrypto Sources/DepotDriverTesting Sources/DepotMacros; do
+    if grep -rnE '^\s*(@_exported |@testable )?import (CLMDB|DepotLMDB|Depot)\s*$' "$dir" --include='*.swift'; then
+        echo "check-layers: $dir imports LMDB or the Depot umbrella (above)" >&2
+        status=1
+    fi
+done
+[ "$status" -eq 0 ] && echo "check-layers: ok (DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB)"
+exit "$status"
