@@ -203,9 +203,17 @@ as_user() { if [ "\$(id -u)" -eq 0 ] && [ "$RUN_AS" != root ]; then runuser -u "
 postmaster() { head -n 1 "$WORK/faults/postmaster.pid"; }
 family() { local pm; pm="\$(postmaster)"; echo "\$pm" \$(ps -o pid= --ppid "\$pm" 2>/dev/null || true); }
 case "\${1:-}" in
-    kill-postmaster) kill -KILL "\$(postmaster)" ;;
+    kill-postmaster)
+        # Its backends exit on their own once they notice; kept to be killed by start if they linger.
+        family >"$WORK/faults-killed.pids"
+        kill -KILL "\$(postmaster)" ;;
     start)
-        for _ in \$(seq 1 60); do
+        for attempt in \$(seq 1 60); do
+            # Backends of a killed postmaster still holding its shared memory after ~10 s (a
+            # loaded host): end them, as the restart of a crashed server would need.
+            if [ "\$attempt" -eq 15 ] && [ -f "$WORK/faults-killed.pids" ]; then
+                kill -KILL \$(cat "$WORK/faults-killed.pids") 2>/dev/null || true
+            fi
             if as_user "$BIN/pg_ctl" -D "$WORK/faults" -l "$WORK/faults.log" -w -t 60 start \\
                 -o "-c listen_addresses=127.0.0.1 -c port=$FAULT_PORT -c unix_socket_directories=$WORK/faults-socket -c max_connections=200" >/dev/null 2>&1; then
                 exit 0
