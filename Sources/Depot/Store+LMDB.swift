@@ -34,8 +34,21 @@ extension Store {
 }
 
 extension DocumentTransaction {
-    /// The underlying LMDB transaction, for mixing raw key/value work into the same commit
-    /// (nil when the store runs on another storage driver).
-    /// Records written through it skip the store's `RecordTransform`.
-    public var lmdbTransaction: Transaction? { context.baseTransaction as? Transaction }
+    /// The underlying LMDB transaction, for mixing raw key/value work in databases of your own
+    /// into the same commit (nil when the store runs on another storage driver).
+    ///
+    /// Unsafe because nothing of the document layer watches it: what you write there has no
+    /// checksum, index, change set or record transform. Depot's own databases (names starting
+    /// `depot.`, ``Store/isReservedDatabaseName(_:)``) are refused through it — opening one, or
+    /// writing to one with a handle from elsewhere, throws `LMDBError` `permissionDenied` — for
+    /// the rest of this transaction.
+    public var unsafeLMDBTransaction: Transaction? {
+        guard let txn = context.baseTransaction as? Transaction else { return nil }
+        txn.refusedDatabasePrefix = StoreLayout.reservedPrefix
+        return txn
+    }
+
+    /// The underlying LMDB transaction (see ``unsafeLMDBTransaction``).
+    @available(*, deprecated, renamed: "unsafeLMDBTransaction")
+    public var lmdbTransaction: Transaction? { unsafeLMDBTransaction }
 }

@@ -14,8 +14,10 @@ extension Transaction: StorageTransaction {
 
     public func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
         do {
-            let db = try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self,
-                                      flags: multiValue ? .dupSort : [], create: create && !isReadOnly)
+            let db = try ownDatabases {
+                try openDatabase(name, key: RawBytesCodec.self, value: RawBytesCodec.self,
+                                 flags: multiValue ? .dupSort : [], create: create && !isReadOnly)
+            }
             return Keyspace(name: name, handle: db.dbi)
         } catch LMDBError.notFound {
             return nil
@@ -33,19 +35,19 @@ extension Transaction: StorageTransaction {
 
     public func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
                             existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        try putIfAbsent(value, forKey: key, in: database(keyspace), existing: existing)
+        try ownDatabases { try putIfAbsent(value, forKey: key, in: database(keyspace), existing: existing) }
     }
 
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
-        try put(value, forKey: key, in: database(keyspace), flags: [])
+        try ownDatabases { try put(value, forKey: key, in: database(keyspace), flags: []) }
     }
 
     public func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
-        try delete(key, in: database(keyspace))
+        try ownDatabases { try delete(key, in: database(keyspace)) }
     }
 
     public func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
-        try delete(key, value: value, in: database(keyspace))
+        try ownDatabases { try delete(key, value: value, in: database(keyspace)) }
     }
 
     public func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
@@ -57,7 +59,7 @@ extension Transaction: StorageTransaction {
     }
 
     public func count(_ keyspace: Keyspace) throws -> Int { try count(database(keyspace)) }
-    public func clear(_ keyspace: Keyspace) throws { try clear(database(keyspace)) }
-    public func drop(_ keyspace: Keyspace) throws { try drop(database(keyspace)) }
+    public func clear(_ keyspace: Keyspace) throws { try ownDatabases { try clear(database(keyspace)) } }
+    public func drop(_ keyspace: Keyspace) throws { try ownDatabases { try drop(database(keyspace)) } }
     public func savepoint<R>(_ body: () throws -> R) throws -> R { try nested { _ in try body() } }
 }

@@ -118,6 +118,7 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
     public func delete(allDuplicates: Bool = false) throws {
         let c = try live()
         if transaction.isReadOnly { throw transaction.readOnlyError("mdb_cursor_del", database.name) }
+        try transaction.refuse(database.name, "mdb_cursor_del")
         let rc = mdb_cursor_del(c, allDuplicates ? UInt32(MDB_NODUPDATA) : 0)
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_del", database.name) }
     }
@@ -126,6 +127,7 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
     public func put(_ value: V.Value, forKey key: K.Value, flags: WriteFlags = []) throws {
         let c = try live()
         if transaction.isReadOnly { throw transaction.readOnlyError("mdb_cursor_put", database.name) }
+        try transaction.refuse(database.name, "mdb_cursor_put")
         try K.withBytes(of: key) { kb throws in
             try database.validateKey(kb.count, operation: "mdb_cursor_put")
             try V.withBytes(of: value) { vb throws in

@@ -157,6 +157,7 @@ extension Environment {
         let carrier: Transaction
         if reusable && txn.isScoped && txn.childDepth == 0 {
             if _slowPath(!txn.commitHandlers.isEmpty) { txn.commitHandlers.removeAll() }
+            txn.refusedDatabasePrefix = nil
             carrier = txn
         } else {
             carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)

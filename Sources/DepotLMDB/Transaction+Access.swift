@@ -67,6 +67,7 @@ extension Transaction {
     public func put<K, V>(_ value: V.Value, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = []) throws {
         let txn = try liveHandle("mdb_put")
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         try K.withBytes(of: key) { keyBytes throws in
             try db.validateKey(keyBytes.count, operation: "mdb_put")
             try V.withBytes(of: value) { valueBytes throws in
@@ -87,6 +88,7 @@ extension Transaction {
                                   existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let txn = try liveHandle("mdb_put")
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
             try db.validateKey(keyBytes.count, operation: "mdb_put")
             return try V.withBytes(of: value) { valueBytes throws -> Bool in
@@ -113,6 +115,7 @@ extension Transaction {
                                    _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         let txn = try liveHandle("mdb_put")
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
+        if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         guard count >= 0 && count <= Int(UInt32.max) else {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "mdb_put", database: db.name,
                             detail: "putReserving(count:) is out of range: allowed 0 to \(UInt32.max) bytes")
@@ -133,6 +136,7 @@ extension Transaction {
     public func delete<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> Bool {
         let txn = try liveHandle("mdb_del")
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_del", db.name) }
+        if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_del") }
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
             try db.validateKey(keyBytes.count, operation: "mdb_del")
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
@@ -148,6 +152,7 @@ extension Transaction {
     public func delete<K, V>(_ key: K.Value, value: V.Value, in db: Database<K, V>) throws -> Bool {
         let txn = try liveHandle("mdb_del")
         if isReadOnly { throw readOnlyError("mdb_del", db.name) }
+        try refuse(db.name, "mdb_del")
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
             try db.validateKey(keyBytes.count, operation: "mdb_del")
             return try V.withBytes(of: value) { valueBytes throws -> Bool in
@@ -170,6 +175,7 @@ extension Transaction {
         _ name: String?, key: K.Type, value: V.Type, flags: DatabaseFlags = [], create: Bool = true
     ) throws -> Database<K, V> {
         let txn = try liveHandle("open database")
+        try refuse(name, "open database")
         if let name, name.isEmpty {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database", detail: "a database name must not be empty")
         }
@@ -270,6 +276,7 @@ extension Transaction {
     public func clear<K, V>(_ db: Database<K, V>) throws {
         let txn = try liveHandle("mdb_drop")
         if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
+        try refuse(db.name, "mdb_drop")
         let rc = mdb_drop(txn, MDB_dbi(db.dbi), 0)
         if rc != 0 { throw failure(rc, "clear database", db.name) }
     }
@@ -278,6 +285,7 @@ extension Transaction {
     public func drop<K, V>(_ db: Database<K, V>) throws {
         let txn = try liveHandle("mdb_drop")
         if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
+        try refuse(db.name, "mdb_drop")
         guard db.name != nil else {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "drop database", detail: "the main database cannot be dropped; use clear")
         }

@@ -56,6 +56,30 @@ public final class Transaction {
     /// Work to run after this (top-level) write transaction committed.
     @exclusivity(unchecked) var commitHandlers: [() -> Void] = []
 
+    /// Set by a layer above that lends this transaction out for raw work beside its own (Depot's
+    /// `unsafeLMDBTransaction`): the databases whose names start with it are that layer's, and
+    /// the public open and write methods refuse them; the layer's own access runs in
+    /// ``ownDatabases(_:)``. Cleared when the transaction object is reused.
+    @exclusivity(unchecked) @usableFromInline package var refusedDatabasePrefix: String?
+
+    /// Runs `body` with the refusal lifted (the layer that set ``refusedDatabasePrefix``, on its
+    /// own databases).
+    @inlinable
+    package func ownDatabases<R>(_ body: () throws -> R) rethrows -> R {
+        guard let prefix = refusedDatabasePrefix else { return try body() }
+        refusedDatabasePrefix = nil
+        defer { refusedDatabasePrefix = prefix }
+        return try body()
+    }
+
+    /// Throws when `name` is refused (see ``refusedDatabasePrefix``).
+    @usableFromInline
+    func refuse(_ name: String?, _ operation: StaticString) throws(LMDBError) {
+        guard let prefix = refusedDatabasePrefix, let name, name.hasPrefix(prefix) else { return }
+        throw LMDBError(code: LMDBError.permissionDenied.code, operation: "\(operation)", database: name,
+                        detail: "databases named '\(prefix)…' belong to the document layer, which lent this transaction out: write them through its API")
+    }
+
     /// An object that upper layers attach to the transaction (Depot's document layer keeps its
     /// per-transaction state here). Released when the transaction object is.
     // Unchecked exclusivity, as for `handle`: one thread, no overlapping access.

@@ -48,7 +48,7 @@ struct RecordFuzzTests {
 
     /// Raw bytes under `id` in the Employee database, through the same transaction.
     func raw(_ tx: DocumentTransaction) throws -> Database<StringCodec, BytesCodec> {
-        try #require(tx.lmdbTransaction).openDatabase("depot.doc/default/Employee", key: StringCodec.self, value: BytesCodec.self, create: false)
+        try #require(tx.rawLMDBForTests).openDatabase("depot.doc/default/Employee", key: StringCodec.self, value: BytesCodec.self, create: false)
     }
 
     @Test func damagedRecordsAlwaysThrowChecksumOrRecordErrors() throws {
@@ -59,7 +59,7 @@ struct RecordFuzzTests {
         struct Discard: Error {}
         // One write transaction that is rolled back at the end: damage, read back, restore.
         _ = try? store.write { tx in
-            let txn = try #require(tx.lmdbTransaction)
+            let txn = try #require(tx.rawLMDBForTests)
             let db = try raw(tx)
             for _ in 0..<Self.iterations {
                 let id = ids[Int(rng.next() % UInt64(ids.count))]
@@ -96,7 +96,7 @@ struct RecordFuzzTests {
         var outcomes: [String: Int] = [:]
         struct Discard: Error {}
         _ = try? store.write { tx in
-            let txn = try #require(tx.lmdbTransaction)
+            let txn = try #require(tx.rawLMDBForTests)
             let db = try raw(tx)
             for _ in 0..<Self.iterations {
                 let id = ids[Int(rng.next() % UInt64(ids.count))]

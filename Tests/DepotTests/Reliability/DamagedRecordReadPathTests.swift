@@ -77,7 +77,7 @@ struct DamagedRecordReadPathTests {
         var outcomes: [String: Int] = [:]
         struct Discard: Error {}
         _ = try? store.write { tx in
-            let txn = try #require(tx.lmdbTransaction)
+            let txn = try #require(tx.rawLMDBForTests)
             let db = try txn.openDatabase("depot.doc/default/FZMember", key: StringCodec.self, value: BytesCodec.self, create: false)
             for _ in 0..<Self.iterations {
                 let id = ids[Int(rng.next() % UInt64(ids.count))]
@@ -111,7 +111,7 @@ struct DamagedRecordReadPathTests {
         kv.set([Self.secret, Self.secret], forKey: "k")
         try kv.save()
         try store.write { tx in
-            let txn = try #require(tx.lmdbTransaction)
+            let txn = try #require(tx.rawLMDBForTests)
             let db = try txn.openDatabase("depot.kv/default", key: StringCodec.self, value: BytesCodec.self, create: false)
             var bytes = [UInt8](try #require(try txn.get("k", in: db)).prefix(Record.headerSize)) + [0x01, 0x67, 0x67, 0x67]
             Record.seal(&bytes)
@@ -129,7 +129,7 @@ struct DamagedRecordReadPathTests {
         let folder = TemporaryFolder()
         let (store, _) = try sampleStore(folder)
         try store.write { tx in
-            let txn = try #require(tx.lmdbTransaction)
+            let txn = try #require(tx.rawLMDBForTests)
             let db = try txn.openDatabase("depot.doc/default/FZMember", key: StringCodec.self, value: BytesCodec.self, create: false)
             let original = try #require(try txn.get("m0", in: db))
             // "FZUnit" → "Zq9Zq9": the same length, so the record stays well formed.
@@ -168,7 +168,7 @@ struct DamagedRecordReadPathTests {
         for round in 0..<8 {
             let id = ids[round % ids.count]
             try store.write { tx in
-                let txn = try #require(tx.lmdbTransaction)
+                let txn = try #require(tx.rawLMDBForTests)
                 let db = try txn.openDatabase("depot.doc/default/FZMember", key: StringCodec.self, value: BytesCodec.self, create: false)
                 let original = try #require(try txn.get(id, in: db))
                 var damaged = [UInt8](original.prefix(Record.headerSize)) + RecordFuzzTests().mutate(Array(original.dropFirst(Record.headerSize)), &rng)

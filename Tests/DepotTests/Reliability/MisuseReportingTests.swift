@@ -51,7 +51,7 @@ struct MisuseReportingTests {
                 for i in 0..<10 { try tx.park(Gadget(id: "g\(i)", color: "red", serial: nil, weight: i)) }
             }
             try store.write { tx in
-                let txn = try #require(tx.lmdbTransaction)
+                let txn = try #require(tx.rawLMDBForTests)
                 let db = try txn.openDatabase("depot.doc/default/Gadget", key: StringCodec.self, value: BytesCodec.self, create: false)
                 // g3: a flipped byte (checksum); g7: garbage re-sealed (a valid checksum).
                 var flipped = try #require(try txn.get("g3", in: db))

@@ -112,3 +112,9 @@ func damageStoredRecord(_ store: Store, collection: String, id: String, fromEnd:
         try txn.put(bytes, forKey: id, in: db)
     }
 }
+
+extension DocumentTransaction {
+    /// The LMDB transaction under this one without the public escape hatch's refusal of Depot's
+    /// own databases: for tests that damage stored records on purpose.
+    var rawLMDBForTests: Transaction? { context.baseTransaction as? Transaction }
+}
