@@ -57,3 +57,7 @@ extension LMDBDriver: EnvironmentBackedDriver {
 
 /// LMDB's explicit transactions end with `commit()` / `abort()` of their own.
 extension Transaction: ExplicitStorageTransaction {}
+
+/// The document layer hands LMDB's errors to its callers wrapped (`DepotError` code `storage`),
+/// where `catch LMDBError.<code>` still matches them.
+extension LMDBError: StorageDriverError {}

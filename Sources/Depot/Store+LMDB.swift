@@ -5,8 +5,8 @@ import DepotLMDB
 extension Store {
     /// Opens (creating if needed) the store in the folder at `path` (the LMDB driver).
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
-        let environment = try Environment.open(path: path, options: options.environment)
-        let core = try StoreCore.core(for: LMDBDriver(environment: environment))
+        let environment = try storage { try Environment.open(path: path, options: options.environment) }
+        let core = try storage { try StoreCore.core(for: LMDBDriver(environment: environment)) }
         try core.adopt(options.recordTransform)
         core.dateStrategy = options.dateStrategy
         self.init(core: core, alias: Store.defaultAlias, autosave: options.autosave)
@@ -15,7 +15,7 @@ extension Store {
     /// A store over an environment you opened yourself (sharing it with raw key/value work),
     /// optionally passing its records through `recordTransform` (see ``RecordTransform``).
     public convenience init(environment: Environment, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
-        let core = try StoreCore.core(for: LMDBDriver(environment: environment))
+        let core = try storage { try StoreCore.core(for: LMDBDriver(environment: environment)) }
         try core.adopt(recordTransform)
         self.init(core: core, alias: Store.defaultAlias, autosave: autosave)
     }

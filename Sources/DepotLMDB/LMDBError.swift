@@ -1,4 +1,5 @@
 import CLMDB
+import DepotSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -70,9 +71,14 @@ public struct LMDBError: Error, Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Lets `catch LMDBError.mapFull` and `case LMDBError.notFound` match any error with that code.
+    /// Also matches an error of a layer above that wraps an `LMDBError` (Depot's `DepotError`
+    /// with code `storage`).
     public static func ~= (pattern: LMDBError, value: any Error) -> Bool {
-        guard let error = value as? LMDBError else { return false }
-        return error.code == pattern.code
+        if let error = value as? LMDBError { return error.code == pattern.code }
+        if let wrapping = value as? any WrapsUnderlyingError, let error = wrapping.underlyingError as? LMDBError {
+            return error.code == pattern.code
+        }
+        return false
     }
 }
 

@@ -52,6 +52,8 @@ struct ErrorReport: Encodable {
     var jsonPath: String?
 
     init(_ error: any Error) {
+        // A storage failure is reported as the driver's error (LMDB's code and plain words).
+        let error = storageUnderlying(error)
         message = userMessage(for: error)
         switch error {
         case let error as ImportError:
@@ -84,8 +86,14 @@ struct ErrorReport: Encodable {
 /// The message users see: LMDB's jargon (`MDB_KEYEXIST: Key/data pair already exists`)
 /// replaced by what it means for them.
 func userMessage(for error: any Error) -> String {
-    if let error = error as? LMDBError { return LMDBErrorText.message(error) }
+    if let error = storageUnderlying(error) as? LMDBError { return LMDBErrorText.message(error) }
     return "\(error)"
+}
+
+/// The driver's error inside a `DepotError` with code `storage`; any other error as it is.
+func storageUnderlying(_ error: any Error) -> any Error {
+    if let error = error as? DepotError, error.code == .storage, let underlying = error.underlyingError { return underlying }
+    return error
 }
 
 /// Plain-language texts for LMDB's codes.

@@ -15,10 +15,30 @@ package final class StoreCore: @unchecked Sendable {
     /// The storage's key limit, read from its first transaction (see ``maxKeySize()``).
     private let keyLimit = Published<Int?>(nil)
 
+    /// A read transaction of the driver; its errors (``StorageDriverError``) come wrapped in a
+    /// ``DepotError`` with code `storage`. Every read of the document layer begins here.
+    package func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        do {
+            return try driver.read(body)
+        } catch let error as any StorageDriverError {
+            throw DepotError.storage(error)
+        }
+    }
+
+    /// A write transaction of the driver, its errors wrapped as ``read(_:)``'s. Every write of
+    /// the document layer begins here.
+    package func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        do {
+            return try driver.write(body)
+        } catch let error as any StorageDriverError {
+            throw DepotError.storage(error)
+        }
+    }
+
     /// The longest key the storage accepts (``StorageTransaction/maxKeySize``), read once.
     func maxKeySize() throws -> Int {
         if let known = keyLimit.value { return known }
-        let limit = try driver.read { $0.maxKeySize }
+        let limit = try read { $0.maxKeySize }
         lock.withLock { if keyLimit.value == nil { keyLimit.publish(limit) } }
         return limit
     }
@@ -103,7 +123,11 @@ package final class StoreCore: @unchecked Sendable {
     private init(driver: any StorageDriver, native: (any EnvironmentBackedDriver)?) throws {
         self.driver = driver
         self.native = native
-        try native?.prepareForStores()
+        do {
+            try native?.prepareForStores()
+        } catch let error as any StorageDriverError {
+            throw DepotError.storage(error)
+        }
     }
 
     // MARK: External change log

@@ -27,7 +27,7 @@ public final class UniqueIDs: @unchecked Sendable {
         try lock.withLock {
             if nextID == end {
                 guard let core else { throw DepotError.ownerReleased("the store of this unique-ID generator was released") }
-                let start = try core.driver.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
+                let start = try core.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
                 nextID = start
                 end = start + blockSize
             }

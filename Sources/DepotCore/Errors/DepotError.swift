@@ -15,6 +15,10 @@ import Foundation
 /// }
 /// ```
 ///
+/// It is the one error type a caller of the document layer catches: the storage driver's errors
+/// come as code ``Code/storage`` with the driver's error as ``underlyingError`` (and the driver's
+/// own patterns, such as `catch LMDBError.mapFull`, still match them).
+///
 /// `DepotError` conforms to `LocalizedError` and `CustomNSError`, so `localizedDescription` and an
 /// `NSError`'s user info (`DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`,
 /// `DepotErrorFieldPath`) name what failed.
@@ -93,7 +97,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
             .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
             .unsupported, .transactionMisuse, .storageInconsistent, .invalidQuery, .invalidDeleteRule, .ownerReleased,
-            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict,
+            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage,
         ]
     }
 
@@ -109,15 +113,23 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     public let fieldPath: String?
     /// The whole message.
     public let message: String
+    /// The lower layer's error (see ``underlyingError``).
+    let underlying: UnderlyingError?
 
     /// An error with a code and its context; `message` is the text users see.
     public init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil) {
+        self.init(code: code, message: message, alias: alias, collection: collection, id: id, fieldPath: fieldPath, underlying: nil)
+    }
+
+    init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil,
+         underlying: UnderlyingError?) {
         self.code = code
         self.message = message
         self.alias = alias
         self.collection = collection
         self.id = id
         self.fieldPath = fieldPath
+        self.underlying = underlying
     }
 
     /// A pattern that matches any error with `code` (for `catch DepotError.revisionConflict`).

@@ -51,7 +51,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         self.notices = store.core.driver.changeNotices()
         try renewLease()
         core.refreshLeaseCheck()
-        nextSequence = try core.driver.read { txn in try ChangeLog.start(txn) }
+        nextSequence = try core.read { txn in try ChangeLog.start(txn) }
         let thread = Thread { [weak self] in self?.run() }
         thread.name = "depot.watcher"
         thread.start()
@@ -68,7 +68,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         if first {
             notices?.close()
             do {
-                try core.driver.write { txn in
+                try core.write { txn in
                     if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
                         _ = try txn.delete(forKey: lease, in: meta)
                     }
@@ -81,7 +81,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
 
     private func renewLease() throws {
         let expiry = Date().timeIntervalSince1970 + 10
-        try core.driver.write { txn in
+        try core.write { txn in
             guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
             try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
             // The log's old entries go here, every 2 s while someone watches, not in the writes.
@@ -140,7 +140,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         var entries: [ChangeLog.Entry] = []
         let start = nextSequence
         let next: UInt64?
-        do { next = try core.driver.read { txn in
+        do { next = try core.read { txn in
             // With stamps, only below the horizon: every writer below it has ended, so an entry
             // that commits later can never have a stamp this read has passed.
             let horizon = try txn.changeLogHorizon()

@@ -32,7 +32,7 @@ public protocol SimpleStorageBackend: Sendable {
 
 /// An error of ``SimpleBackendDriver``: the backend failed, or holds data Depot cannot read.
 /// Messages name backend keys and operations, never stored data.
-public struct SimpleBackendError: Error, CustomStringConvertible {
+public struct SimpleBackendError: StorageDriverError, CustomStringConvertible {
     /// What went wrong.
     public enum Kind: String, Sendable, Hashable {
         /// Reading the backend at open (or to recover after a failed write) failed.

@@ -96,7 +96,11 @@ public final class DocumentTransaction {
         guard let txn = context.baseTransaction as? any ExplicitStorageTransaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
         try store.finishUndoLog(self)
         try context.appendChangeLog()
-        try txn.commit()
+        do {
+            try txn.commit()
+        } catch {
+            throw DepotError.storage(error)
+        }
     }
 
     /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)``: nothing of it is kept.

@@ -29,7 +29,7 @@ extension Store {
         if snapshot.isEmpty { return try read(body) }
         var used: (any StorageTransaction)?
         defer { used?.attachment = nil }
-        return try core.driver.read { txn in
+        return try core.read { txn in
             used = txn
             let tx = view(of: txn)
             tx.overlay = snapshot

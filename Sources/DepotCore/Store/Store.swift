@@ -104,7 +104,7 @@ public final class Store: @unchecked Sendable {
                 session?.keepStore = self
             }
         }
-        return try core.driver.read { txn in
+        return try core.read { txn in
             let tx: DocumentTransaction
             let wrapped = core.wrap(txn)
             var rebound = false
@@ -145,7 +145,7 @@ public final class Store: @unchecked Sendable {
     public func write<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         var used: (any StorageTransaction)?
         defer { used?.attachment = nil } // breaks transaction ↔ context (for any driver)
-        return try core.driver.write { txn in
+        return try core.write { txn in
             used = txn
             let tx = view(of: txn)
             beginUndoLog(tx)
@@ -166,7 +166,17 @@ public final class Store: @unchecked Sendable {
                 Thread { [self] in continuation.resume(with: Result { try write(body) }) }.start()
             }
         }
-        return try await native.groupWrite { [self] txn in
+        do {
+            return try await groupWrite(native, body)
+        } catch let error as any StorageDriverError {
+            throw DepotError.storage(error)
+        }
+    }
+
+    /// The group-committed write of ``write(_:)-async``, on an LMDB-style driver.
+    private func groupWrite<R: Sendable>(_ native: any EnvironmentBackedDriver,
+                                         _ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
+        try await native.groupWrite { [self] txn in
             // The writer runs this inside a child transaction of the batch's transaction.
             let tx = view(of: txn)
             let mark = tx.context.mark
@@ -189,7 +199,12 @@ public final class Store: @unchecked Sendable {
         guard let native = core.native else {
             throw DepotError.unsupported("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
         }
-        let txn = try native.beginExplicitTransaction(readOnly: readOnly)
+        let txn: any ExplicitStorageTransaction
+        do {
+            txn = try native.beginExplicitTransaction(readOnly: readOnly)
+        } catch {
+            throw DepotError.storage(error)
+        }
         let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)
         beginUndoLog(tx)
         return tx

@@ -79,9 +79,11 @@ struct SimpleBackendTests {
         let store = try Store(driver: driver)
         try store.write { tx in try tx.park(Counter(id: 1, value: 1)) }
         backend.failSaves(after: 0)
-        let error = #expect(throws: SimpleBackendError.self) {
+        let wrapped = #expect(throws: DepotError.self) {
             try store.write { tx in try tx.park([Counter(id: 2, value: 2), Counter(id: 3, value: 3)]) }
         }
+        #expect(wrapped?.code == .storage)
+        let error = wrapped?.underlyingError as? SimpleBackendError
         #expect(error?.kind == .writeThroughFailed)
         #expect(error?.description.contains("Refused") == true, "the message names the backend's error type")
         backend.failSaves(after: nil)

@@ -111,7 +111,11 @@ struct TransactionAndAliasTests {
         try tx.park(sampleEmployee("e1"))
         try tx.commit()
         #expect(try store.exists(Employee.self, id: "e1"))
-        #expect(throws: LMDBError.badTransaction) { try tx.commit() }
+        // LMDB's error reaches the caller as a DepotError (code storage) that LMDB's pattern matches.
+        let again = #expect(throws: DepotError.self) { try tx.commit() }
+        #expect(again?.code == .storage)
+        #expect(again.map { LMDBError.badTransaction ~= $0 } == true)
+        #expect((again?.underlyingError as? LMDBError)?.code == LMDBError.badTransaction.code)
         let tx2 = try store.beginTransaction()
         try tx2.park(sampleEmployee("e2"))
         tx2.rollback()
