@@ -26,7 +26,11 @@ LARGE="${LARGE:-6000}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 command -v valgrind >/dev/null || { echo "valgrind is not installed" >&2; exit 1; }
 
-swift build -c release --package-path "$root/Benchmarks" --product depot-compare >&2
+# A build folder planned before sources moved fails with "missing inputs": plan it again once.
+swift build -c release --package-path "$root/Benchmarks" --product depot-compare >&2 || {
+    rm -f "$root"/Benchmarks/.build/*/release/description.json
+    swift build -c release --package-path "$root/Benchmarks" --product depot-compare >&2
+}
 bin="$(swift build -c release --package-path "$root/Benchmarks" --show-bin-path)/depot-compare"
 work="$(mktemp -d "${TMPDIR:-/tmp}/depot-instructions-XXXXXX")"
 trap 'rm -rf "$work"' EXIT
