@@ -54,6 +54,8 @@ public final class PostgresDriver: StorageDriver {
     private let retries = WriteGate.Counter()
     /// Tells watchers (on any host) when a write that logged changes committed.
     private let notifier: ChangeNotifier
+    /// Whether the last write logged changes (its successors read their stamp up front).
+    private let stampHint = StampHint()
 
     /// How many write attempts this driver rolled back and ran again since it opened:
     /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
@@ -190,6 +192,7 @@ public final class PostgresDriver: StorageDriver {
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
                         txn.publishKeyspaces()
+                        if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
                         return (result, txn.handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
@@ -240,7 +243,8 @@ public final class PostgresDriver: StorageDriver {
     /// sends `BEGIN` with its first statement.
     private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
         let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, locks: keyLocks)
+                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, locks: keyLocks,
+                                      stampHint: stampHint)
         if readOnly || configuration.writeIsolation != .readCommitted { txn.opened() }
         return txn
     }

@@ -10,15 +10,21 @@ import PostgresNIO
 extension PostgresTransaction {
     /// The transaction's first statement as a point read: sent after `statements` (the opening
     /// `BEGIN`, key locks), `sql` (a select of one `value` column, parameters keyspace and key)
-    /// joined to the epoch row. Waits for it; the epoch and the value found.
+    /// joined to the epoch row (and `txid_current()` when ``prefetchesStamp``). Waits for it;
+    /// the epoch, the value found and the transaction ID.
     func firstRead(_ sql: String, handle: KeyspaceHandle, key: UnsafeRawBufferPointer,
-                   after statements: [PostgresQuery]) -> Result<(epoch: Int64, value: [UInt8]?), any Error> {
-        let query = PostgresQuery(unsafeSQL: "SELECT e.value, x.value FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
+                   after statements: [PostgresQuery]) -> Result<(epoch: Int64, value: [UInt8]?, stamp: Int64?), any Error> {
+        let stamp = prefetchesStamp
+        let query = PostgresQuery(unsafeSQL: "SELECT e.value, x.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
                                   binds: .of(handle.id, Bytea(key)))
-        let pending = session.submit(statements + [query]) { rows -> (epoch: Int64, value: [UInt8]?) in
+        let pending = session.submit(statements + [query]) { rows -> (epoch: Int64, value: [UInt8]?, stamp: Int64?) in
             guard let row = rows.first else { throw PostgresDriverError.server(sqlState: "XX000", message: "the keyspace epoch row is missing") }
+            if stamp {
+                let (epoch, value, xid) = try row.decode((Int64, ByteBuffer?, Int64).self)
+                return (epoch, value.map { Array($0.readableBytesView) }, xid)
+            }
             let (epoch, value) = try row.decode((Int64, ByteBuffer?).self)
-            return (epoch, value.map { Array($0.readableBytesView) })
+            return (epoch, value.map { Array($0.readableBytesView) }, nil)
         }
         return Result { try run { try session.wait(pending) } }
     }

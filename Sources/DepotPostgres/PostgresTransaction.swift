@@ -29,7 +29,7 @@ final class PostgresTransaction: StorageTransaction {
     /// until they are sent with the first statement.
     private var opening: [PostgresQuery]?
     /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
-    private var start: Pending<Int64>?
+    private var start: Pending<Opening>?
     private var epoch: Int64?
     /// The epoch of the cached handles handed out before `start` answered (a point read then
     /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
@@ -49,7 +49,14 @@ final class PostgresTransaction: StorageTransaction {
     var readShared: Set<Int64> = []
     /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
     /// driver sends a change notice after the commit.
-    private(set) var loggedStamp: UInt64?
+    var loggedStamp: UInt64?
+    /// Whether the driver's recent writes logged changes (see ``StampHint``): this write then
+    /// reads `txid_current()` with its first statement.
+    let prefetchesStamp: Bool
+    /// `txid_current()`, read with the first statement when ``prefetchesStamp``.
+    var prefetchedStamp: Int64?
+    /// Where this write tells the driver whether it logged changes; nil for reads.
+    let stampHint: StampHint?
     /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
     var unchecked: [() throws -> Void] = []
     /// The first server error any statement met (even one the closure caught): it aborted the
@@ -57,7 +64,7 @@ final class PostgresTransaction: StorageTransaction {
     var firstServerError: PostgresDriverError?
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [PostgresQuery], cache: KeyspaceCache,
-         locks: KeyLocks? = nil) {
+         locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
@@ -65,6 +72,8 @@ final class PostgresTransaction: StorageTransaction {
         self.opening = opening
         self.cache = cache
         self.locks = readOnly ? nil : locks
+        self.stampHint = readOnly ? nil : stampHint
+        prefetchesStamp = !readOnly && (stampHint?.wanted ?? false)
     }
 
     /// Waits for `BEGIN` and the epoch read (sending them if nothing was sent yet); throws their
@@ -73,18 +82,26 @@ final class PostgresTransaction: StorageTransaction {
     private func started() throws -> Int64 {
         if let epoch { return epoch }
         let value = try run { try session.wait(opened()) }
-        epoch = value
-        return value
+        epoch = value.epoch
+        if let stamp = value.stamp { prefetchedStamp = stamp }
+        return value.epoch
     }
 
     /// Sends the opening statements and the epoch read unless they went out already (without
     /// waiting); the pending epoch. The driver calls it before `COMMIT` so that a transaction
     /// that sent nothing still ends one it opened.
     @discardableResult
-    func opened() -> Pending<Int64> {
+    func opened() -> Pending<Opening> {
         if let start { return start }
-        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]) { rows in
-            try PostgresSession.integers(rows).first ?? 0
+        let stamp = prefetchesStamp
+        let sql = "SELECT value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch)"
+        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: sql)]) { rows in
+            guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
+            if stamp {
+                let (epoch, xid) = try row.decode((Int64, Int64).self)
+                return Opening(epoch: epoch, stamp: xid)
+            }
+            return Opening(epoch: try row.decode(Int64.self), stamp: nil)
         }
         opening = nil
         start = pending
@@ -192,30 +209,6 @@ final class PostgresTransaction: StorageTransaction {
         return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
-    // MARK: - Change log
-
-    /// The transaction ID (`txid_current()`, with its epoch: never wraps): writers that log
-    /// changes share no row, and readers stop at ``changeLogHorizon()``.
-    func changeLogStamp() throws -> UInt64? {
-        try check(write: true)
-        guard let xid = try run({ try session.integers("SELECT txid_current()", .of()) }).first, xid > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
-        }
-        loggedStamp = UInt64(xid)
-        return UInt64(xid)
-    }
-
-    /// The oldest transaction ID still running when the statement's snapshot was taken: every
-    /// writer below it has committed or rolled back, so no entry below it can appear later.
-    func changeLogHorizon() throws -> UInt64? {
-        try check(write: false)
-        let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-        guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
-        }
-        return UInt64(xmin)
-    }
-
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
         guard let handle = try self.handle(of: keyspace) else { return }
@@ -252,7 +245,7 @@ final class PostgresTransaction: StorageTransaction {
                 // The transaction's first statement: `BEGIN` goes with it and it reads the
                 // epoch too (one statement and no wait more).
                 let first = firstRead(sql, handle: handle, key: key, after: opening + locks)
-                start = Pending(first.map(\.epoch))
+                start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
                 self.opening = nil
                 result = first.map { $0.value.map { [$0] } ?? [] }
             } else {

@@ -2,6 +2,7 @@
 import Depot
 @testable import DepotPostgres
 import Foundation
+import PostgresNIO
 import Synchronization
 import Testing
 
@@ -120,6 +121,38 @@ struct RoundTripTests {
             for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
             #expect(failures.withLock { $0 } == [])
             #expect(winners.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<keys).map { ($0, 1) }))
+        }
+    }
+
+    /// After a write that logged changes, the next write reads its change-log stamp with its
+    /// first statement: it must be that transaction's own ID, as a statement of its own returns.
+    /// A write that logs nothing turns the prefetch off again.
+    @Test func aPrefetchedStampIsTheTransactionsOwnID() throws {
+        try PostgresTestServer.withDriver { driver in
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([0], forKey: [0], in: space)
+                _ = try txn.changeLogStamp()
+            }
+            for _ in 0..<2 {
+                try driver.write { txn in
+                    let postgres = try #require(txn as? PostgresTransaction)
+                    let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                    _ = try txn.value([0], in: space)
+                    let stamp = try #require(try txn.changeLogStamp())
+                    #expect(postgres.prefetchedStamp != nil, "the stamp was not read with the first statement")
+                    let own = try postgres.session.integers("SELECT txid_current()", PostgresBindings()).first
+                    #expect(own.map { UInt64($0) } == stamp)
+                    try txn.store([1], forKey: [UInt8(stamp % 200)], in: space)
+                }
+            }
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                try txn.store([2], forKey: [2], in: space)
+            }
+            try driver.write { txn in
+                #expect((txn as? PostgresTransaction)?.prefetchesStamp == false, "a write that logged nothing left the prefetch on")
+            }
         }
     }
 
