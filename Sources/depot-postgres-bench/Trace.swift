@@ -8,16 +8,19 @@ import Foundation
 /// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
 /// `reads` (a point read through the driver) or `gets` (a document get by ID). Prints the mean
-/// latency in ms.
+/// latency in ms. `watched-writes`: the same writes with a change watcher attached (another
+/// driver on the schema), so that each write logs its changes.
 enum Trace {
     static func run(_ arguments: [String], url: String) throws {
         guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: trace writes|reads|gets COUNT")
+            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|reads|gets COUNT")
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
+        let watching = arguments[0] == "watched-writes" ? try Compare.Watching(configuration) : nil
+        defer { watching?.stop() }
         let store = try Store(driver: driver)
         try store.write { tx in try tx.park(BenchItem(0)) }
         let key = [UInt8](repeating: 7, count: 8)
@@ -31,7 +34,7 @@ enum Trace {
         let start = ContinuousClock.now
         for i in 0..<count {
             switch arguments[0] {
-            case "writes":
+            case "writes", "watched-writes":
                 try store.write { tx in try tx.park(BenchItem(i + 1)) }
             case "reads":
                 _ = try driver.read { txn in
