@@ -30,14 +30,16 @@ final class StampHint: @unchecked Sendable {
 extension PostgresTransaction {
     /// The transaction ID (`txid_current()`, with its epoch: never wraps): writers that log
     /// changes share no row, and readers stop at ``changeLogHorizon()``. Read with the
-    /// transaction's first statement when the driver's last write logged too.
+    /// transaction's first statement when the driver's last write logged too: then no wait.
     func changeLogStamp() throws -> UInt64? {
-        try check(write: true)
+        // The puts sent so far are checked by the next wait (none when the stamp is here).
+        try check(write: true, deferring: true)
         stampHint?.wanted = true
         let xid: Int64?
         if let prefetchedStamp {
             xid = prefetchedStamp
         } else {
+            try flushWrites()
             xid = try run { try session.integers("SELECT txid_current()", .of()) }.first
         }
         guard let xid, xid > 0 else {
