@@ -9,7 +9,9 @@ import Foundation
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
 /// `reads` (a point read through the driver) or `gets` (a document get by ID). Prints the mean
 /// latency in ms. `watched-writes`: the same writes with a change watcher attached (another
-/// driver on the schema), so that each write logs its changes.
+/// driver on the schema), so that each write logs its changes. `DEPOT_TRACE_CONNECTIONS=N` sets
+/// the pool size and `DEPOT_TRACE_DOCUMENTS=N` stores N documents in one write first (as
+/// `compare` does before its reads).
 enum Trace {
     static func run(_ arguments: [String], url: String) throws {
         guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
@@ -17,12 +19,16 @@ enum Trace {
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let environment = ProcessInfo.processInfo.environment
+        if let connections = environment["DEPOT_TRACE_CONNECTIONS"].flatMap({ Int($0) }) { configuration.maximumConnections = connections }
+        let documents = environment["DEPOT_TRACE_DOCUMENTS"].flatMap { Int($0) } ?? 0
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let watching = arguments[0] == "watched-writes" ? try Compare.Watching(configuration) : nil
         defer { watching?.stop() }
         let store = try Store(driver: driver)
         try store.write { tx in try tx.park(BenchItem(0)) }
+        if documents > 0 { try store.write { tx in for id in 0..<documents { try tx.park(BenchItem(1_000_000 + id)) } } }
         let key = [UInt8](repeating: 7, count: 8)
         try driver.write { txn in
             guard let space = try txn.keyspace(named: "reads", create: true, multiValue: false) else { return }
