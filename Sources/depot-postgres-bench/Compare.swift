@@ -18,6 +18,7 @@ import Foundation
 ///   commits the watcher reported.
 /// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
 ///   through the driver (read transaction + get) and a document get by ID through `Store`.
+///   With `DEPOT_COMPARE_READS_ONLY=1`, only these (no write phases before them).
 enum Compare {
     struct Writers {
         var commits = 0
