@@ -83,7 +83,11 @@ struct KeyLocks: Sendable {
     /// The statement taking the lock of a whole keyspace.
     func keyspace(_ keyspace: Int32, exclusive: Bool) -> PostgresQuery {
         let function = exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
-        return PostgresQuery(unsafeSQL: "SELECT \(function)($1, $2)", binds: .of(schemaClass, keyspace))
+        let (space, id) = keyspaceLockKey(keyspace)
+        return PostgresQuery(unsafeSQL: "SELECT \(function)($1, $2)", binds: .of(space, id))
     }
+
+    /// The two int4 keys of the lock of `keyspace` (for statements that take it with another).
+    func keyspaceLockKey(_ keyspace: Int32) -> (Int32, Int32) { (schemaClass, keyspace) }
 }
 #endif

@@ -34,9 +34,12 @@ import PostgresNIO
 /// when every cooperative thread is blocked in the driver. Still, prefer calling the driver (the
 /// `Store`) from threads of your own rather than from async tasks.
 ///
-/// Round trips: `BEGIN` and the keyspace epoch read are sent together; keyspace handles are
-/// cached across transactions (and invalidated by drops, on any host); a read's `COMMIT` is not
-/// waited for. A point read is thus two waits: `BEGIN`, then the `SELECT`.
+/// Round trips: a read sends `BEGIN` (none when the connection's last read chained into a new
+/// read transaction) and the keyspace epoch read at once, and its statements without waiting
+/// for them; a write sends `BEGIN` with its first statement, and a first point read reads the
+/// epoch in the same statement. Keyspace handles are cached across transactions (and
+/// invalidated by drops, on any host); a read's `COMMIT` is not waited for, and a write's goes
+/// out behind its last puts. A point read is thus one round trip.
 public final class PostgresDriver: StorageDriver {
     /// The configuration the driver connected with.
     public let configuration: PostgresConfiguration
@@ -51,6 +54,8 @@ public final class PostgresDriver: StorageDriver {
     private let retries = WriteGate.Counter()
     /// Tells watchers (on any host) when a write that logged changes committed.
     private let notifier: ChangeNotifier
+    /// Whether the last write logged changes (its successors read their stamp up front).
+    private let stampHint = StampHint()
 
     /// How many write attempts this driver rolled back and ran again since it opened:
     /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
@@ -125,6 +130,8 @@ public final class PostgresDriver: StorageDriver {
             do {
                 let result = try body(txn)
                 txn.finish()
+                // A transaction that sent nothing yet opens first (not waited for either).
+                txn.opened()
                 // A read-only commit cannot fail but with the connection, so nobody waits for
                 // it; AND CHAIN opens the next read transaction (without a snapshot yet), so
                 // that the next read on this connection needs no BEGIN.
@@ -174,11 +181,18 @@ public final class PostgresDriver: StorageDriver {
                     var committing = false
                     do {
                         let result = try body(txn)
-                        try txn.flushWrites()
                         txn.finish()
+                        txn.opened()
                         committing = true
-                        try session.execute("COMMIT")
+                        // COMMIT goes out behind the puts not answered yet: one round trip for
+                        // both. Every put that fails aborts the transaction (a dropped keyspace
+                        // too: see `lockedPut`), and COMMIT then answers ROLLBACK; so does it
+                        // after any failure the closure caught.
+                        let commit = session.submitReturning([PostgresQuery(unsafeSQL: "COMMIT")]) { $0.metadata.command }
+                        try txn.flushWrites()
+                        guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
                         txn.publishKeyspaces()
+                        if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
                         return (result, txn.handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
@@ -223,14 +237,16 @@ public final class PostgresDriver: StorageDriver {
 
     // MARK: - Connections
 
-    /// Sends `BEGIN` and the epoch read together (no wait) and wraps the session.
+    /// Wraps the session in a transaction. A read sends `BEGIN` and the epoch read now (not
+    /// waited for): its snapshot is taken then, so it never sees a commit made after the read
+    /// began. A write (`READ COMMITTED`, where every statement takes a snapshot of its own)
+    /// sends `BEGIN` with its first statement.
     private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
-        let statements = session.starting(beginSQL, read: readOnly) + [PostgresQuery(unsafeSQL: "SELECT value FROM \(schema.epoch)")]
-        let start = session.submit(statements) { rows in
-            try PostgresSession.integers(rows).first ?? 0
-        }
-        return PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                   start: start, cache: keyspaceCache, locks: keyLocks)
+        let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
+                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, locks: keyLocks,
+                                      stampHint: stampHint)
+        if readOnly || configuration.writeIsolation != .readCommitted { txn.opened() }
+        return txn
     }
 
     /// Leases a connection for the duration of `body`; every wait of the session ends by

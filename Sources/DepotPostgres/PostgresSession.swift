@@ -64,6 +64,11 @@ final class PostgresSession {
     /// through `decode`, or the first failure. A failed statement does not stop later ones
     /// (the server rejects them inside a failed transaction).
     func submit<T: Sendable>(_ statements: [PostgresQuery], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+        submitReturning(statements) { try decode($0.rows) }
+    }
+
+    /// ``submit(_:decode:)`` with the last statement's whole result (rows and command tag).
+    func submitReturning<T: Sendable>(_ statements: [PostgresQuery], _ decode: @escaping @Sendable (PostgresQueryResult) throws -> T) -> Pending<T> {
         let pending = Pending<T>()
         let connection = connection, logger = logger, inFlight = inFlight
         // Registered first: if the connection closes before the answers come (or already has),
@@ -81,7 +86,7 @@ final class PostgresSession {
                     pending.set(.failure(PostgresDriverError.transactionEnded))
                     return
                 }
-                pending.set(Result { try decode(Array(last.rows)) })
+                pending.set(Result { try decode(last) })
             }
         }
         return pending

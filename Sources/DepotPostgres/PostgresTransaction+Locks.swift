@@ -56,7 +56,9 @@ extension PostgresTransaction {
     /// A put under key locks as one statement: the key lock(s) (exclusive; in a multi-value
     /// keyspace the key shared and the pair exclusive), a check that the keyspace still exists
     /// (its snapshot is taken after the keyspace lock, sent before), and the insert, which only
-    /// runs when it does. Returns the count of keyspace rows (0: dropped meanwhile). The key
+    /// runs when it does. When the keyspace was dropped meanwhile the statement fails (division
+    /// by its count of keyspace rows, 0: SQLSTATE 22012, see ``checkingDrop(_:)``), which aborts
+    /// the transaction: `COMMIT`, sent before this answer is read, then rolls back. The key
     /// lock may be taken inside the statement because an `INSERT … ON CONFLICT` does not
     /// depend on the statement's snapshot (it acts on the latest row version).
     func lockedPut(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> PostgresQuery {
@@ -73,7 +75,7 @@ extension PostgresTransaction {
         let insert = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert)) SELECT n FROM k",
+        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert)) SELECT 1 / n FROM k",
                              binds: binds)
     }
 
@@ -95,6 +97,22 @@ extension PostgresTransaction {
         let checks = unchecked
         unchecked = []
         for check in checks { try check() }
+    }
+
+    /// Runs `body`, a wait for a statement that divides by its count of keyspace rows (see
+    /// ``lockedPut(_:_:key:value:)``): its division by zero is a keyspace dropped meanwhile.
+    func checkingDrop<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch PostgresDriverError.server(sqlState: "22012", message: _) {
+            throw droppedMeanwhile()
+        }
+    }
+
+    /// The error for a write whose `COMMIT` rolled back (an earlier statement failed, and the
+    /// closure caught its error): that statement's error, retryable when it was.
+    func rolledBack() -> PostgresDriverError {
+        firstServerError ?? .server(sqlState: "25P02", message: "the transaction was aborted by an earlier failure and rolled back")
     }
 
     /// The error for a keyspace that another transaction dropped meanwhile: retryable (the

@@ -3,9 +3,11 @@ import DepotCore
 import PostgresNIO
 
 /// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one
-/// statement; keys and values are bound as `bytea` parameters. `BEGIN` and the read of the
-/// keyspace epoch were sent together when the transaction started; the first operation waits
-/// for them (so nothing runs outside the transaction when `BEGIN` failed).
+/// statement; keys and values are bound as `bytea` parameters. A read transaction sent `BEGIN`
+/// and the keyspace epoch read when it started (see ``opened()``); a write sends them with its
+/// first statement: a point read then reads the epoch in the same statement, any other
+/// operation sends `BEGIN` and the epoch read first. The first operation waits for them (so
+/// nothing runs outside the transaction when `BEGIN` failed).
 final class PostgresTransaction: StorageTransaction {
     let session: PostgresSession
     let schema: PostgresSchema
@@ -23,8 +25,11 @@ final class PostgresTransaction: StorageTransaction {
     private var depth = 0
     /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
     private var keyspaces: [String: Keyspace] = [:]
-    /// `BEGIN` followed by the epoch read: the snapshot's keyspace epoch.
-    private let start: Pending<Int64>
+    /// The statements opening the transaction (`BEGIN`; none in a chained read transaction),
+    /// until they are sent with the first statement.
+    private var opening: [PostgresQuery]?
+    /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
+    private var start: Pending<Opening>?
     private var epoch: Int64?
     /// The epoch of the cached handles handed out before `start` answered (a point read then
     /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
@@ -44,28 +49,63 @@ final class PostgresTransaction: StorageTransaction {
     var readShared: Set<Int64> = []
     /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
     /// driver sends a change notice after the commit.
-    private(set) var loggedStamp: UInt64?
+    var loggedStamp: UInt64?
+    /// Whether the driver's recent writes logged changes (see ``StampHint``): this write then
+    /// reads `txid_current()` with its first statement.
+    let prefetchesStamp: Bool
+    /// `txid_current()`, read with the first statement when ``prefetchesStamp``.
+    var prefetchedStamp: Int64?
+    /// Where this write tells the driver whether it logged changes; nil for reads.
+    let stampHint: StampHint?
     /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
     var unchecked: [() throws -> Void] = []
+    /// The first server error any statement met (even one the closure caught): it aborted the
+    /// transaction, so `COMMIT` rolls back (see ``rolledBack()``).
+    var firstServerError: PostgresDriverError?
 
-    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, start: Pending<Int64>, cache: KeyspaceCache,
-         locks: KeyLocks? = nil) {
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [PostgresQuery], cache: KeyspaceCache,
+         locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
         self.firstPage = max(1, firstPage)
-        self.start = start
+        self.opening = opening
         self.cache = cache
         self.locks = readOnly ? nil : locks
+        self.stampHint = readOnly ? nil : stampHint
+        prefetchesStamp = !readOnly && (stampHint?.wanted ?? false)
     }
 
-    /// Waits for `BEGIN` and the epoch read; throws their failure.
+    /// Waits for `BEGIN` and the epoch read (sending them if nothing was sent yet); throws their
+    /// failure.
     @discardableResult
     private func started() throws -> Int64 {
         if let epoch { return epoch }
-        let value = try run { try session.wait(start) }
-        epoch = value
-        return value
+        let value = try run { try session.wait(opened()) }
+        epoch = value.epoch
+        if let stamp = value.stamp { prefetchedStamp = stamp }
+        return value.epoch
+    }
+
+    /// Sends the opening statements and the epoch read unless they went out already (without
+    /// waiting); the pending epoch. The driver calls it before `COMMIT` so that a transaction
+    /// that sent nothing still ends one it opened.
+    @discardableResult
+    func opened() -> Pending<Opening> {
+        if let start { return start }
+        let stamp = prefetchesStamp
+        let sql = "SELECT value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch)"
+        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: sql)]) { rows in
+            guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
+            if stamp {
+                let (epoch, xid) = try row.decode((Int64, Int64).self)
+                return Opening(epoch: epoch, stamp: xid)
+            }
+            return Opening(epoch: try row.decode(Int64.self), stamp: nil)
+        }
+        opening = nil
+        start = pending
+        return pending
     }
 
     /// After the commit of a write: shares the keyspaces it used (created ones included).
@@ -84,7 +124,7 @@ final class PostgresTransaction: StorageTransaction {
     /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`
     /// failed) and checks any guessed epoch.
     /// Unless `deferring` (a put), first checks the answers of the puts sent without waiting.
-    private func check(write: Bool, guessing: Bool = false, deferring: Bool = false) throws {
+    func check(write: Bool, guessing: Bool = false, deferring: Bool = false) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
         if !guessing { _ = try guessHeld() }
@@ -105,17 +145,18 @@ final class PostgresTransaction: StorageTransaction {
 
     /// The handle of `keyspace` in this snapshot: itself, unless a guess was wrong (then looked
     /// up again by name; nil when the keyspace does not exist in this snapshot).
-    private func handle(of keyspace: Keyspace) throws -> KeyspaceHandle? {
+    func handle(of keyspace: Keyspace) throws -> KeyspaceHandle? {
         let handle = KeyspaceHandle(keyspace.handle)
         guard guessedWrong else { return handle }
         return try self.keyspace(named: keyspace.name, create: false, multiValue: handle.multiValue).map { KeyspaceHandle($0.handle) }
     }
 
-    /// Runs one statement, remembering retryable failures.
+    /// Runs one statement, remembering retryable failures and the first server error.
     func run<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PostgresDriverError {
+            if case .server = error, firstServerError == nil { firstServerError = error }
             if error.isRetryable { retryableState = error.sqlState }
             if error.isConnectionLoss { lostConnection = true }
             throw error
@@ -129,7 +170,7 @@ final class PostgresTransaction: StorageTransaction {
         if let known = keyspaces[name] { return known }
         // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
         // seen, checked when the first result comes back.
-        if epoch == nil, start.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
+        if epoch == nil, start?.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
            assumedEpoch == nil || assumedEpoch == cached {
             assumedEpoch = cached
             let keyspace = Keyspace(name: name, handle: handle)
@@ -168,30 +209,6 @@ final class PostgresTransaction: StorageTransaction {
         return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
     }
 
-    // MARK: - Change log
-
-    /// The transaction ID (`txid_current()`, with its epoch: never wraps): writers that log
-    /// changes share no row, and readers stop at ``changeLogHorizon()``.
-    func changeLogStamp() throws -> UInt64? {
-        try check(write: true)
-        guard let xid = try run({ try session.integers("SELECT txid_current()", .of()) }).first, xid > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
-        }
-        loggedStamp = UInt64(xid)
-        return UInt64(xid)
-    }
-
-    /// The oldest transaction ID still running when the statement's snapshot was taken: every
-    /// writer below it has committed or rolled back, so no entry below it can appear later.
-    func changeLogHorizon() throws -> UInt64? {
-        try check(write: false)
-        let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-        guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
-        }
-        return UInt64(xmin)
-    }
-
     func clear(_ keyspace: Keyspace) throws {
         try check(write: true)
         guard let handle = try self.handle(of: keyspace) else { return }
@@ -223,7 +240,17 @@ final class PostgresTransaction: StorageTransaction {
                 ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
                 : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
             let locks = keyLocks(handle, key, write: false)
-            let result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
+            let result: Result<[[UInt8]], any Error>
+            if start == nil, let opening {
+                // The transaction's first statement: `BEGIN` goes with it and it reads the
+                // epoch too (one statement and no wait more).
+                let first = firstRead(sql, handle: handle, key: key, after: opening + locks)
+                start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
+                self.opening = nil
+                result = first.map { $0.value.map { [$0] } ?? [] }
+            } else {
+                result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
+            }
             // `BEGIN`'s failure, if any, comes first.
             if try guessHeld() {
                 value = try result.get().first
@@ -254,7 +281,7 @@ final class PostgresTransaction: StorageTransaction {
         let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
         unchecked.append { [self] in
             try verifyLock?()
-            if try run({ try session.wait(pending) }).first == 0 { throw droppedMeanwhile() }
+            try checkingDrop { _ = try run { try session.wait(pending) } }
         }
     }
 

@@ -18,6 +18,7 @@ import Foundation
 ///   commits the watcher reported.
 /// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
 ///   through the driver (read transaction + get) and a document get by ID through `Store`.
+///   With `DEPOT_COMPARE_READS_ONLY=1`, only these (no write phases before them).
 enum Compare {
     struct Writers {
         var commits = 0
@@ -36,25 +37,28 @@ enum Compare {
         var configuration = try PostgresConfiguration(url: url)
         let schema = "bench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var rows: [(String, Double?, Double, String)] = []
-        for writers in [1, 8, 64] {
-            configuration.schema = "\(schema)_w\(writers)"
-            configuration.maximumConnections = max(writers, 2)
-            let baseline = try base?.inserts(clients: writers)
-            let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
-            rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
+        // DEPOT_COMPARE_READS_ONLY=1: the read latencies only (no write phases before them).
+        if ProcessInfo.processInfo.environment["DEPOT_COMPARE_READS_ONLY"] == nil {
+            for writers in [1, 8, 64] {
+                configuration.schema = "\(schema)_w\(writers)"
+                configuration.maximumConnections = max(writers, 2)
+                let baseline = try base?.inserts(clients: writers)
+                let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
+                rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
+            }
+            configuration.schema = "\(schema)_p4"
+            configuration.maximumConnections = 16
+            let baseline = try base?.inserts(clients: 64)
+            let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
+            rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
+
+            configuration.schema = "\(schema)_w8watch"
+            configuration.maximumConnections = 8
+            let watchedBaseline = try base?.inserts(clients: 8)
+            let watched = try measureWriters(configuration, writers: 8, seconds: seconds, firstID: 0, watched: true)
+            rows.append(("commits/s, 8 writers, with a change watcher attached", watchedBaseline, Double(watched.commits) / seconds, note(watched)))
+
         }
-        configuration.schema = "\(schema)_p4"
-        configuration.maximumConnections = 16
-        let baseline = try base?.inserts(clients: 64)
-        let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
-        rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
-
-        configuration.schema = "\(schema)_w8watch"
-        configuration.maximumConnections = 8
-        let watchedBaseline = try base?.inserts(clients: 8)
-        let watched = try measureWriters(configuration, writers: 8, seconds: seconds, firstID: 0, watched: true)
-        rows.append(("commits/s, 8 writers, with a change watcher attached", watchedBaseline, Double(watched.commits) / seconds, note(watched)))
-
         configuration.schema = "\(schema)_r"
         configuration.maximumConnections = 2
         let select = try base?.selectLatency()

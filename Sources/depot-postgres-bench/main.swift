@@ -5,6 +5,8 @@
 //
 // `depot-postgres-bench compare [SECONDS]`: pgbench and Depot side by side on the same server
 // (see Compare.swift), as the README's PostgreSQL table is measured.
+// `depot-postgres-bench trace writes|reads|gets COUNT`: one kind of operation, for counting the
+// statements the server logs (see Trace.swift).
 #if Postgres
 import Depot
 import DepotLMDB
@@ -12,7 +14,7 @@ import DepotPostgres
 import Foundation
 
 let words = Array(CommandLine.arguments.dropFirst())
-if words.first == "compare" || words.first == "writers-child" {
+if words.first == "compare" || words.first == "writers-child" || words.first == "trace" {
     guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
         print("DEPOT_POSTGRES_URL is not set")
         exit(1)
@@ -20,6 +22,8 @@ if words.first == "compare" || words.first == "writers-child" {
     do {
         if words.first == "compare" {
             try Compare.run(url: url, seconds: words.dropFirst().first.flatMap { Double($0) } ?? 3)
+        } else if words.first == "trace" {
+            try Trace.run(Array(words.dropFirst()), url: url)
         } else {
             try Compare.child(Array(words.dropFirst()), url: url)
         }

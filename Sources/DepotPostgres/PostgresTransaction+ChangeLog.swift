@@ -1,0 +1,63 @@
+#if Postgres
+import DepotCore
+import Foundation
+import PostgresNIO
+
+/// What a transaction's opening statements read: the keyspace epoch, and `txid_current()` when
+/// the write asked for it (see ``StampHint``).
+struct Opening: Sendable {
+    let epoch: Int64
+    let stamp: Int64?
+}
+
+/// Whether the driver's last write logged changes (a change watcher exists): the next writes
+/// then read `txid_current()` with their first statement instead of waiting for a statement of
+/// its own when the change log asks for the stamp (one round trip less per logged write). A
+/// write that did not log turns it off. A wrong guess costs a column, never correctness.
+/// `@unchecked Sendable`: `value` is only touched under `lock` (an `NSLock`:
+/// `Synchronization.Atomic` would raise the Apple platform floor).
+final class StampHint: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+
+    var wanted: Bool {
+        get { lock.withLock { value } }
+        set { lock.withLock { value = newValue } }
+    }
+}
+
+/// The change log's stamps and horizon (see ``StorageTransaction/changeLogStamp()``).
+extension PostgresTransaction {
+    /// The transaction ID (`txid_current()`, with its epoch: never wraps): writers that log
+    /// changes share no row, and readers stop at ``changeLogHorizon()``. Read with the
+    /// transaction's first statement when the driver's last write logged too: then no wait.
+    func changeLogStamp() throws -> UInt64? {
+        // The puts sent so far are checked by the next wait (none when the stamp is here).
+        try check(write: true, deferring: true)
+        stampHint?.wanted = true
+        let xid: Int64?
+        if let prefetchedStamp {
+            xid = prefetchedStamp
+        } else {
+            try flushWrites()
+            xid = try run { try session.integers("SELECT txid_current()", .of()) }.first
+        }
+        guard let xid, xid > 0 else {
+            throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
+        }
+        loggedStamp = UInt64(xid)
+        return UInt64(xid)
+    }
+
+    /// The oldest transaction ID still running when the statement's snapshot was taken: every
+    /// writer below it has committed or rolled back, so no entry below it can appear later.
+    func changeLogHorizon() throws -> UInt64? {
+        try check(write: false)
+        let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+        guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
+            throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
+        }
+        return UInt64(xmin)
+    }
+}
+#endif

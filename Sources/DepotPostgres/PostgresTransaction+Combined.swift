@@ -1,0 +1,80 @@
+#if Postgres
+import DepotCore
+import NIOCore
+import PostgresNIO
+
+/// Statements that do two things: the document layer's insert path
+/// (``StorageTransaction/putIfAbsent(_:forKey:in:existing:)``) in one round trip and two
+/// statements under key locks, and a transaction's first point read, which reads the keyspace
+/// epoch too.
+extension PostgresTransaction {
+    /// The transaction's first statement as a point read: sent after `statements` (the opening
+    /// `BEGIN`, key locks), `sql` (a select of one `value` column, parameters keyspace and key)
+    /// joined to the epoch row (and `txid_current()` when ``prefetchesStamp``). Waits for it;
+    /// the epoch, the value found and the transaction ID.
+    func firstRead(_ sql: String, handle: KeyspaceHandle, key: UnsafeRawBufferPointer,
+                   after statements: [PostgresQuery]) -> Result<(epoch: Int64, value: [UInt8]?, stamp: Int64?), any Error> {
+        let stamp = prefetchesStamp
+        let query = PostgresQuery(unsafeSQL: "SELECT e.value, x.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
+                                  binds: .of(handle.id, Bytea(key)))
+        let pending = session.submit(statements + [query]) { rows -> (epoch: Int64, value: [UInt8]?, stamp: Int64?) in
+            guard let row = rows.first else { throw PostgresDriverError.server(sqlState: "XX000", message: "the keyspace epoch row is missing") }
+            if stamp {
+                let (epoch, value, xid) = try row.decode((Int64, ByteBuffer?, Int64).self)
+                return (epoch, value.map { Array($0.readableBytesView) }, xid)
+            }
+            let (epoch, value) = try row.decode((Int64, ByteBuffer?).self)
+            return (epoch, value.map { Array($0.readableBytesView) }, nil)
+        }
+        return Result { try run { try session.wait(pending) } }
+    }
+
+    /// Under key locks in a single-value keyspace: the key's lock, exclusive (and the keyspace's,
+    /// shared, the first time), in one statement; then, in the next one (whose snapshot is taken
+    /// after the locks were granted), a check that the keyspace still exists, the insert when
+    /// the key is absent, and the stored value when it is present. Elsewhere: a read, then a
+    /// put.
+    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard let locks, !KeyspaceHandle(keyspace.handle).multiValue else {
+            if try readValue(forKey: key, in: keyspace, existing) { return false }
+            try put(value, forKey: key, in: keyspace)
+            return true
+        }
+        try check(write: true)
+        guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        if readShared.contains(keyID) { locks.hot.insert(keyID) }
+        var binds = PostgresBindings.of(keyID)
+        var lock = "SELECT pg_advisory_xact_lock($1)"
+        if keyspaceLocks[handle.id] == nil {
+            // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
+            keyspaceLocks[handle.id] = false
+            let (space, id) = locks.keyspaceLockKey(handle.id)
+            binds = .of(space, id, keyID)
+            lock = "SELECT pg_advisory_xact_lock_shared($1, $2), pg_advisory_xact_lock($3)"
+        }
+        let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1), "
+            + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 "
+            + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
+            + "SELECT 1 / k.n, (SELECT count(*) FROM i), (SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2) FROM k"
+        let statements = [PostgresQuery(unsafeSQL: lock, binds: binds),
+                          PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]
+        let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?) in
+            guard let row = rows.first else { return (false, nil) }
+            let (_, inserted, stored) = try row.decode((Int64, Int64, ByteBuffer?).self)
+            return (inserted > 0, stored.map { Array($0.readableBytesView) })
+        }
+        let (inserted, stored) = try checkingDrop { try run { try session.wait(pending) } }
+        if inserted { return true }
+        // Not inserted and nothing stored can only be a writer that ignored the key's lock:
+        // retried rather than guessed.
+        guard let stored else {
+            retryableState = "40001"
+            throw PostgresDriverError.server(sqlState: "40001", message: "a key changed under its lock")
+        }
+        try stored.withUnsafeBytes { try existing($0) }
+        return false
+    }
+}
+#endif

@@ -1,0 +1,60 @@
+#if Postgres
+import Depot
+import DepotPostgres
+import Foundation
+
+/// `depot-postgres-bench trace KIND COUNT`: COUNT operations of one kind on a fresh schema, one
+/// at a time, for counting the statements the server sees (with `log_min_duration_statement=0`:
+/// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
+/// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
+/// `reads` (a point read through the driver) or `gets` (a document get by ID). Prints the mean
+/// latency in ms. `watched-writes`: the same writes with a change watcher attached (another
+/// driver on the schema), so that each write logs its changes. `DEPOT_TRACE_CONNECTIONS=N` sets
+/// the pool size and `DEPOT_TRACE_DOCUMENTS=N` stores N documents in one write first (as
+/// `compare` does before its reads).
+enum Trace {
+    static func run(_ arguments: [String], url: String) throws {
+        guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
+            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|reads|gets COUNT")
+        }
+        var configuration = try PostgresConfiguration(url: url)
+        configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let environment = ProcessInfo.processInfo.environment
+        if let connections = environment["DEPOT_TRACE_CONNECTIONS"].flatMap({ Int($0) }) { configuration.maximumConnections = connections }
+        let documents = environment["DEPOT_TRACE_DOCUMENTS"].flatMap { Int($0) } ?? 0
+        let driver = try PostgresDriver(configuration: configuration)
+        defer { driver.close() }
+        let watching = arguments[0] == "watched-writes" ? try Compare.Watching(configuration) : nil
+        defer { watching?.stop() }
+        let store = try Store(driver: driver)
+        try store.write { tx in try tx.park(BenchItem(0)) }
+        if documents > 0 { try store.write { tx in for id in 0..<documents { try tx.park(BenchItem(1_000_000 + id)) } } }
+        let key = [UInt8](repeating: 7, count: 8)
+        try driver.write { txn in
+            guard let space = try txn.keyspace(named: "reads", create: true, multiValue: false) else { return }
+            try key.withUnsafeBytes { k in try [UInt8](repeating: 0xab, count: 100).withUnsafeBytes { try txn.put($0, forKey: k, in: space) } }
+        }
+        // One of each first, so that every count includes the same warm-up.
+        _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
+        _ = try driver.read { txn in try txn.keyspace(named: "reads", create: false, multiValue: false) }
+        let start = ContinuousClock.now
+        for i in 0..<count {
+            switch arguments[0] {
+            case "writes", "watched-writes":
+                try store.write { tx in try tx.park(BenchItem(i + 1)) }
+            case "reads":
+                _ = try driver.read { txn in
+                    try txn.keyspace(named: "reads", create: false, multiValue: false).flatMap { space in
+                        try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: space) { $0.count } }
+                    }
+                }
+            default:
+                _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
+            }
+        }
+        let elapsed = ContinuousClock.now - start
+        let ms = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
+        print(String(format: "trace %@ %d: mean %.3f ms", arguments[0], count, count > 0 ? ms / Double(count) : 0))
+    }
+}
+#endif

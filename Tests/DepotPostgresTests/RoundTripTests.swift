@@ -1,0 +1,196 @@
+#if Postgres
+import Depot
+@testable import DepotPostgres
+import Foundation
+import PostgresNIO
+import Synchronization
+import Testing
+
+/// The statements the driver folds together to save round trips keep their promises: `COMMIT`
+/// sent behind unanswered puts never commits part of a write, the insert path stores a key once
+/// and reports the stored value otherwise, and a keyspace dropped under either is retried.
+@Suite("PostgreSQL folded statements", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
+struct RoundTripTests {
+    /// Bytes that do not compress: as a key, larger than a B-tree entry may be (the server
+    /// fails the insert with SQLSTATE 54000).
+    static func oversizedKey() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<8000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    }
+
+    /// A put that fails on the server while the closure catches the error and returns: the
+    /// transaction was aborted, so the write must fail rather than report a commit, and none of
+    /// its puts may be stored.
+    @Test func aFailureTheClosureCaughtFailsTheWrite() throws {
+        try PostgresTestServer.withDriver { driver in
+            try driver.write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            var caught = false
+            #expect(throws: PostgresDriverError.self) {
+                try driver.write { txn in
+                    guard let space = try txn.keyspace(named: "t", create: false, multiValue: false) else { return }
+                    try txn.store([1], forKey: [1], in: space)
+                    try txn.store([2], forKey: Self.oversizedKey(), in: space)
+                    // The failed put's answer is checked at the next wait; the closure swallows it.
+                    do { _ = try txn.value([1], in: space) } catch { caught = true }
+                }
+            }
+            #expect(caught)
+            let stored = try driver.read { txn in
+                try txn.keyspace(named: "t", create: false, multiValue: false).map { try txn.value([1], in: $0) } ?? nil
+            }
+            #expect(stored == nil, "a put of an aborted write was committed")
+        }
+    }
+
+    /// The last put fails and nothing waits for it before `COMMIT` is sent: the write fails and
+    /// stores nothing.
+    @Test func aLastPutThatFailsRollsTheCommitBack() throws {
+        try PostgresTestServer.withDriver { driver in
+            #expect(throws: PostgresDriverError.self) {
+                try driver.write { txn in
+                    guard let space = try txn.keyspace(named: "t", create: true, multiValue: false) else { return }
+                    try txn.store([1], forKey: [1], in: space)
+                    try txn.store([2], forKey: Self.oversizedKey(), in: space)
+                }
+            }
+            let exists = try driver.read { try $0.keyspace(named: "t", create: false, multiValue: false) != nil }
+            #expect(!exists, "the keyspace created by the failed write was committed")
+        }
+    }
+
+    /// `putIfAbsent` stores an absent key and reports true; for a present key it stores nothing
+    /// and hands over the stored value, also for a key put earlier in the same transaction.
+    @Test func putIfAbsentStoresOnceAndShowsTheStoredValue() throws {
+        try PostgresTestServer.withDriver { driver in
+            func insert(_ txn: any StorageTransaction, _ space: Keyspace, _ key: [UInt8], _ value: [UInt8]) throws -> (Bool, [UInt8]?) {
+                var seen: [UInt8]?
+                let stored = try value.withUnsafeBytes { v in
+                    try key.withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { seen = [UInt8]($0) } }
+                }
+                return (stored, seen)
+            }
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                #expect(try insert(txn, space, [1], [10]) == (true, nil))
+                #expect(try insert(txn, space, [1], [11]) == (false, [10]))
+                try txn.store([20], forKey: [2], in: space)
+                #expect(try insert(txn, space, [2], [21]) == (false, [20]))
+            }
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                #expect(try insert(txn, space, [1], [12]) == (false, [10]))
+                #expect(try insert(txn, space, [3], [30]) == (true, nil))
+            }
+            try driver.read { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                #expect(try txn.value([1], in: space) == [10])
+                #expect(try txn.value([2], in: space) == [20])
+                #expect(try txn.value([3], in: space) == [30])
+            }
+        }
+    }
+
+    /// Writers of two hosts inserting the same keys at once: each key is stored by exactly one
+    /// of them, the others see its value, and nobody fails.
+    @Test func concurrentInsertsOfOneKeyStoreItOnce() throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            try hosts[0].write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            let keys = 20, threads = 8
+            let winners = Mutex<[Int: Int]>([:])
+            let failures = Mutex<[String]>([])
+            let done = DispatchSemaphore(value: 0)
+            for index in 0..<threads {
+                let driver = hosts[index % 2]
+                Thread {
+                    for key in 0..<keys {
+                        do {
+                            let stored = try driver.write { txn in
+                                guard let space = try txn.keyspace(named: "t", create: false, multiValue: false) else { return false }
+                                return try [UInt8(index)].withUnsafeBytes { v in
+                                    try [UInt8(key)].withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { _ in } }
+                                }
+                            }
+                            if stored { winners.withLock { $0[key, default: 0] += 1 } }
+                        } catch {
+                            failures.withLock { $0.append(String(describing: error)) }
+                        }
+                    }
+                    done.signal()
+                }.start()
+            }
+            for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
+            #expect(failures.withLock { $0 } == [])
+            #expect(winners.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<keys).map { ($0, 1) }))
+        }
+    }
+
+    /// After a write that logged changes, the next write reads its change-log stamp with its
+    /// first statement: it must be that transaction's own ID, as a statement of its own returns.
+    /// A write that logs nothing turns the prefetch off again.
+    @Test func aPrefetchedStampIsTheTransactionsOwnID() throws {
+        try PostgresTestServer.withDriver { driver in
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([0], forKey: [0], in: space)
+                _ = try txn.changeLogStamp()
+            }
+            for _ in 0..<2 {
+                try driver.write { txn in
+                    let postgres = try #require(txn as? PostgresTransaction)
+                    let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                    _ = try txn.value([0], in: space)
+                    let stamp = try #require(try txn.changeLogStamp())
+                    #expect(postgres.prefetchedStamp != nil, "the stamp was not read with the first statement")
+                    let own = try postgres.session.integers("SELECT txid_current()", PostgresBindings()).first
+                    #expect(own.map { UInt64($0) } == stamp)
+                    try txn.store([1], forKey: [UInt8(stamp % 200)], in: space)
+                }
+            }
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                try txn.store([2], forKey: [2], in: space)
+            }
+            try driver.write { txn in
+                #expect((txn as? PostgresTransaction)?.prefetchesStamp == false, "a write that logged nothing left the prefetch on")
+            }
+        }
+    }
+
+    /// Another host drops the keyspace after this write read from it and before it puts (or
+    /// inserts) into it: the put's statement fails, the attempt is rolled back and the write runs
+    /// again, recreating the keyspace.
+    @Test(arguments: [false, true])
+    func aKeyspaceDroppedBeforeAPutIsRetried(insert: Bool) throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            let writer = hosts[0], dropper = hosts[1]
+            try writer.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([0], forKey: [0], in: space)
+            }
+            var attempts = 0
+            try writer.write { txn in
+                attempts += 1
+                guard let space = try txn.keyspace(named: "t", create: true, multiValue: false) else { return }
+                _ = try txn.value([0], in: space)
+                if attempts == 1 {
+                    try dropper.write { other in
+                        if let gone = try other.keyspace(named: "t", create: false, multiValue: false) { try other.drop(gone) }
+                    }
+                }
+                if insert {
+                    _ = try [UInt8(1)].withUnsafeBytes { v in try [UInt8(1)].withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { _ in } } }
+                } else {
+                    try txn.store([1], forKey: [1], in: space)
+                }
+            }
+            // Retried at least once (the next attempt may meet the stale handle once more).
+            #expect(attempts > 1)
+            try dropper.read { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                #expect(try txn.value([1], in: space) == [1])
+                #expect(try txn.value([0], in: space) == nil)
+            }
+        }
+    }
+}
+#endif
