@@ -46,10 +46,14 @@ final class ConnectionPool: @unchecked Sendable {
     let target: PostgresConfiguration.TargetSession
     let logger: Logger
     let server: String
+    /// Whether each new connection starts at a different server (read replicas share the
+    /// reads) rather than at the first (failover order).
+    let rotating: Bool
 
     init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
-         maximum: Int, server: String, logger: Logger) {
+         maximum: Int, server: String, logger: Logger, rotating: Bool = false) {
         self.configurations = configurations
+        self.rotating = rotating
         self.target = target
         self.maximum = max(1, maximum)
         self.server = server
@@ -104,7 +108,8 @@ final class ConnectionPool: @unchecked Sendable {
     /// accepts it and is of the ``target`` kind.
     private func connect(id: Int, deadline: Date) throws -> PostgresConnection {
         var detail = "no server to try"
-        for configuration in configurations {
+        let start = rotating && !configurations.isEmpty ? id % configurations.count : 0
+        for configuration in configurations[start...] + configurations[..<start] {
             switch attempt(configuration, id: id, deadline: deadline) {
             case .success(let connection):
                 let refused: Bool = condition.withLock { closed }

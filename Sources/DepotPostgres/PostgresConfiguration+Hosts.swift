@@ -46,7 +46,7 @@ extension PostgresConfiguration {
     }
 
     /// `host`, `host:port`, `[v6]` or `[v6]:port`.
-    private static func endpoint(_ text: String) throws -> Endpoint {
+    static func endpoint(_ text: String) throws -> Endpoint {
         var host = Substring(text), port = 5432
         if let colon = text.lastIndex(of: ":"), !text.hasSuffix("]"), text.hasPrefix("[") || !text[..<colon].contains(":") {
             guard let number = Int(text[text.index(after: colon)...]), (1...65535).contains(number) else {

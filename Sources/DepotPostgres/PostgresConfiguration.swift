@@ -85,6 +85,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Which server a new connection must reach (`target_session_attrs`; ``TargetSession/any``
     /// by default). Checked once per new connection, with one query.
     public var targetSession: TargetSession
+    /// Standbys that serve ``PostgresDriver/read(_:)`` (none by default: reads go to the
+    /// primary). When set, reads run on a connection pool of their own over these servers (a
+    /// new connection tries them in turn, starting at a different one each time); writes, the
+    /// set-up and change notices stay on ``host`` and ``alternateHosts``. A read that finds no
+    /// standby reachable runs on the primary. In a URL: `read_replicas=h1:5432,h2:5433`. See
+    /// ``PostgresDriver/readingFromPrimary(_:)`` for reads that must see the caller's writes.
+    public var readReplicas: [Endpoint]
 
     /// A configuration with libpq's defaults for what is not given.
     public init(host: String = "localhost", port: Int = 5432, username: String, password: String? = nil,
@@ -106,6 +113,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.firstScanPage = 16
         self.alternateHosts = []
         self.targetSession = .any
+        self.readReplicas = []
     }
 
     /// A configuration from the standard variables `PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`,
@@ -143,6 +151,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "schema": schema = value
             case "host": host = value
             case "target_session_attrs": targetSession = try Self.targetSession(value)
+            case "read_replicas": readReplicas = try Self.replicaList(value)
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)
@@ -158,7 +167,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
 
     /// Checks the limits: ``callTimeout`` and ``connectTimeout`` above zero and at most a day,
     /// ``maximumConnections``, ``maximumConcurrentWrites``, ``maximumWriteAttempts`` and
-    /// ``firstScanPage`` at least 1. ``PostgresDriver`` calls it before connecting.
+    /// ``firstScanPage`` at least 1, every one of ``readReplicas`` with a host and a port from 1
+    /// to 65535. ``PostgresDriver`` calls it before connecting.
     /// - Throws: ``PostgresDriverError/invalidConfiguration(_:)`` naming the setting.
     public func validate() throws {
         let day = Duration.seconds(86_400)
@@ -172,6 +182,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
                               ("maximumWriteAttempts", maximumWriteAttempts), ("firstScanPage", firstScanPage)] where value < 1 {
             throw PostgresDriverError.invalidConfiguration("\(name) must be at least 1")
         }
+        try validateReadReplicas()
     }
 
     private mutating func apply(environment: [String: String]) throws {

@@ -45,7 +45,9 @@ public final class PostgresDriver: StorageDriver {
     public let configuration: PostgresConfiguration
     let schema: PostgresSchema
     private let pool: ConnectionPool
-    private let logger: Logger
+    /// The standbys that serve reads (``PostgresConfiguration/readReplicas``); nil when none.
+    let readReplicas: ReadReplicas?
+    let logger: Logger
     private let keyspaceCache = KeyspaceCache()
     private let writeGate: WriteGate
     /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
@@ -80,6 +82,11 @@ public final class PostgresDriver: StorageDriver {
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger)
+        readReplicas = configuration.readReplicas.isEmpty ? nil : ReadReplicas(
+            pool: ConnectionPool(configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
+                                 target: .any, maximum: configuration.maximumConnections,
+                                 server: configuration.readReplicaServer, logger: logger, rotating: true),
+            logger: logger)
         notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
         do {
             try setUp()
@@ -102,6 +109,7 @@ public final class PostgresDriver: StorageDriver {
     public func close() {
         notifier.close()
         pool.close()
+        readReplicas?.close()
     }
 
     /// Wake-ups for a change watcher: a connection of its own that `LISTEN`s on this schema's
@@ -121,11 +129,12 @@ public final class PostgresDriver: StorageDriver {
     /// `postgres://user@host:port/database#schema` (no password).
     public var location: String { configuration.description }
 
-    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection.
-    /// Fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it has not finished within
+    /// Runs `body` in a `REPEATABLE READ READ ONLY` transaction on a pooled connection: a
+    /// standby's when ``PostgresConfiguration/readReplicas`` names any and one is reachable (the
+    /// primary's otherwise, and inside ``readingFromPrimary(_:)``). Fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it has not finished within
     /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
-        try withSession(until: callDeadline()) { session in
+        try withReadSession { session in
             let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
             do {
                 let result = try body(txn)
@@ -254,8 +263,14 @@ public final class PostgresDriver: StorageDriver {
     /// however `body` ends; a broken one is closed.
     func withSession<R>(until deadline: ContinuousClock.Instant? = nil, _ body: (PostgresSession) throws -> R) throws -> R {
         let deadline = deadline ?? callDeadline()
-        let lease = try pool.lease(until: Self.date(deadline))
-        let session = PostgresSession(lease: lease, logger: logger, server: configuration.server,
+        return try withLease(try pool.lease(until: Self.date(deadline)), from: pool, until: deadline, body)
+    }
+
+    /// Runs `body` on a session over `lease`, then gives the connection back to `pool` (closed
+    /// when broken).
+    func withLease<R>(_ lease: ConnectionPool.Lease, from pool: ConnectionPool, until deadline: ContinuousClock.Instant,
+                      _ body: (PostgresSession) throws -> R) rethrows -> R {
+        let session = PostgresSession(lease: lease, logger: logger, server: pool.server,
                                       deadline: deadline, timeout: configuration.callTimeout)
         defer {
             var returned = lease
@@ -266,7 +281,7 @@ public final class PostgresDriver: StorageDriver {
     }
 
     /// Now plus the call timeout.
-    private func callDeadline() -> ContinuousClock.Instant {
+    func callDeadline() -> ContinuousClock.Instant {
         .now + configuration.callTimeout
     }
 
