@@ -22,7 +22,7 @@ struct LayeringTests {
         #expect(byPath.core === byDriver.core)
         #expect(byPath.core === byEnvironment.core)
         #expect(byPath.core.native != nil)
-        // A change committed through one handle reaches the others' observers: one core.
+        // A document written through one handle is read through another.
         try byDriver.write { _ = try $0.put(document: ["name": "a"], in: "Things", id: "a") }
         #expect(try byPath.read { try $0.document(in: "Things", id: "a") } != nil)
     }

@@ -25,7 +25,7 @@ public struct BinaryDecoder {
     private final class Owner {
         let impl = BinaryDecoderImpl()
         init() { impl.reusesContainers = true }
-        deinit { impl.dropReusedContainers() }
+        deinit { impl.reused.removeAll() }
     }
 
     /// Creates a decoder with no reference resolver.

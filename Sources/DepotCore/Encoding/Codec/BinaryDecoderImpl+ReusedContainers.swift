@@ -1,19 +1,3 @@
-/// Reused keyed containers.
-///
-/// `Decoder.container(keyedBy:)` must return a `KeyedDecodingContainer<Key>`, which boxes the
-/// concrete container in an object whose type the runtime looks up for each new `Key` (generic
-/// metadata, a witness table) and allocates: about a fifth of decoding a five-field `Codable`
-/// document. A decoder that a ``BinaryDecoder`` owns keeps the container it made for each depth
-/// and hands it out again for the next object of the same key type at that depth, pointing it at
-/// the new object's entries (the container reads its bounds from `reusedBounds`).
-///
-/// Two decoder-level containers alive at one depth are containers of one object (a value's
-/// `init(from:)` and its superclass's, on the same decoder): they read the same bounds. Nested
-/// containers (`nestedContainer(keyedBy:forKey:)`) keep bounds of their own.
-///
-/// The kept boxes refer back to the decoder: its owner (``BinaryDecoder``) drops them when it
-/// goes (`dropReusedContainers`), so there is no lasting cycle.
-
 /// Where the entries of one object lie in the record.
 struct ObjectBounds {
     var entries: Int
@@ -21,16 +5,9 @@ struct ObjectBounds {
     var count: Int
 }
 
-/// A decoder-level keyed container kept for reuse: its key type and its box.
-struct ReusedKeyedContainer {
-    let key: ObjectIdentifier
-    /// The `KeyedDecodingContainer<Key>`'s only stored property, its box.
-    let box: AnyObject
-}
-
 extension BinaryDecoderImpl {
     /// The container for the object at ``offset``, reused when this depth's last one had the
-    /// same key type.
+    /// same key type (see ``ReusedKeyedContainers``).
     func reusedContainer<Key: CodingKey>(_: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let d = depth
         let bounds = try objectBounds(Key.self, at: offset, depth: d)
@@ -40,24 +17,12 @@ extension BinaryDecoderImpl {
             return KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(
                 impl: self, entries: bounds.entries, end: bounds.end, entryCount: bounds.count, depth: d))
         }
-        while reusedBounds.count <= d {
-            reusedBounds.append(ObjectBounds(entries: 0, end: 0, count: 0))
-            reusedContainers.append(nil)
-        }
-        reusedBounds[d] = bounds
         let key = ObjectIdentifier(Key.self)
-        if let reused = reusedContainers[d], reused.key == key {
-            // Made below for this key type at this depth.
-            return unsafeBitCast(reused.box, to: KeyedDecodingContainer<Key>.self)
+        if let box = reused.box(for: key, depth: d, at: bounds, filler: ObjectBounds(entries: 0, end: 0, count: 0)) {
+            return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
         }
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(reusedBy: self, depth: d))
-        reusedContainers[d] = ReusedKeyedContainer(key: key, box: unsafeBitCast(container, to: AnyObject.self))
+        reused.keep(unsafeBitCast(container, to: AnyObject.self), for: key, depth: d)
         return container
-    }
-
-    /// Lets go of the reused containers (which refer back to this decoder).
-    func dropReusedContainers() {
-        reusedContainers.removeAll()
-        reusedBounds.removeAll()
     }
 }

@@ -30,12 +30,9 @@ final class BinaryDecoderImpl: Decoder {
     /// Lookup hints for depths 1...
     @exclusivity(unchecked) var hints: [KeyHint] = []
     /// Whether `container(keyedBy:)` hands out reused containers (only a decoder that a
-    /// ``BinaryDecoder`` owns: see `BinaryDecoderImpl+ReusedContainers.swift`).
+    /// ``BinaryDecoder`` owns: see ``ReusedKeyedContainers``), and those it keeps.
     @exclusivity(unchecked) var reusesContainers = false
-    /// The bounds of the object each reused container reads, by depth.
-    @exclusivity(unchecked) var reusedBounds: [ObjectBounds] = []
-    /// The reused containers, by depth.
-    @exclusivity(unchecked) var reusedContainers: [ReusedKeyedContainer?] = []
+    @exclusivity(unchecked) var reused = ReusedKeyedContainers<ObjectBounds>()
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {

@@ -23,7 +23,7 @@ public struct BinaryEncoder {
     private final class Owner {
         let impl = BinaryEncoderImpl()
         init() { impl.reusesContainers = true }
-        deinit { impl.dropReusedContainers() }
+        deinit { impl.reused.removeAll() }
     }
 
     /// Creates an encoder with no reference hook.

@@ -34,11 +34,10 @@ final class BinaryEncoderImpl: Encoder {
     /// Whether the hook stays set after an encode (the document layer's encoders, whose hook is
     /// their transaction's own); a public encoder's is dropped at the end.
     @exclusivity(unchecked) var keepsHook = false
-    /// Whether `container(keyedBy:)` hands out reused containers, and their positions and
-    /// boxes by depth (see `BinaryEncoderImpl+ReusedContainers.swift`).
+    /// Whether `container(keyedBy:)` hands out reused containers (see
+    /// ``ReusedKeyedContainers``), and those it keeps.
     @exclusivity(unchecked) var reusesContainers = false
-    @exclusivity(unchecked) var reusedPositions: [EncoderPosition] = []
-    @exclusivity(unchecked) var reusedContainers: [ReusedKeyedContainer?] = []
+    @exclusivity(unchecked) var reused = ReusedKeyedContainers<EncoderPosition>()
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
     /// fields are stored there with plain stores and moved to `buffer` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?

@@ -4,11 +4,11 @@ import Foundation
 ///
 /// A container made by `Decoder.container(keyedBy:)` of a reusing decoder reads the bounds of
 /// its object from the decoder (`slot`): the decoder hands the same container out again for the
-/// next object of that key type at that depth (see `BinaryDecoderImpl+ReusedContainers.swift`).
+/// next object of that key type at that depth (see ``ReusedKeyedContainers``).
 struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let impl: BinaryDecoderImpl
     private let ownBounds: ObjectBounds
-    /// The index of this container's bounds in the decoder's `reusedBounds`, or -1 (its own).
+    /// The index of this container's bounds in the decoder's `reused.positions`, or -1 (its own).
     private let slot: Int
     let depth: Int
 
@@ -28,7 +28,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     }
 
     @inline(__always)
-    private var bounds: ObjectBounds { slot < 0 ? ownBounds : impl.reusedBounds[slot] }
+    private var bounds: ObjectBounds { slot < 0 ? ownBounds : impl.reused.positions[slot] }
     var entries: Int { bounds.entries }
     var end: Int { bounds.end }
     var entryCount: Int { bounds.count }

@@ -4,12 +4,12 @@ import Foundation
 ///
 /// A container made by `Encoder.container(keyedBy:)` of a reusing encoder reads where its object
 /// is from the encoder (`slot`), which hands it out again for the next object of that key type
-/// at that depth (see `BinaryEncoderImpl+ReusedContainers.swift`).
+/// at that depth (see ``ReusedKeyedContainers``).
 struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let impl: BinaryEncoderImpl
     private let ownFrame: Int
     private let ownStart: Int
-    /// The index of this container's position in the encoder's `reusedPositions`, or -1 (its own).
+    /// The index of this container's position in the encoder's `reused.positions`, or -1 (its own).
     private let slot: Int
     let depth: Int
 
@@ -32,7 +32,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     /// The object's frame in the encoder and where it starts in the buffer.
     @inline(__always)
-    private var position: EncoderPosition { slot < 0 ? EncoderPosition(frame: ownFrame, start: ownStart) : impl.reusedPositions[slot] }
+    private var position: EncoderPosition { slot < 0 ? EncoderPosition(frame: ownFrame, start: ownStart) : impl.reused.positions[slot] }
 
     /// Starts the entry for `key` in this container's object.
     @inline(__always)
