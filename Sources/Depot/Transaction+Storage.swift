@@ -23,7 +23,7 @@ extension Transaction: StorageTransaction {
             return Keyspace(name: name, handle: db.dbi)
         } catch LMDBError.notFound {
             return nil
-        } catch {
+        } catch let error as LMDBError {
             throw DepotError.storage(error)
         }
     }

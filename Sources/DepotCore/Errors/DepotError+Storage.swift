@@ -17,24 +17,29 @@ extension DepotError: WrapsUnderlyingError {
     /// Matches ``Code/storage``.
     public static let storage = DepotError(pattern: .storage)
 
-    /// The storage driver's error `error`, wrapped (itself when it already is a ``DepotError``).
-    /// The message is the driver's: drivers never put stored values in theirs.
-    public static func storage(_ error: any Error) -> DepotError {
+    /// The storage driver's error `error`, wrapped. The message is the driver's: drivers never
+    /// put stored values in theirs.
+    public static func storage(_ error: any StorageDriverError) -> DepotError {
+        DepotError(code: .storage, message: "\(error)", underlying: UnderlyingError(error))
+    }
+
+    /// An error a driver call threw, as a caller of the document layer sees it: a ``DepotError``
+    /// as it is, a ``StorageDriverError`` wrapped, anything else as a `storage` error naming it.
+    package static func storage(wrapping error: any Error) -> DepotError {
         if let error = error as? DepotError { return error }
-        return DepotError(code: .storage, message: "\(error)", underlying: UnderlyingError(error))
+        if let error = error as? any StorageDriverError { return storage(error) }
+        return DepotError(code: .storage, message: "\(error)")
     }
 
     /// The lower layer's error this one wraps (the driver's, for ``Code/storage``).
     public var underlyingError: (any Error)? { underlying?.error }
 }
 
-/// A wrapped error, compared and hashed by its description (errors are not `Hashable`).
-struct UnderlyingError: Hashable, @unchecked Sendable {
-    // @unchecked Sendable: the wrapped error is only read (its description, or handed back to
-    // the caller who catches it); drivers' errors are values (`LMDBError`, `PostgresDriverError`).
-    let error: any Error
+/// A wrapped driver error, compared and hashed by its description (errors are not `Hashable`).
+struct UnderlyingError: Hashable, Sendable {
+    let error: any StorageDriverError
     private let text: String
-    init(_ error: any Error) {
+    init(_ error: any StorageDriverError) {
         self.error = error
         text = String(reflecting: error)
     }

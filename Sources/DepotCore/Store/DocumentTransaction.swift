@@ -99,7 +99,7 @@ public final class DocumentTransaction {
         do {
             try txn.commit()
         } catch {
-            throw DepotError.storage(error)
+            throw DepotError.storage(wrapping: error)
         }
     }
 

@@ -203,7 +203,7 @@ public final class Store: @unchecked Sendable {
         do {
             txn = try native.beginExplicitTransaction(readOnly: readOnly)
         } catch {
-            throw DepotError.storage(error)
+            throw DepotError.storage(wrapping: error)
         }
         let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)
         beginUndoLog(tx)

@@ -46,7 +46,7 @@ struct StorageErrorTests {
 
     @Test func aDepotErrorIsNotWrappedTwice() {
         let inner = DepotError.storage(LMDBError.mapFull)
-        #expect(DepotError.storage(inner) == inner)
-        #expect(DepotError.storage(inner).underlyingError is LMDBError)
+        #expect(DepotError.storage(wrapping: inner) == inner)
+        #expect(DepotError.storage(wrapping: inner).underlyingError is LMDBError)
     }
 }
