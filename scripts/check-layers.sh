@@ -7,7 +7,8 @@
 #   DepotSupport ← DepotCore (documents over the StorageDriver protocol) ← DepotPostgres, DepotCrypto, …
 #
 # Reads the target graph from `swift package describe --type json` (needs jq) and the sources'
-# imports. Exits non-zero, naming the offending target or file, when a rule is broken.
+# imports, and that only the record engine writes storage. Exits non-zero, naming the offending
+# target or file, when a rule is broken.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v jq >/dev/null || { echo "check-layers: jq is not installed" >&2; exit 1; }
@@ -48,5 +49,13 @@ for dir in Sources/DepotSupport Sources/DepotCore Sources/DepotPostgres Sources/
         status=1
     fi
 done
-[ "$status" -eq 0 ] && echo "check-layers: ok (DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB)"
+# The record engine (Sources/DepotCore/Engine) is the only writer of records, index entries and
+# meta records: a feature folder that calls a storage transaction's put, putIfAbsent, delete,
+# clear or drop itself is a side door past the write pipeline (indexes, checksums, change sets).
+if grep -rnE '[tT]xn\??\.(put|putIfAbsent|delete|clear|drop)\(|\.(put|putIfAbsent)\(.*forKey:.*in:|\.delete\(forKey:' \
+        Sources/DepotCore --include='*.swift' | grep -vE '^Sources/DepotCore/(Engine|Storage)/'; then
+    echo "check-layers: a feature of DepotCore writes storage itself (above); go through the engine (Sources/DepotCore/Engine)" >&2
+    status=1
+fi
+[ "$status" -eq 0 ] && echo "check-layers: ok (DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB; only the engine writes storage)"
 exit "$status"

@@ -87,6 +87,21 @@ enum ChangeLog {
         return old.count
     }
 
+    /// Writes (or renews) watcher lease `lease`, valid until `expiry` (seconds since 1970), then
+    /// trims the log: its old entries go here, every 2 s while someone watches, not in the writes.
+    static func renewLease(_ lease: [UInt8], until expiry: Double, _ txn: any StorageTransaction) throws {
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
+        try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+        _ = try trim(txn)
+    }
+
+    /// Removes watcher lease `lease` (writers stop logging once no lease is live).
+    static func releaseLease(_ lease: [UInt8], _ txn: any StorageTransaction) throws {
+        if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
+            _ = try txn.delete(forKey: lease, in: meta)
+        }
+    }
+
     /// Whether a live watcher lease exists (read in `txn`).
     static func hasLiveLease(_ txn: any StorageTransaction) throws -> Bool {
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return false }

@@ -141,4 +141,17 @@ extension DocumentTransaction {
         context.forgetCollection(alias: alias, collection: collection)
         try context.schemaDropped()
     }
+
+    /// Drops what remains of this transaction's alias once its collections are dropped: index
+    /// records of collections no longer described, and its sync-status keyspace.
+    func dropAliasRemains() throws {
+        let meta = try context.writableMeta()
+        for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.indexMetaPrefix(alias: alias).utf8)) {
+            _ = try context.txn.delete(forKey: metaKey, in: meta)
+        }
+        if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: alias), create: false, multiValue: true) {
+            try context.txn.drop(ks)
+        }
+        try context.schemaDropped()
+    }
 }

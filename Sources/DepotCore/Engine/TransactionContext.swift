@@ -215,19 +215,6 @@ package final class TransactionContext {
         return found
     }
 
-    /// Meta records whose keys start with `prefix` (none when the meta keyspace is absent).
-    func metaEntries(prefix: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
-        guard let meta = try metaKeyspace() else { return [] }
-        return try txn.entries(meta, prefix: prefix)
-    }
-
-    /// The meta keyspace of a write transaction.
-    func writableMeta() throws -> Keyspace {
-        try requireWritable("change the store's meta data")
-        guard let meta = try metaKeyspace() else { throw DepotError.storageInconsistent("the store's meta data is missing") }
-        return meta
-    }
-
     /// Throws a typed error when this is a read-only transaction.
     func requireWritable(_ operation: @autoclosure () -> String) throws {
         if txn.isReadOnly { throw DepotError.readOnlyTransaction(operation: operation()) }

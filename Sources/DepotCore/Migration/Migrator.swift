@@ -90,10 +90,7 @@ public struct Migrator: Sendable {
                 let done = try Self.applied(tx)
                 if done.contains(migration.name) { return false }
                 try migration.body(MigrationContext(transaction: tx))
-                let key = Array((StoreLayout.migrationPrefix(alias: tx.alias) + migration.name).utf8)
-                var order = [UInt8]()
-                withUnsafeBytes(of: UInt64(done.count).bigEndian) { order.append(contentsOf: $0) }
-                try tx.context.txn.put(order, forKey: key, in: try tx.context.writableMeta())
+                try tx.context.recordMigration(migration.name, alias: tx.alias, order: UInt64(done.count))
                 return true
             }
             if didRun { ran.append(migration.name) }

@@ -68,11 +68,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         if first {
             notices?.close()
             do {
-                try core.write { txn in
-                    if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
-                        _ = try txn.delete(forKey: lease, in: meta)
-                    }
-                }
+                try core.write { txn in try ChangeLog.releaseLease(lease, txn) }
             } catch {
                 logError("external change watcher: could not release its lease (it expires within 10 s)", error)
             }
@@ -81,12 +77,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
 
     private func renewLease() throws {
         let expiry = Date().timeIntervalSince1970 + 10
-        try core.write { txn in
-            guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
-            try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
-            // The log's old entries go here, every 2 s while someone watches, not in the writes.
-            try ChangeLog.trim(txn)
-        }
+        try core.write { txn in try ChangeLog.renewLease(lease, until: expiry, txn) }
         leaseRenewedAt = Date().timeIntervalSince1970
     }
 

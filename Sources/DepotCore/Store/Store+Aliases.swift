@@ -39,17 +39,7 @@ extension Store {
                 try view.dropCollection(collection)
                 dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
             }
-            // What remains of the alias: index records of collections no longer described, and
-            // its sync-status keyspace.
-            let context = tx.context
-            let meta = try context.writableMeta()
-            for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.indexMetaPrefix(alias: name).utf8)) {
-                _ = try context.txn.delete(forKey: metaKey, in: meta)
-            }
-            if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: name), create: false, multiValue: true) {
-                try context.txn.drop(ks)
-            }
-            try context.schemaDropped()
+            try view.dropAliasRemains()
         }
         core.forget(databases: dropped)
     }
