@@ -220,9 +220,15 @@ final class BinaryEncoderImpl: Encoder {
 
     @inline(__always)
     func beginEntry<K: CodingKey>(_ frame: Int, _ start: Int, _ key: K) throws {
+        try beginEntryWithoutKey(frame, start)
+        BinaryWriter.codingKey(key, &buffer)
+    }
+
+    /// ``beginEntry(_:_:_:)`` for a caller that writes the key itself.
+    @inline(__always)
+    func beginEntryWithoutKey(_ frame: Int, _ start: Int) throws {
         try prepareWrite(frame, start)
         frames[frame].count += 1
-        BinaryWriter.codingKey(key, &buffer)
     }
 
     @inline(__always)
@@ -351,10 +357,7 @@ final class BinaryEncoderImpl: Encoder {
     func encodeFastRare<T: Encodable>(_ value: T) -> Bool {
         let t = T.self
         if t == [String].self {
-            let v = unsafeBitCast(value, to: [String].self)
-            let s = BinaryWriter.beginContainer(BinaryTag.array, &buffer)
-            for e in v { BinaryWriter.string(e, tag: BinaryTag.string, &buffer) }
-            BinaryWriter.endContainer(start: s, count: v.count, &buffer)
+            BinaryWriter.stringArray(unsafeBitCast(value, to: [String].self), &buffer)
         } else if t == [Int].self {
             let v = unsafeBitCast(value, to: [Int].self)
             let s = BinaryWriter.beginContainer(BinaryTag.array, &buffer)

@@ -54,8 +54,14 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode(_ value: String, forKey key: Key) throws {
-        try begin(key)
-        BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
+        let p = position
+        try impl.beginEntryWithoutKey(p.frame, p.start)
+        if key.intValue == nil {
+            BinaryWriter.keyedString(key.stringValue, value, tag: BinaryTag.string, &impl.buffer)
+        } else {
+            BinaryWriter.codingKey(key, &impl.buffer)
+            BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
+        }
     }
 
     mutating func encode(_ value: Double, forKey key: Key) throws {
@@ -69,8 +75,14 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws {
-        try begin(key)
-        BinaryWriter.signed(Int64(value), &impl.buffer)
+        let p = position
+        try impl.beginEntryWithoutKey(p.frame, p.start)
+        if key.intValue == nil {
+            BinaryWriter.keyedSigned(key.stringValue, Int64(value), &impl.buffer)
+        } else {
+            BinaryWriter.codingKey(key, &impl.buffer)
+            BinaryWriter.signed(Int64(value), &impl.buffer)
+        }
     }
 
     mutating func encode(_ value: Int8, forKey key: Key) throws {
