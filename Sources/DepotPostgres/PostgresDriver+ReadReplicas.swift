@@ -118,12 +118,28 @@ extension PostgresDriver {
 
     /// Leases a connection for a read: a standby's when read replicas are configured, are
     /// reachable and the thread is not inside ``readingFromPrimary(_:)``; the primary's
-    /// otherwise. The connection goes back to its pool however `body` ends.
+    /// otherwise. The connection goes back to its pool however `body` ends. A read whose
+    /// standby connection was lost after it began (the standby went away, the server ended the
+    /// session: class 08, 57P01 to 57P03, a closed connection) runs once more, on the primary,
+    /// within the same deadline: a read has no effects to repeat. Other failures are thrown.
     func withReadSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
         let deadline = callDeadline()
         if let readReplicas, !isReadingFromPrimary,
            let lease = try readReplicas.lease(until: deadline, connectTimeout: configuration.connectTimeout) {
-            return try withLease(lease, from: readReplicas.pool, until: deadline, body)
+            var lost = false
+            do {
+                return try withLease(lease, from: readReplicas.pool, until: deadline) { session in
+                    do {
+                        return try body(session)
+                    } catch {
+                        // Also when the closure wrapped or caught the driver's error.
+                        lost = session.lostConnection || (error as? PostgresDriverError)?.isConnectionLoss == true
+                        throw error
+                    }
+                }
+            } catch where lost {
+                // On the primary, below.
+            }
         }
         return try withSession(until: deadline, body)
     }

@@ -65,5 +65,49 @@ struct ReadReplicaRecoveryTests {
             #expect(after, "the standbys were not marked unreachable")
         }
     }
+
+    /// The standby ends the read's session after the read began: the read runs again, once, on
+    /// the primary, also when the closure caught the driver's error.
+    @Test func aReadWhoseStandbyConnectionIsLostRunsAgainOnThePrimary() throws {
+        try withRoutedDriver { driver, store in
+            var runs: [Bool] = []
+            let value = try driver.read { txn -> [Int64] in
+                let standby = try onStandby(txn)
+                runs.append(standby)
+                let session = try #require(txn as? PostgresTransaction).session
+                if standby {
+                    // The server ends this session (57P01), as at a standby's shutdown.
+                    _ = try? session.integers("SELECT pg_terminate_backend(pg_backend_pid())::int::bigint", PostgresBindings())
+                }
+                return try session.integers("SELECT 7::bigint", PostgresBindings())
+            }
+            #expect(value == [7])
+            #expect(runs == [true, false], "once on the standby, then once on the primary")
+            #expect(try store.retrieve(Staff.self, id: 0) == staff(0), "later reads still work")
+        }
+    }
+
+    /// Any other failure on a standby is the read's: not run again.
+    @Test func otherStandbyFailuresAreNotRunAgain() throws {
+        struct Refused: Error {}
+        try withRoutedDriver { driver, _ in
+            var runs = 0
+            #expect(throws: Refused.self) {
+                try driver.read { _ in
+                    runs += 1
+                    throw Refused()
+                }
+            }
+            let server = #expect(throws: PostgresDriverError.self) {
+                try driver.read { txn in
+                    let session = try #require(txn as? PostgresTransaction).session
+                    runs += 1
+                    _ = try session.integers("SELECT 1 / 0", PostgresBindings())
+                }
+            }
+            #expect(server?.sqlState == "22012")
+            #expect(runs == 2)
+        }
+    }
 }
 #endif
