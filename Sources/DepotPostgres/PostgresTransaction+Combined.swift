@@ -72,8 +72,13 @@ extension PostgresTransaction {
             return (inserted > 0, stored.map { Array($0.readableBytesView) })
         }
         let answer = Result { try checkingDrop { try run { try session.wait(pending) } } }
-        // `BEGIN`'s and the epoch read's failure first; handles guessed wrong: run again.
-        guard try guessHeld() else { throw droppedMeanwhile() }
+        // `BEGIN`'s and the epoch read's failure first. A handle guessed at an older epoch (a
+        // keyspace was dropped meanwhile, maybe another) is looked up again, which also brings
+        // the shared cache to the new epoch: the same ID is the same keyspace (IDs are never
+        // reused), so the insert stands; otherwise the write runs again.
+        if try !guessHeld() {
+            guard let current = try self.handle(of: keyspace), current.id == handle.id else { throw droppedMeanwhile() }
+        }
         let (inserted, stored) = try answer.get()
         if inserted { return true }
         // Not inserted and nothing stored can only be a writer that ignored the key's lock:

@@ -48,5 +48,25 @@ struct SchemaVersionTests {
             #expect(byIndex.documents.map(\.id) == [.int(5)])
         }
     }
+
+    /// A write that takes the version on trust sends its insert before the epoch read answered,
+    /// with keyspace handles guessed at the epoch seen last: when another host dropped a
+    /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.
+    @Test func anInsertAfterAnotherHostDroppedAKeyspaceSucceeds() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0])
+            try first.write { tx in try tx.park(Label(id: 1, name: "a")) }
+            for id in 2...4 { try first.write { tx in try tx.park(Label(id: id, name: "n\(id)")) } }
+            for round in 0..<3 {
+                // Another host creates and drops a keyspace: the epoch moves on.
+                try drivers[1].write { txn in _ = try txn.keyspace(named: "scratch", create: true, multiValue: false) }
+                try drivers[1].write { txn in
+                    if let scratch = try txn.keyspace(named: "scratch", create: false, multiValue: false) { try txn.drop(scratch) }
+                }
+                try first.write { tx in try tx.park(Label(id: 10 + round, name: "r\(round)")) }
+            }
+            #expect(try first.read { tx in try tx.retrieveAll(Label.self) }.count == 7)
+        }
+    }
 }
 #endif
