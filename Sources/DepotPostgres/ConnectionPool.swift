@@ -65,8 +65,17 @@ final class ConnectionPool: @unchecked Sendable {
     /// Whether the calling thread is the pool's event loop (which must never block).
     var isEventLoopThread: Bool { eventLoop.inEventLoop }
 
+    /// A new connection that could not be opened by a ``lease(until:connectingUntil:)`` given
+    /// its own connect deadline (a standby's pool: see ``ReadReplicas``), apart from all
+    /// connections staying busy.
+    struct ConnectFailure: Error {
+        let error: any Error
+    }
+
     /// A connection: an idle one, a new one, or the first one given back before `deadline`.
-    func lease(until deadline: Date) throws -> Lease {
+    /// With `connectDeadline`, a new connection must open by then, and its failure is thrown
+    /// as ``ConnectFailure``.
+    func lease(until deadline: Date, connectingUntil connectDeadline: Date? = nil) throws -> Lease {
         if isEventLoopThread { throw PostgresDriverError.calledFromDriverThread }
         let id: Int
         condition.lock()
@@ -95,7 +104,18 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         condition.unlock()
-        let connection = try connect(id: id, deadline: deadline)
+        let connection: PostgresConnection
+        if let connectDeadline {
+            do {
+                connection = try connect(id: id, deadline: min(deadline, connectDeadline))
+            } catch PostgresDriverError.closed {
+                throw PostgresDriverError.closed
+            } catch {
+                throw ConnectFailure(error: error)
+            }
+        } else {
+            connection = try connect(id: id, deadline: deadline)
+        }
         let inFlight = InFlight()
         let server = server
         connection.closeFuture.whenComplete { _ in

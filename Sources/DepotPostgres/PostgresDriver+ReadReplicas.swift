@@ -30,9 +30,10 @@ extension PostgresConfiguration {
 }
 
 /// The pool of ``PostgresConfiguration/readReplicas`` and whether they are worth trying: after
-/// a lease failed (no standby reachable within the time a read gives it), reads go to the
-/// primary for ``recheckInterval`` before one tries a standby again. The change of state is
-/// logged once each way, never per read.
+/// a new connection failed (no standby reachable within the time a read gives it), reads go to
+/// the primary for ``recheckInterval`` before one tries a standby again. A pool whose
+/// connections are all in use is not unreachable: a read waits for one, as on the primary.
+/// The change of state is logged once each way, never per read.
 ///
 /// `@unchecked Sendable`: `downUntil` is only touched under `lock`; the rest is immutable (the
 /// pool guards its own state).
@@ -52,23 +53,25 @@ final class ReadReplicas: @unchecked Sendable {
     }
 
     /// A standby connection, or nil when the read should go to the primary: the standbys were
-    /// found unreachable less than ``recheckInterval`` ago, or none gave a connection within
-    /// half of what is left of the call (at most `connectTimeout`), so that the primary still
-    /// has time to serve the read.
-    func lease(until deadline: ContinuousClock.Instant, connectTimeout: Duration) -> ConnectionPool.Lease? {
+    /// found unreachable less than ``recheckInterval`` ago, or no new connection to one opened
+    /// within half of what is left of the call (at most `connectTimeout`), so that the primary
+    /// still has time to serve the read. When all of the pool's connections are in use it waits
+    /// for one until `deadline` (throwing as the primary's pool does when none comes).
+    func lease(until deadline: ContinuousClock.Instant, connectTimeout: Duration) throws -> ConnectionPool.Lease? {
         let now = ContinuousClock.now
         let skipping: Bool = lock.withLock { downUntil.map { now < $0 } ?? false }
         if skipping { return nil }
         let budget = min(connectTimeout, (deadline - now) / 2)
         do {
-            let lease = try pool.lease(until: PostgresDriver.date(now + budget))
+            let lease = try pool.lease(until: PostgresDriver.date(deadline), connectingUntil: PostgresDriver.date(now + budget))
             let recovered: Bool = lock.withLock {
                 defer { downUntil = nil }
                 return downUntil != nil
             }
             if recovered { logger.notice("read replicas reachable again: reads go to the standbys", metadata: ["server": "\(pool.server)"]) }
             return lease
-        } catch {
+        } catch let failure as ConnectionPool.ConnectFailure {
+            let error = failure.error
             let first: Bool = lock.withLock {
                 defer { downUntil = .now + Self.recheckInterval }
                 return downUntil == nil
@@ -115,12 +118,28 @@ extension PostgresDriver {
 
     /// Leases a connection for a read: a standby's when read replicas are configured, are
     /// reachable and the thread is not inside ``readingFromPrimary(_:)``; the primary's
-    /// otherwise. The connection goes back to its pool however `body` ends.
+    /// otherwise. The connection goes back to its pool however `body` ends. A read whose
+    /// standby connection was lost after it began (the standby went away, the server ended the
+    /// session: class 08, 57P01 to 57P03, a closed connection) runs once more, on the primary,
+    /// within the same deadline: a read has no effects to repeat. Other failures are thrown.
     func withReadSession<R>(_ body: (PostgresSession) throws -> R) throws -> R {
         let deadline = callDeadline()
         if let readReplicas, !isReadingFromPrimary,
-           let lease = readReplicas.lease(until: deadline, connectTimeout: configuration.connectTimeout) {
-            return try withLease(lease, from: readReplicas.pool, until: deadline, body)
+           let lease = try readReplicas.lease(until: deadline, connectTimeout: configuration.connectTimeout) {
+            var lost = false
+            do {
+                return try withLease(lease, from: readReplicas.pool, until: deadline) { session in
+                    do {
+                        return try body(session)
+                    } catch {
+                        // Also when the closure wrapped or caught the driver's error.
+                        lost = session.lostConnection || (error as? PostgresDriverError)?.isConnectionLoss == true
+                        throw error
+                    }
+                }
+            } catch where lost {
+                // On the primary, below.
+            }
         }
         return try withSession(until: deadline, body)
     }

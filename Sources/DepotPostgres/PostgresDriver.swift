@@ -49,6 +49,9 @@ public final class PostgresDriver: StorageDriver {
     let readReplicas: ReadReplicas?
     let logger: Logger
     private let keyspaceCache = KeyspaceCache()
+    /// Values taken on trust by writes (the document layer's schema version; see
+    /// `PostgresTransaction.stableValue(forKey:in:)`).
+    private let stableValues = StableValues()
     private let writeGate: WriteGate
     /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
     private let keyLocks: KeyLocks?
@@ -192,6 +195,7 @@ public final class PostgresDriver: StorageDriver {
                         let result = try body(txn)
                         txn.finish()
                         txn.opened()
+                        txn.sendExpectationCheck()
                         committing = true
                         // COMMIT goes out behind the puts not answered yet: one round trip for
                         // both. Every put that fails aborts the transaction (a dropped keyspace
@@ -252,7 +256,7 @@ public final class PostgresDriver: StorageDriver {
     /// sends `BEGIN` with its first statement.
     private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
         let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, locks: keyLocks,
+                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, stableValues: stableValues, locks: keyLocks,
                                       stampHint: stampHint)
         if readOnly || configuration.writeIsolation != .readCommitted { txn.opened() }
         return txn

@@ -22,6 +22,9 @@ final class PostgresSession {
     let timeout: Duration
     /// Whether the connection failed (closed, protocol error): it is not reused.
     private(set) var isBroken = false
+    /// Whether a statement found the connection lost (the server ended the session, the
+    /// connection failed or closed), even one whose error the caller caught.
+    private(set) var lostConnection = false
     /// Since when the connection has been in a chained read transaction (a read ended with
     /// `COMMIT AND CHAIN`: a new `REPEATABLE READ READ ONLY` transaction, whose snapshot is only
     /// taken by its first statement), if it is.
@@ -108,6 +111,7 @@ final class PostgresSession {
         } catch {
             let mapped = Self.map(error, server: server)
             if case .server = mapped {} else { abandon() }
+            if mapped.isConnectionLoss { lostConnection = true }
             throw mapped
         }
     }

@@ -75,7 +75,10 @@ extension PostgresTransaction {
         let insert = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert)) SELECT 1 / n FROM k",
+        // With the check of a value taken on trust, when it is still to be sent.
+        let check = expectationCheck(first: binds.count + 1, binds: &binds)
+        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert))"
+                                 + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k"),
                              binds: binds)
     }
 
@@ -100,11 +103,14 @@ extension PostgresTransaction {
     }
 
     /// Runs `body`, a wait for a statement that divides by its count of keyspace rows (see
-    /// ``lockedPut(_:_:key:value:)``): its division by zero is a keyspace dropped meanwhile.
+    /// ``lockedPut(_:_:key:value:)``): its division by zero is a keyspace dropped meanwhile or,
+    /// when the statement carried it, a failed check of a value taken on trust (see
+    /// ``stableValue(forKey:in:)``; the value is forgotten).
     func checkingDrop<T>(_ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch PostgresDriverError.server(sqlState: "22012", message: _) {
+            forgetExpectedValue()
             throw droppedMeanwhile()
         }
     }

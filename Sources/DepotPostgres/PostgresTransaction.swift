@@ -12,7 +12,7 @@ final class PostgresTransaction: StorageTransaction {
     let session: PostgresSession
     let schema: PostgresSchema
     let isReadOnly: Bool
-    private let firstPage: Int
+    let firstPage: Int
     var attachment: AnyObject?
     private(set) var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
@@ -29,14 +29,14 @@ final class PostgresTransaction: StorageTransaction {
     /// until they are sent with the first statement.
     private var opening: [PostgresQuery]?
     /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
-    private var start: Pending<Opening>?
+    private(set) var start: Pending<Opening>?
     private var epoch: Int64?
     /// The epoch of the cached handles handed out before `start` answered (a point read then
     /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
     private var assumedEpoch: Int64?
     /// Whether such a guess was wrong: handles handed out before may be stale, and each
     /// operation looks its keyspace up again by name.
-    private var guessedWrong = false
+    private(set) var guessedWrong = false
     private let cache: KeyspaceCache
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
     private var droppedKeyspace = false
@@ -62,15 +62,19 @@ final class PostgresTransaction: StorageTransaction {
     /// The first server error any statement met (even one the closure caught): it aborted the
     /// transaction, so `COMMIT` rolls back (see ``rolledBack()``).
     var firstServerError: PostgresDriverError?
+    /// A value taken on trust by ``stableValue(forKey:in:)``, with its check.
+    var expectation: Expectation?
+    let stableValues: StableValues
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [PostgresQuery], cache: KeyspaceCache,
-         locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
+         stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
         self.firstPage = max(1, firstPage)
         self.opening = opening
         self.cache = cache
+        self.stableValues = stableValues
         self.locks = readOnly ? nil : locks
         self.stampHint = readOnly ? nil : stampHint
         prefetchesStamp = !readOnly && (stampHint?.wanted ?? false)
@@ -94,8 +98,14 @@ final class PostgresTransaction: StorageTransaction {
     func opened() -> Pending<Opening> {
         if let start { return start }
         let stamp = prefetchesStamp
-        let sql = "SELECT value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch)"
-        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: sql)]) { rows in
+        var sql = "SELECT e.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e"
+        var binds = PostgresBindings()
+        if let expectation {
+            // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
+            sql += ", (SELECT pg_advisory_xact_lock_shared($1)) l"
+            binds.append(expectation.lock)
+        }
+        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
             guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
             if stamp {
                 let (epoch, xid) = try row.decode((Int64, Int64).self)
@@ -133,7 +143,7 @@ final class PostgresTransaction: StorageTransaction {
 
     /// Waits for the snapshot's epoch; false when it differs from the epoch guessed for the
     /// handles handed out before (they are forgotten then).
-    private func guessHeld() throws -> Bool {
+    func guessHeld() throws -> Bool {
         let actual = try started()
         guard let assumed = assumedEpoch else { return true }
         assumedEpoch = nil
@@ -267,6 +277,7 @@ final class PostgresTransaction: StorageTransaction {
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try check(write: true, deferring: true)
         guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
+        stableValues.forget(keyspace: handle.id, key: key)
         let sql = handle.multiValue
             ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
             : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
@@ -288,6 +299,7 @@ final class PostgresTransaction: StorageTransaction {
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         try check(write: true)
         guard let handle = try self.handle(of: keyspace) else { return false }
+        stableValues.forget(keyspace: handle.id, key: key)
         let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
         // All values of a multi-value key: the key exclusively, as a read of it.
         let locks = keyLocks(handle, key, write: true)
@@ -306,71 +318,6 @@ final class PostgresTransaction: StorageTransaction {
         }
     }
 
-    // MARK: - Scans
-
-    /// Pages of `LIMIT n` rows, each continuing after the last row seen (by key, or by key and
-    /// value in a multi-value keyspace); the first page is small and later ones grow, so a scan
-    /// stopped early reads little and a long one makes few round trips.
-    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
-        try check(write: false)
-        guard let handle = try self.handle(of: keyspace) else { return }
-        var low = lower, high = upper
-        if let prefix {
-            if low.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { low = prefix }
-            if let end = Self.successor(of: prefix), high.map({ end.lexicographicallyPrecedes($0) }) ?? true { high = end }
-        }
-        if let low, let high, !low.lexicographicallyPrecedes(high) { return }
-        // A range read in a write: no writer of the keyspace commits until this transaction
-        // ends (waits for those holding it first).
-        try holdingKeyspace(handle, exclusive: true) {}
-        let table = schema.table(multiValue: handle.multiValue)
-        let direction = reverse ? "DESC" : "ASC"
-        let order = handle.multiValue ? "key \(direction), value \(direction)" : "key \(direction)"
-        var after: (key: [UInt8], value: [UInt8])?
-        var page = firstPage
-        while true {
-            var parameters: [any PostgresBindable] = [handle.id]
-            func parameter(_ bytes: [UInt8]) -> String {
-                parameters.append(Bytea(bytes))
-                return "$\(parameters.count)"
-            }
-            var sql = "SELECT key, value FROM \(table) WHERE keyspace = $1"
-            if let low { sql += " AND key >= \(parameter(low))" }
-            if let high { sql += " AND key < \(parameter(high))" }
-            if let after {
-                let comparison = reverse ? "<" : ">"
-                sql += handle.multiValue
-                    ? " AND (key, value) \(comparison) (\(parameter(after.key)), \(parameter(after.value)))"
-                    : " AND key \(comparison) \(parameter(after.key))"
-            }
-            sql += " ORDER BY \(order) LIMIT \(page)"
-            var binds = PostgresBindings(capacity: parameters.count)
-            for value in parameters { value.bind(into: &binds) }
-            let rows = try run { try session.pairs(sql, binds) }
-            for row in rows {
-                let goOn = try row.key.withUnsafeBytes { key in try row.value.withUnsafeBytes { value in try body(key, value) } }
-                if !goOn { return }
-            }
-            guard rows.count == page, let last = rows.last else { return }
-            after = last
-            page = min(page * 2, 1024)
-        }
-    }
-
-    /// The smallest key above every key starting with `prefix`; nil when there is none (all 0xff).
-    static func successor(of prefix: [UInt8]) -> [UInt8]? {
-        var end = prefix
-        while let last = end.last {
-            if last < 0xff {
-                end[end.count - 1] = last + 1
-                return end
-            }
-            end.removeLast()
-        }
-        return nil
-    }
-
     // MARK: - Savepoints
 
     func savepoint<R>(_ body: () throws -> R) throws -> R {
@@ -380,12 +327,15 @@ final class PostgresTransaction: StorageTransaction {
         let name = "depot_savepoint_\(depth)"
         try run { try session.execute("SAVEPOINT \(name)") }
         let result: R
+        let checkSent = expectation?.sent
         do {
             result = try body()
             // The savepoint's own puts fail inside it.
             try flushWrites()
         } catch {
             unchecked.removeAll()
+            // A check of a value taken on trust sent inside the savepoint is undone with it.
+            if let checkSent { expectation?.sent = checkSent }
             // Undo the savepoint's work (and any keyspace it created) and carry on.
             keyspaces.removeAll()
             // Locks taken inside the savepoint were released with it: take them again.

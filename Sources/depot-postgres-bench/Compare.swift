@@ -19,6 +19,10 @@ import Foundation
 /// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
 ///   through the driver (read transaction + get) and a document get by ID through `Store`.
 ///   With `DEPOT_COMPARE_READS_ONLY=1`, only these (no write phases before them).
+/// - Standby read latency: the same two reads routed to a streaming replica
+///   (``PostgresConfiguration/readReplicas``) when DEPOT_POSTGRES_REPLICA_URL names one (as
+///   `DEPOT_POSTGRES_REPLICA=1 scripts/with-postgres.sh` exports), against pgbench's `SELECT`
+///   on the primary; skipped, and said so, without one.
 enum Compare {
     struct Writers {
         var commits = 0
@@ -65,6 +69,17 @@ enum Compare {
         let (pointRead, documentGet) = try measureReads(configuration, seconds: seconds)
         rows.append(("point read, ms (lower is better)", select, pointRead, ""))
         rows.append(("document get by ID, ms (lower is better)", select, documentGet, ""))
+        if let replicaURL = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"], !replicaURL.isEmpty {
+            let replica = try PostgresConfiguration(url: replicaURL)
+            var routed = configuration
+            routed.schema = "\(schema)_rs"
+            routed.readReplicas = [.init(host: replica.host, port: replica.port)]
+            let (standbyRead, standbyGet) = try measureReads(routed, seconds: seconds)
+            rows.append(("point read on a standby, ms (pgbench: on the primary)", select, standbyRead, ""))
+            rows.append(("document get by ID on a standby, ms (pgbench: on the primary)", select, standbyGet, ""))
+        } else {
+            print("no standby (DEPOT_POSTGRES_REPLICA_URL is not set): standby reads skipped")
+        }
 
         print("\n| \(seconds) s per point | pgbench | Depot | Depot / pgbench | |")
         print("|---|---|---|---|---|")
@@ -241,6 +256,15 @@ enum Compare {
         try driver.write { txn in
             guard let space = try txn.keyspace(named: "reads", create: true, multiValue: false) else { return }
             try key.withUnsafeBytes { k in try [UInt8](repeating: 0xab, count: 100).withUnsafeBytes { try txn.put($0, forKey: k, in: space) } }
+        }
+        if !configuration.readReplicas.isEmpty {
+            // The documents and the entry reach the standby with the WAL: wait for the entry,
+            // written last (30 s at most).
+            let until = Date().addingTimeInterval(30)
+            while try driver.read({ txn in try txn.keyspace(named: "reads", create: false, multiValue: false) }) == nil {
+                guard Date() < until else { throw PostgresDriverError.invalidConfiguration("the standby did not replay the documents within 30 s") }
+                usleep(10_000)
+            }
         }
         func mean(_ body: (Int) throws -> Void) rethrows -> Double {
             var count = 0

@@ -84,6 +84,16 @@ struct CollectionSchema: Equatable, Sendable {
         return try txn.withValue(forKey: StoreLayout.schemaVersionKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 0
     }
 
+    /// ``version(meta:txn:)`` at the start of a transaction, read with
+    /// ``StorageTransaction/stableValue(forKey:in:)``: a driver may take the value it saw last
+    /// on trust and check it before the commit (a change by another process then fails the
+    /// write, which runs again). A transaction that changes the schema reads the version itself
+    /// (``bumpVersion(meta:txn:)``).
+    static func currentVersion(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
+        guard let meta, let value = try txn.stableValue(forKey: StoreLayout.schemaVersionKey, in: meta) else { return 0 }
+        return try value.withUnsafeBytes { try BigEndian<UInt64>.decode($0) }
+    }
+
     static func bumpVersion(meta: Keyspace, txn: any StorageTransaction) throws -> UInt64 {
         let next = try version(meta: meta, txn: txn) &+ 1
         try BigEndian<UInt64>.withBytes(of: next) { v in

@@ -384,7 +384,7 @@ package final class TransactionContext {
     /// The store's schema version as this transaction sees it (read once per transaction).
     func schemaVersion() throws -> UInt64 {
         if let schemaVersionValue { return schemaVersionValue }
-        let version = try CollectionSchema.version(meta: try metaKeyspace(), txn: txn)
+        let version = try CollectionSchema.currentVersion(meta: try metaKeyspace(), txn: txn)
         schemaVersionValue = version
         return version
     }

@@ -85,6 +85,14 @@ public protocol StorageTransaction: AnyObject {
     /// writing transaction has ended (committed or rolled back), so that the change-log entries
     /// below it are all there is to read. nil when the driver gives no stamps.
     func changeLogHorizon() throws -> UInt64?
+    /// The value under `key` (a copy; nil when absent), for a key that every write reads and
+    /// that rarely changes: the document layer's schema version. A driver whose reads cost a
+    /// round trip may answer with the value it saw last, without a read, and check later in
+    /// the same transaction, before it commits, that the key still holds it (locked so that no
+    /// other writer can change it before this transaction ends); when it does not, the write
+    /// fails as retryable and runs again, and the driver reads the key afresh then. The default
+    /// reads it with ``withValue(forKey:in:_:)``.
+    func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]?
 }
 
 extension StorageTransaction {
@@ -92,6 +100,10 @@ extension StorageTransaction {
     public func changeLogStamp() throws -> UInt64? { nil }
     /// No stamps, no horizon.
     public func changeLogHorizon() throws -> UInt64? { nil }
+    /// A read: ``withValue(forKey:in:_:)``.
+    public func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+        try key.withUnsafeBytes { k in try withValue(forKey: k, in: keyspace) { [UInt8]($0) } }
+    }
 
     /// Drivers whose keyspace handles never go stale (names, or handles that stay valid for
     /// the store's lifetime) need not implement ``isCurrent(_:)``.

@@ -1,0 +1,76 @@
+#if Postgres
+import DepotCore
+import PostgresNIO
+
+/// ``StorageTransaction/stableValue(forKey:in:)``: in a `READ COMMITTED` write with key locks,
+/// the value the driver read last is taken on trust, without a read. The key's lock (shared, as
+/// a read takes it) goes out with the epoch read, in the statement that follows `BEGIN` (no
+/// statement more); the check that the key still holds the value rides along with the
+/// transaction's first data statement (the insert of ``putIfAbsent(_:forKey:in:existing:)``
+/// or a put), or goes out alone in front of `COMMIT`: no wait more. Every statement after the
+/// lock takes its snapshot after the lock was granted, so a writer that changed the key
+/// either committed before (the check sees it) or waits for this transaction to end. A failed
+/// check fails its statement (division by zero, as a keyspace dropped meanwhile: see
+/// ``checkingDrop(_:)``), which aborts the transaction and makes the write retryable; the
+/// driver forgets the value, so the next attempt reads it.
+extension PostgresTransaction {
+    /// A value taken on trust and the check it still needs.
+    struct Expectation {
+        let keyspace: Int32
+        let key: [UInt8]
+        let value: [UInt8]
+        /// The key's lock ID (see ``KeyLocks``).
+        let lock: Int64
+        /// Whether a statement carrying the check was sent.
+        var sent = false
+    }
+
+    func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+        try check(write: false, guessing: true)
+        let handle = KeyspaceHandle(keyspace.handle)
+        // On trust only when the lock can still go out with the epoch read (nothing sent yet).
+        if let locks, start == nil, expectation == nil, !handle.multiValue, !guessedWrong,
+           let value = stableValues.value(keyspace: handle.id, key: key) {
+            expectation = Expectation(keyspace: handle.id, key: key, value: value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
+            opened()
+            return value
+        }
+        let value = try key.withUnsafeBytes { k in try withValue(forKey: k, in: keyspace) { [UInt8]($0) } }
+        if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
+            stableValues.store(value, keyspace: read.id, key: key)
+        }
+        return value
+    }
+
+    /// The check of the value taken on trust, for the next statement to carry: a CTE named `c`
+    /// whose one row's `ok` is 1 when the key still holds the value and 0 otherwise, with
+    /// parameters from `$first` (appended to `binds`). nil when there is none to send; marks
+    /// it sent.
+    func expectationCheck(first: Int, binds: inout PostgresBindings) -> String? {
+        guard let expected = expectation, !expected.sent else { return nil }
+        expectation?.sent = true
+        binds.append(expected.keyspace)
+        Bytea(expected.key).bind(into: &binds)
+        Bytea(expected.value).bind(into: &binds)
+        return "c AS (SELECT count(*) AS ok FROM \(schema.entries) WHERE keyspace = $\(first) AND key = $\(first + 1) AND value = $\(first + 2))"
+    }
+
+    /// Before `COMMIT`: sends the check when no statement carried it yet (not waited for; its
+    /// failure aborts the transaction, so `COMMIT` rolls back, and it is read before `COMMIT`'s
+    /// answer).
+    func sendExpectationCheck() {
+        var binds = PostgresBindings()
+        guard let check = expectationCheck(first: 1, binds: &binds) else { return }
+        let pending = session.submit([PostgresQuery(unsafeSQL: "WITH \(check) SELECT 1 / ok FROM c", binds: binds)],
+                                     decode: PostgresSession.integers)
+        unchecked.append { [self] in try checkingDrop { _ = try run { try session.wait(pending) } } }
+    }
+
+    /// After a statement that carried the check failed: the value is forgotten (it may have
+    /// changed), so that the next attempt reads it.
+    func forgetExpectedValue() {
+        guard let expected = expectation, expected.sent else { return }
+        stableValues.forget(keyspace: expected.keyspace, key: expected.key)
+    }
+}
+#endif

@@ -1,0 +1,72 @@
+#if Postgres
+import Depot
+@testable import DepotPostgres
+import Foundation
+import Testing
+
+/// A write takes the store's schema version on trust (see
+/// `PostgresTransaction.stableValue(forKey:in:)`) and checks it before it commits: a schema
+/// change by another host is still kept by this host's next write.
+/// A document type of its own collection with an index (its first write sets the store's
+/// schema version).
+private struct Label: Document {
+    static var collection: String { "Label" }
+    var id: Int
+    var name: String
+    static var indexes: [DocumentIndex<Label>] { [.init(\.name)] }
+}
+
+@Suite("Schema version on trust", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
+struct SchemaVersionTests {
+    /// A Staff document as JSON (schemaless writes keep the indexes the store records).
+    static func document(_ id: Int, email: String) throws -> DocumentValue {
+        try DocumentValue(jsonString: #"{"id": \#(id), "name": "N \#(id)", "email": "\#(email)", "salary": \#(id), "company": "C"}"#)
+    }
+
+    @Test func anIndexAddedByAnotherHostIsKeptByTheNextWrite() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]), second = try Store(driver: drivers[1])
+            // The first host gives the store a schema version (an index of another collection),
+            // then writes (and so knows the version, and takes it on trust from the second
+            // write on) before the other adds Staff's indexes, one of them unique on `email`.
+            try first.write { tx in try tx.park(Label(id: 1, name: "a")) }
+            for id in 1...3 {
+                try first.write { tx in try tx.put(document: try Self.document(id, email: "p\(id)@example.org"), in: "Staff", id: .int(Int64(id))) }
+            }
+            try second.write { tx in try tx.park(staff(100)) }
+            // The first host's next write must see the index: a second `email` is refused.
+            let error = #expect(throws: DepotError.self) {
+                try first.write { tx in try tx.put(document: try Self.document(4, email: staff(100).email), in: "Staff", id: .int(4)) }
+            }
+            #expect(error?.code == .uniqueIndexViolation)
+            // And a new document of the first host is found through the index by the other.
+            try first.write { tx in try tx.put(document: try Self.document(5, email: "new@example.org"), in: "Staff", id: .int(5)) }
+            let byIndex = try second.read { tx in
+                try tx.query(collection: "Staff", conditions: [FieldCondition(field: "email", op: .equal, value: .string("new@example.org"))])
+            }
+            #expect(byIndex.plan.strategy != .scan)
+            #expect(byIndex.documents.map(\.id) == [.int(5)])
+        }
+    }
+
+    /// A write that takes the version on trust sends its insert before the epoch read answered,
+    /// with keyspace handles guessed at the epoch seen last: when another host dropped a
+    /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.
+    @Test func anInsertAfterAnotherHostDroppedAKeyspaceSucceeds() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0])
+            try first.write { tx in try tx.park(Label(id: 1, name: "a")) }
+            for id in 2...4 { try first.write { tx in try tx.park(Label(id: id, name: "n\(id)")) } }
+            for round in 0..<3 {
+                // Another host creates and drops a keyspace: the epoch moves on.
+                try drivers[1].write { txn in _ = try txn.keyspace(named: "scratch", create: true, multiValue: false) }
+                try drivers[1].write { txn in
+                    if let scratch = try txn.keyspace(named: "scratch", create: false, multiValue: false) { try txn.drop(scratch) }
+                }
+                try first.write { tx in try tx.park(Label(id: 10 + round, name: "r\(round)")) }
+            }
+            #expect(try first.read { tx in try tx.retrieveAll(Label.self) }.count == 7)
+        }
+    }
+}
+#endif
