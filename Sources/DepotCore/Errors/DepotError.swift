@@ -17,11 +17,13 @@ import Foundation
 ///
 /// It is the one error type a caller of the document layer catches: the storage driver's errors
 /// come as code ``Code/storage`` with the driver's error as ``underlyingError`` (and the driver's
-/// own patterns, such as `catch LMDBError.mapFull`, still match them).
+/// own patterns, such as `catch LMDBError.mapFull`, still match them); a seed import that fails
+/// comes as code ``Code/seedFailed`` with its ``seedProblem``, ``file`` and JSON path
+/// (``fieldPath``).
 ///
 /// `DepotError` conforms to `LocalizedError` and `CustomNSError`, so `localizedDescription` and an
 /// `NSError`'s user info (`DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`,
-/// `DepotErrorFieldPath`) name what failed.
+/// `DepotErrorFieldPath`, `DepotErrorFile`, `DepotErrorSeedProblem`) name what failed.
 public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
@@ -97,7 +99,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
             .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
             .unsupported, .transactionMisuse, .storageInconsistent, .invalidQuery, .invalidDeleteRule, .ownerReleased,
-            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage,
+            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage, .seedFailed,
         ]
     }
 
@@ -109,8 +111,13 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     public let collection: String?
     /// The document's ID as text (never its content), if any.
     public let id: String?
-    /// The field path inside the document (`address.zip`, `tags[2]`), if any.
+    /// The field path inside the document (`address.zip`, `tags[2]`), or for a seed file the JSON
+    /// path (`$.Company[1].employees`), if any.
     public let fieldPath: String?
+    /// The file (relative to the seed folder) or URL that failed, for code ``Code/seedFailed``.
+    public let file: String?
+    /// What was wrong with the seed tree, for code ``Code/seedFailed``.
+    public let seedProblem: SeedProblem?
     /// The whole message.
     public let message: String
     /// The lower layer's error (see ``underlyingError``).
@@ -122,13 +129,15 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil,
-         underlying: UnderlyingError?) {
+         file: String? = nil, seedProblem: SeedProblem? = nil, underlying: UnderlyingError?) {
         self.code = code
         self.message = message
         self.alias = alias
         self.collection = collection
         self.id = id
         self.fieldPath = fieldPath
+        self.file = file
+        self.seedProblem = seedProblem
         self.underlying = underlying
     }
 
@@ -349,13 +358,16 @@ extension DepotError: CustomNSError {
     /// The code's position in the list of codes (stable within a version).
     public var errorCode: Int { (Code.all.firstIndex(of: code) ?? Code.all.count) + 1 }
     /// The message under `NSLocalizedDescriptionKey`, and the context under `DepotErrorCode`,
-    /// `DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID` and `DepotErrorFieldPath`.
+    /// `DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`, `DepotErrorFieldPath`,
+    /// `DepotErrorFile` and `DepotErrorSeedProblem`.
     public var errorUserInfo: [String: Any] {
         var info: [String: Any] = [NSLocalizedDescriptionKey: message, "DepotErrorCode": code.rawValue]
         if let alias { info["DepotErrorAlias"] = alias }
         if let collection { info["DepotErrorCollection"] = collection }
         if let id { info["DepotErrorID"] = id }
         if let fieldPath { info["DepotErrorFieldPath"] = fieldPath }
+        if let file { info["DepotErrorFile"] = file }
+        if let seedProblem { info["DepotErrorSeedProblem"] = seedProblem.rawValue }
         return info
     }
 }

@@ -54,7 +54,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         self.repository = repository
         let bytes = try repository.load(key)
         savedBytes = bytes
-        current = try bytes.map { try BinaryDecoder().decode(Value.self, from: $0) }
+        current = try bytes.map { try Self.decoded($0, key: key) }
         token = try repository.observe(key) { [weak self] in self?.externalChange() }
     }
 
@@ -90,7 +90,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
     /// Writes the value to the repository now.
     public func save() throws {
         let value = lock.withLock { current }
-        let bytes = try value.map { try BinaryEncoder().encode($0) }
+        let bytes = try value.map { try Self.encoded($0, key: key) }
         // Known before the write, so that the change notice of our own save is not taken for
         // someone else's.
         let previous = lock.withLock { () -> [UInt8]? in
@@ -136,6 +136,24 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         do { try reload(notify: true) } catch { logError("persistent object: reloading after an external change failed", error) }
     }
 
+    /// The value stored as `bytes`; codec errors as ``DepotError`` naming the key and field path.
+    private static func decoded(_ bytes: [UInt8], key: String) throws -> Value {
+        do {
+            return try BinaryDecoder().decode(Value.self, from: bytes)
+        } catch {
+            throw DepotError.decoding(error, of: "persistent value '\(key)'", id: key)
+        }
+    }
+
+    /// The bytes of `value`; an encoding error as ``DepotError`` naming the key and field path.
+    private static func encoded(_ value: Value, key: String) throws -> [UInt8] {
+        do {
+            return try BinaryEncoder().encode(value)
+        } catch {
+            throw DepotError.encoding(error, of: "persistent value '\(key)'", id: key)
+        }
+    }
+
     private func logError(_ message: String, _ error: any Error) {
         repository.logger.log(.error, message, metadata: ["key": key, "error": "\(error)"], source: "Depot")
     }
@@ -144,7 +162,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         let bytes = try repository.load(key)
         let changed: Bool = lock.withLock { bytes != savedBytes }
         guard changed || !notify else { return } // our own save, seen again
-        let value = try bytes.map { try BinaryDecoder().decode(Value.self, from: $0) }
+        let value = try bytes.map { try Self.decoded($0, key: key) }
         let (handler, sinks) = lock.withLock { () -> ((@Sendable (Value?) -> Void)?, [AsyncStream<Value?>.Continuation]) in
             current = value
             savedBytes = bytes
