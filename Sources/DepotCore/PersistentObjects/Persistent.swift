@@ -179,25 +179,25 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
 /// A ``PersistentRepository`` in a store: the key/value keyspace of the store's alias, observed
 /// through the store's change sets (other handles in this process) and an
 /// ``ExternalChangeWatcher`` (other processes).
-public final class StoreRepository: PersistentRepository, @unchecked Sendable {
+package final class StoreRepository: PersistentRepository, @unchecked Sendable {
     // @unchecked Sendable: immutable after init; Store and KeyValueStore are Sendable.
     let store: Store
     let kv: KeyValueStore
     private var watcher: ExternalChangeWatcher?
 
     /// A repository over `store`.
-    public init(store: Store) {
+    package init(store: Store) {
         self.store = store
         self.kv = store.keyValue(maxEntries: 1, maxBytes: 1)
     }
 
-    public func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
+    package func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
     /// The store's logger (its environment's `EnvironmentOptions.logger`).
-    public var logger: DepotLogger { store.core.driver.logger }
+    package var logger: DepotLogger { store.core.driver.logger }
 
-    public func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
+    package func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
 
-    public func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
+    package func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
         let observer = KeyObserver(alias: store.alias, key: key, handler: handler)
         store.addObserver(observer)
         let watcher = try Self.acquireWatcher(for: store)
