@@ -347,31 +347,6 @@ extension DepotError {
     }
 }
 
-extension DepotError: LocalizedError {
-    /// The message (names what failed and where; never a stored value).
-    public var errorDescription: String? { message }
-}
-
-extension DepotError: CustomNSError {
-    /// `"Depot.DepotError"`.
-    public static var errorDomain: String { "Depot.DepotError" }
-    /// The code's position in the list of codes (stable within a version).
-    public var errorCode: Int { (Code.all.firstIndex(of: code) ?? Code.all.count) + 1 }
-    /// The message under `NSLocalizedDescriptionKey`, and the context under `DepotErrorCode`,
-    /// `DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`, `DepotErrorFieldPath`,
-    /// `DepotErrorFile` and `DepotErrorSeedProblem`.
-    public var errorUserInfo: [String: Any] {
-        var info: [String: Any] = [NSLocalizedDescriptionKey: message, "DepotErrorCode": code.rawValue]
-        if let alias { info["DepotErrorAlias"] = alias }
-        if let collection { info["DepotErrorCollection"] = collection }
-        if let id { info["DepotErrorID"] = id }
-        if let fieldPath { info["DepotErrorFieldPath"] = fieldPath }
-        if let file { info["DepotErrorFile"] = file }
-        if let seedProblem { info["DepotErrorSeedProblem"] = seedProblem.rawValue }
-        return info
-    }
-}
-
 /// Renders a document value ID for messages.
 package func displayID(_ value: DocumentValue) -> String {
     switch value {
