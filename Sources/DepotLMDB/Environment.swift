@@ -50,7 +50,7 @@ public final class Environment: @unchecked Sendable {
     /// that keys stay portable between engines.
     public static let standardMaxKeySize = 511
     /// The process that opened the environment (see the fork note above).
-    public var ownerProcessID: Int32 { gate.ownerPID }
+    package var ownerProcessID: Int32 { gate.ownerPID }
     /// How many times the environment was reopened after `MDB_PANIC` (see ``LMDBError/panic``).
     public internal(set) var panicRecoveries: Int {
         get { databaseLock.withLock { panicRecoveryCount } }

@@ -11,35 +11,35 @@ import Darwin
 /// magic, version or page size do not make sense, or whose current meta page (the one LMDB
 /// uses) names a last page or database roots outside the file, with
 /// `LMDBError.corrupted` (or `LMDBError.invalid` for a file that is not LMDB's at all).
-public enum FileValidator {
+package enum FileValidator {
     static let magic: UInt32 = 0xBEEF_C0DE
     static let dataVersion: UInt32 = 1
     static let invalidPage = UInt64.max
 
     /// A meta page as read from disk.
-    public struct Meta: Sendable, Hashable {
+    package struct Meta: Sendable, Hashable {
         /// The page size recorded in the meta page.
-        public var pageSize: UInt32
+        package var pageSize: UInt32
         /// The map size recorded in the meta page.
-        public var mapSize: UInt64
+        package var mapSize: UInt64
         /// The last used page number.
-        public var lastPage: UInt64
+        package var lastPage: UInt64
         /// The transaction ID of the commit that wrote this meta page.
-        public var transactionID: UInt64
+        package var transactionID: UInt64
         /// Root pages of the free-list and main databases (`UInt64.max` when empty).
-        public var roots: (free: UInt64, main: UInt64)
+        package var roots: (free: UInt64, main: UInt64)
 
-        public static func == (a: Meta, b: Meta) -> Bool {
+        package static func == (a: Meta, b: Meta) -> Bool {
             a.pageSize == b.pageSize && a.mapSize == b.mapSize && a.lastPage == b.lastPage
                 && a.transactionID == b.transactionID && a.roots.free == b.roots.free && a.roots.main == b.roots.main
         }
-        public func hash(into h: inout Hasher) { h.combine(transactionID); h.combine(lastPage) }
+        package func hash(into h: inout Hasher) { h.combine(transactionID); h.combine(lastPage) }
     }
 
     /// Validates `folder/data.mdb` if it exists and is not empty. A missing or empty file is fine
     /// for a writable open (LMDB creates a new environment); a read-only open refuses an empty one.
     /// A `data.mdb` or `lock.mdb` that is not a regular file is refused (``checkFileKinds(folder:)``).
-    public static func validateBeforeOpen(folder: String, readOnly: Bool = false) throws(LMDBError) {
+    package static func validateBeforeOpen(folder: String, readOnly: Bool = false) throws(LMDBError) {
         try checkFileKinds(folder: folder)
         let file = folder + "/data.mdb"
         // O_NONBLOCK: should the file be swapped for a FIFO after the check, the open still returns.
@@ -74,7 +74,7 @@ public enum FileValidator {
     /// Refuses a `data.mdb` or `lock.mdb` in `folder` that exists but is not a regular file (a
     /// FIFO would block the open forever; a directory or device is no LMDB file either), with
     /// ``LMDBError/invalid`` naming the file. Missing files are fine: LMDB creates them.
-    public static func checkFileKinds(folder: String) throws(LMDBError) {
+    package static func checkFileKinds(folder: String) throws(LMDBError) {
         for name in ["data.mdb", "lock.mdb"] {
             let file = folder + "/" + name
             var st = stat()
@@ -103,7 +103,7 @@ public enum FileValidator {
 
     /// Reads both meta pages of an open `data.mdb`, checks them (the current one against the
     /// file too) and returns them.
-    public static func validate(fd: Int32, fileSize: UInt64, file: String) throws(LMDBError) -> [Meta] {
+    package static func validate(fd: Int32, fileSize: UInt64, file: String) throws(LMDBError) -> [Meta] {
         func bad(_ code: LMDBError, _ why: String) -> LMDBError {
             LMDBError(code: code.code, operation: "validate data file", detail: "'\(file)': \(why)")
         }

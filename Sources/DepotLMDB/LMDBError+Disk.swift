@@ -10,18 +10,18 @@ extension LMDBError {
     /// LMDB reports a *short* write (`write(2)` took only part of the pages, which is what a full
     /// file system does) as `EIO`, so a full disk would read as an I/O error. After a short write
     /// the file system has taken all it could, so its free space is close to nothing.
-    public static let fullDiskThreshold: UInt64 = 1 << 20
+    package static let fullDiskThreshold: UInt64 = 1 << 20
 
     /// The code a failed write should be reported with: `ENOSPC` for `EIO` when the file
     /// system has less than ``fullDiskThreshold`` bytes free (`freeBytes`, nil when unknown),
     /// otherwise `code` unchanged.
-    public static func classifyWriteFailure(code: Int32, freeBytes: UInt64?) -> Int32 {
+    package static func classifyWriteFailure(code: Int32, freeBytes: UInt64?) -> Int32 {
         if code == EIO, let freeBytes, freeBytes < fullDiskThreshold { return ENOSPC }
         return code
     }
 
     /// Bytes available to this user on the file system holding `folder` (`statvfs`), or nil.
-    public static func freeBytes(inFolder folder: String) -> UInt64? {
+    package static func freeBytes(inFolder folder: String) -> UInt64? {
         var info = statvfs()
         guard statvfs(folder, &info) == 0 else { return nil }
         return UInt64(info.f_bavail) &* UInt64(info.f_frsize)

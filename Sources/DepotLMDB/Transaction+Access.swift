@@ -28,7 +28,7 @@ extension Transaction {
     /// (The same look-up as ``withValue(forKey:in:_:)`` over a raw key and handle, without a
     /// typed `Database` value to build per call.)
     @inlinable
-    public func withRawValue(forKey key: UnsafeRawBufferPointer, dbi: UInt32, database: String?,
+    package func withRawValue(forKey key: UnsafeRawBufferPointer, dbi: UInt32, database: String?,
                              _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         let txn = try liveHandle("mdb_get")
         let limit = maxKeySize
@@ -250,12 +250,12 @@ extension Transaction {
     /// Identifies the environment's table of database handles as it is now: it changes whenever
     /// a database is opened, created or dropped. While it is the same, every handle found in it
     /// earlier (and usable in an earlier transaction) is usable in this one.
-    public var databaseHandlesVersion: Int { unownedEnvironment.databaseHandlesVersion }
+    package var databaseHandlesVersion: Int { unownedEnvironment.databaseHandlesVersion }
 
     /// Whether `dbi`, a handle of the database `name` (`nil`: the main database) obtained in an
     /// earlier transaction, still names that database in this one: the environment's handle for
     /// the name is the same and usable here. A cache of handles across transactions checks this.
-    public func isCurrentDatabase(named name: String?, dbi: UInt32) -> Bool {
+    package func isCurrentDatabase(named name: String?, dbi: UInt32) -> Bool {
         guard let txn = handle, let record = unownedEnvironment.publishedDatabase(name ?? ""), record.dbi == dbi else { return false }
         return isOpenHere(dbi, txn)
     }

@@ -11,18 +11,18 @@ import Darwin
 /// end of its last used page. LMDB hands out pointers into the map without checking them, so a
 /// damaged node can describe bytes past the end of the file; touching them kills the process
 /// (SIGBUS or SIGSEGV). A checker can refuse such bytes (``contains(_:)``) before reading them.
-public struct UsedMapRegion: Sendable, Hashable {
+package struct UsedMapRegion: Sendable, Hashable {
     /// Address of the map's first byte.
-    public var start: UInt
+    package var start: UInt
     /// Address one past the last byte of the last used page (never past the end of the map).
-    public var end: UInt
+    package var end: UInt
     /// Size of a page in bytes.
-    public var pageSize: Int
+    package var pageSize: Int
     /// Number of the last used page.
-    public var lastPageNumber: Int
+    package var lastPageNumber: Int
 
     /// Whether all of `bytes` lie inside the region. An empty buffer always does: nothing is read.
-    public func contains(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    package func contains(_ bytes: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count > 0 else { return true }
         guard let base = bytes.baseAddress else { return false }
         let first = UInt(bitPattern: base)
@@ -39,7 +39,7 @@ extension Transaction {
     /// `mdb_env_info` gives the map's address only for a fixed map, so on Linux it is found in
     /// `/proc/self/maps` (the mapping of `data.mdb`'s device and inode at offset 0); elsewhere
     /// this returns nil for a map that is not fixed.
-    public func usedMapRegion() throws -> UsedMapRegion? {
+    package func usedMapRegion() throws -> UsedMapRegion? {
         _ = try liveHandle("mdb_env_info") // the transaction holds the environment's gate
         var info = MDB_envinfo()
         var pageStat = MDB_stat()

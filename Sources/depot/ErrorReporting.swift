@@ -68,13 +68,14 @@ struct ErrorReport: Encodable {
             code = LMDBErrorText.codeName(error)
             lmdbCode = error.code
         case let error as DepotError:
-            code = error.code.rawValue
+            // A seed failure by what was wrong (`malformedJSON`), its file and JSON path, as
+            // `import` reports bad input.
+            code = error.seedProblem?.rawValue ?? error.code.rawValue
             alias = error.alias
             collection = error.collection
             id = error.id
-            fieldPath = error.fieldPath
-        case let error as SeedError:
-            code = error.kind.rawValue
+            file = error.file
+            if error.code == .seedFailed { jsonPath = error.fieldPath } else { fieldPath = error.fieldPath }
         case let error as CLIFailure:
             code = error.code
         default:

@@ -34,7 +34,7 @@ struct SeedCommand: ParsableCommand {
             if let folder, folder.missingFolders != nil {
                 do {
                     try Store.checkSeedTree(at: url, options: options)
-                } catch let error as SeedError {
+                } catch let error as DepotError where error.code == .seedFailed {
                     folder.removeCreatedFolders()
                     throw Self.failed(error)
                 }
@@ -44,8 +44,8 @@ struct SeedCommand: ParsableCommand {
     }
 
     /// The failure reported for a seed tree that cannot be imported.
-    static func failed(_ error: SeedError) -> CLIFailure {
-        CLIFailure(code: error.kind.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
+    static func failed(_ error: DepotError) -> CLIFailure {
+        CLIFailure(code: error.seedProblem?.rawValue ?? error.code.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
     }
 
     private func seed(_ store: Store, from url: URL, options: SeedOptions) throws {
@@ -57,7 +57,7 @@ struct SeedCommand: ParsableCommand {
         let summary: SeedSummary
         do {
             summary = try store.seed(from: url, options: options)
-        } catch let error as SeedError {
+        } catch let error as DepotError where error.code == .seedFailed {
             progress.finish()
             throw Self.failed(error)
         }

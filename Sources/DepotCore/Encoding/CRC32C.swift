@@ -5,9 +5,9 @@ import CDepotCRC
 /// Computed with the CPU's CRC-32C instruction where there is one (x86-64 SSE 4.2 `crc32`,
 /// ARMv8 CRC; checked once per process), else with a slicing-by-8 table. Both give identical
 /// results; ``isHardwareAccelerated`` tells which one runs.
-public enum CRC32C {
+package enum CRC32C {
     /// Whether this process computes checksums with the CPU's CRC-32C instruction.
-    public static let isHardwareAccelerated: Bool = cdepot_crc32c_hardware_available() != 0
+    package static let isHardwareAccelerated: Bool = cdepot_crc32c_hardware_available() != 0
 
     static let tables: [[UInt32]] = {
         var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
@@ -24,7 +24,7 @@ public enum CRC32C {
     static let flat: [UInt32] = tables.flatMap { $0 }
 
     /// The checksum of `bytes`, continuing from `crc` (0 to start).
-    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         if isHardwareAccelerated, let base = bytes.baseAddress {
             return cdepot_crc32c_hardware(crc, base, bytes.count)
         }
@@ -62,7 +62,7 @@ public enum CRC32C {
     }
 
     /// The checksum of a byte array.
-    public static func checksum(_ bytes: [UInt8]) -> UInt32 {
+    package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { checksum($0) }
     }
 }

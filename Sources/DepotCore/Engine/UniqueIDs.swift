@@ -40,7 +40,7 @@ public final class UniqueIDs: @unchecked Sendable {
     public func nextString() throws -> String { Self.string(for: try next()) }
 
     /// The string form of an ID.
-    public static func string(for id: UInt64) -> String {
+    package static func string(for id: UInt64) -> String {
         let digits = String(id)
         return String(repeating: "0", count: max(0, 20 - digits.count)) + digits
     }

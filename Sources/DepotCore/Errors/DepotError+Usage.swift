@@ -51,23 +51,23 @@ extension DepotError {
     public static let migrationConflict = DepotError(pattern: .migrationConflict)
 
     /// An error with code ``Code/unsupported``; `detail` is the whole message.
-    public static func unsupported(_ detail: String) -> DepotError { DepotError(code: .unsupported, message: detail) }
+    package static func unsupported(_ detail: String) -> DepotError { DepotError(code: .unsupported, message: detail) }
     /// An error with code ``Code/transactionMisuse``; `detail` is the whole message.
-    public static func transactionMisuse(_ detail: String) -> DepotError { DepotError(code: .transactionMisuse, message: detail) }
+    package static func transactionMisuse(_ detail: String) -> DepotError { DepotError(code: .transactionMisuse, message: detail) }
     /// An error with code ``Code/storageInconsistent``; `detail` is the whole message.
-    public static func storageInconsistent(_ detail: String) -> DepotError { DepotError(code: .storageInconsistent, message: detail) }
+    package static func storageInconsistent(_ detail: String) -> DepotError { DepotError(code: .storageInconsistent, message: detail) }
     /// An error with code ``Code/invalidQuery``; `detail` is the whole message.
-    public static func invalidQuery(_ detail: String) -> DepotError { DepotError(code: .invalidQuery, message: detail) }
+    package static func invalidQuery(_ detail: String) -> DepotError { DepotError(code: .invalidQuery, message: detail) }
     /// An error with code ``Code/invalidDeleteRule``; `detail` is the whole message.
-    public static func invalidDeleteRule(_ detail: String) -> DepotError { DepotError(code: .invalidDeleteRule, message: detail) }
+    package static func invalidDeleteRule(_ detail: String) -> DepotError { DepotError(code: .invalidDeleteRule, message: detail) }
     /// An error with code ``Code/ownerReleased``; `detail` is the whole message.
-    public static func ownerReleased(_ detail: String) -> DepotError { DepotError(code: .ownerReleased, message: detail) }
+    package static func ownerReleased(_ detail: String) -> DepotError { DepotError(code: .ownerReleased, message: detail) }
     /// An error with code ``Code/exhausted``; `detail` is the whole message.
-    public static func exhausted(_ detail: String) -> DepotError { DepotError(code: .exhausted, message: detail) }
+    package static func exhausted(_ detail: String) -> DepotError { DepotError(code: .exhausted, message: detail) }
     /// An error with code ``Code/documentTypeMismatch``; `detail` is the whole message.
-    public static func documentTypeMismatch(_ detail: String) -> DepotError { DepotError(code: .documentTypeMismatch, message: detail) }
+    package static func documentTypeMismatch(_ detail: String) -> DepotError { DepotError(code: .documentTypeMismatch, message: detail) }
     /// An error with code ``Code/invalidDocument``; `detail` is the whole message.
-    public static func invalidDocument(_ detail: String) -> DepotError { DepotError(code: .invalidDocument, message: detail) }
+    package static func invalidDocument(_ detail: String) -> DepotError { DepotError(code: .invalidDocument, message: detail) }
     /// An error with code ``Code/migrationConflict``; `detail` is the whole message.
-    public static func migrationConflict(_ detail: String) -> DepotError { DepotError(code: .migrationConflict, message: detail) }
+    package static func migrationConflict(_ detail: String) -> DepotError { DepotError(code: .migrationConflict, message: detail) }
 }

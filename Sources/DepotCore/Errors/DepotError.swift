@@ -17,11 +17,13 @@ import Foundation
 ///
 /// It is the one error type a caller of the document layer catches: the storage driver's errors
 /// come as code ``Code/storage`` with the driver's error as ``underlyingError`` (and the driver's
-/// own patterns, such as `catch LMDBError.mapFull`, still match them).
+/// own patterns, such as `catch LMDBError.mapFull`, still match them); a seed import that fails
+/// comes as code ``Code/seedFailed`` with its ``seedProblem``, ``file`` and JSON path
+/// (``fieldPath``).
 ///
 /// `DepotError` conforms to `LocalizedError` and `CustomNSError`, so `localizedDescription` and an
 /// `NSError`'s user info (`DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID`,
-/// `DepotErrorFieldPath`) name what failed.
+/// `DepotErrorFieldPath`, `DepotErrorFile`, `DepotErrorSeedProblem`) name what failed.
 public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What kind of failure this is.
     public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
@@ -97,7 +99,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
             .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
             .unsupported, .transactionMisuse, .storageInconsistent, .invalidQuery, .invalidDeleteRule, .ownerReleased,
-            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage,
+            .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage, .seedFailed,
         ]
     }
 
@@ -109,8 +111,13 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     public let collection: String?
     /// The document's ID as text (never its content), if any.
     public let id: String?
-    /// The field path inside the document (`address.zip`, `tags[2]`), if any.
+    /// The field path inside the document (`address.zip`, `tags[2]`), or for a seed file the JSON
+    /// path (`$.Company[1].employees`), if any.
     public let fieldPath: String?
+    /// The file (relative to the seed folder) or URL that failed, for code ``Code/seedFailed``.
+    public let file: String?
+    /// What was wrong with the seed tree, for code ``Code/seedFailed``.
+    public let seedProblem: SeedProblem?
     /// The whole message.
     public let message: String
     /// The lower layer's error (see ``underlyingError``).
@@ -122,13 +129,15 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil,
-         underlying: UnderlyingError?) {
+         file: String? = nil, seedProblem: SeedProblem? = nil, underlying: UnderlyingError?) {
         self.code = code
         self.message = message
         self.alias = alias
         self.collection = collection
         self.id = id
         self.fieldPath = fieldPath
+        self.file = file
+        self.seedProblem = seedProblem
         self.underlying = underlying
     }
 
@@ -192,39 +201,39 @@ extension DepotError {
 
     // Constructors, one per failure.
     /// An error with code ``Code/checksumMismatch`` and its message.
-    public static func checksumMismatch(alias: String, collection: String, id: String) -> DepotError {
+    package static func checksumMismatch(alias: String, collection: String, id: String) -> DepotError {
         DepotError(code: .checksumMismatch, message: "record \(collection)/\(id) in alias '\(alias)' failed its checksum: the stored bytes are damaged",
                    alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/corruptRecord`` and its message.
-    public static func corruptRecord(alias: String, collection: String, id: String, detail: String) -> DepotError {
+    package static func corruptRecord(alias: String, collection: String, id: String, detail: String) -> DepotError {
         DepotError(code: .corruptRecord, message: "record \(collection)/\(id) in alias '\(alias)' is damaged: \(detail)",
                    alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/decodingFailed`` and its message.
-    public static func decodingFailed(alias: String, collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
+    package static func decodingFailed(alias: String, collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
         DepotError(code: .decodingFailed,
                    message: "document \(collection)/\(id) in alias '\(alias)' does not decode at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(detail)",
                    alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
     /// An error with code ``Code/encodingFailed`` and its message.
-    public static func encodingFailed(collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
+    package static func encodingFailed(collection: String, id: String, fieldPath: String, detail: String) -> DepotError {
         DepotError(code: .encodingFailed, message: "document \(collection)/\(id) cannot be encoded at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(detail)",
                    collection: collection, id: id, fieldPath: fieldPath)
     }
     /// An error with code ``Code/danglingReference`` and its message.
-    public static func danglingReference(parentCollection: String, parentID: String, childCollection: String, childID: String) -> DepotError {
+    package static func danglingReference(parentCollection: String, parentID: String, childCollection: String, childID: String) -> DepotError {
         DepotError(code: .danglingReference, message: "\(parentCollection)/\(parentID) references \(childCollection)/\(childID), which is not stored",
                    collection: childCollection, id: childID)
     }
     /// An error with code ``Code/referenceCycle`` and its message.
-    public static func referenceCycle(chain: [String]) -> DepotError {
+    package static func referenceCycle(chain: [String]) -> DepotError {
         DepotError(code: .referenceCycle, message: "reference cycle: " + chain.joined(separator: " → "))
     }
     /// An error with code ``Code/unknownReferenceType`` and its message.
     /// Names the document holding the reference and the reference's field path, never the
     /// collection or ID the reference stores (bytes of the record).
-    public static func unknownReferenceType(alias: String, collection: String, id: String, fieldPath: String, expected: String) -> DepotError {
+    package static func unknownReferenceType(alias: String, collection: String, id: String, fieldPath: String, expected: String) -> DepotError {
         unresolvableReference(expected: expected).locatingReference(alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
     /// A reference the resolver cannot turn into `expected`, before the read that met it says
@@ -238,49 +247,49 @@ extension DepotError {
                    alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
     /// An error with code ``Code/idKindMismatch`` and its message.
-    public static func idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind) -> DepotError {
+    package static func idKindMismatch(alias: String, collection: String, stored: IDKind, requested: IDKind) -> DepotError {
         DepotError(code: .idKindMismatch, message: "collection '\(collection)' in alias '\(alias)' has \(stored.rawValue) IDs, not \(requested.rawValue)",
                    alias: alias, collection: collection)
     }
     /// An error with code ``Code/invalidKey`` and its message.
-    public static func invalidKey(detail: String) -> DepotError {
+    package static func invalidKey(detail: String) -> DepotError {
         DepotError(code: .invalidKey, message: "invalid key: \(detail)")
     }
     /// An error with code ``Code/invalidAliasName`` and its message.
-    public static func invalidAliasName(_ name: String, detail: String) -> DepotError {
+    package static func invalidAliasName(_ name: String, detail: String) -> DepotError {
         DepotError(code: .invalidAliasName, message: "invalid alias name '\(name)': \(detail)")
     }
     /// An error with code ``Code/invalidCollectionName`` and its message.
-    public static func invalidCollectionName(_ name: String, detail: String) -> DepotError {
+    package static func invalidCollectionName(_ name: String, detail: String) -> DepotError {
         DepotError(code: .invalidCollectionName, message: "invalid collection name '\(name)': \(detail)")
     }
     /// An error with code ``Code/revisionConflict`` and its message.
-    public static func revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?) -> DepotError {
+    package static func revisionConflict(alias: String, collection: String, id: String, expected: UInt64, actual: UInt64?) -> DepotError {
         DepotError(code: .revisionConflict,
                    message: "conditional write of \(collection)/\(id) in alias '\(alias)' expected revision \(expected), found \(actual.map(String.init) ?? "no record")",
                    alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/invalidOption``: names the option and its allowed range.
-    public static func invalidOption(_ name: String, allowed: String) -> DepotError {
+    package static func invalidOption(_ name: String, allowed: String) -> DepotError {
         DepotError(code: .invalidOption, message: "option '\(name)' is out of range: allowed \(allowed)")
     }
     /// An error with code ``Code/readOnlyTransaction`` and its message.
-    public static func readOnlyTransaction(operation: String) -> DepotError {
+    package static func readOnlyTransaction(operation: String) -> DepotError {
         DepotError(code: .readOnlyTransaction, message: "cannot \(operation) in a read-only transaction; use write { } (or beginTransaction())")
     }
     /// An error with code ``Code/invalidIndex`` and its message.
-    public static func invalidIndex(collection: String, index: String, detail: String) -> DepotError {
+    package static func invalidIndex(collection: String, index: String, detail: String) -> DepotError {
         DepotError(code: .invalidIndex, message: "index '\(index)' of \(collection): \(detail)", collection: collection)
     }
     /// An error with code ``Code/uniqueIndexViolation`` and its message.
-    public static func uniqueIndexViolation(alias: String, collection: String, index: String, id: String, conflictingID: String) -> DepotError {
+    package static func uniqueIndexViolation(alias: String, collection: String, index: String, id: String, conflictingID: String) -> DepotError {
         DepotError(code: .uniqueIndexViolation,
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/transformFailed``: names the collection (or key/value alias) and
     /// the ID, and the transform's error type — never the record or the key material.
-    public static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
+    package static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
         let collection = StoreLayout.parse(keyspace)?.collection ?? keyspace
         let id = String(validatingUTF8Bytes: key) ?? ("0x" + key.prefix(32).map { String(format: "%02x", $0) }.joined())
         return DepotError(code: .transformFailed,
@@ -289,74 +298,52 @@ extension DepotError {
     }
     /// An error with code ``Code/transformRequired``: the record is sealed (encrypted) and the
     /// store has no ``RecordTransform`` to open it.
-    public static func transformRequired(alias: String, collection: String, id: String) -> DepotError {
+    package static func transformRequired(alias: String, collection: String, id: String) -> DepotError {
         DepotError(code: .transformRequired,
                    message: "record \(collection)/\(id) in alias '\(alias)' is encrypted (sealed by a record transform): open the store with its key (StoreOptions.recordTransform) to read it",
                    alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/deleteDenied`` and its message.
-    public static func deleteDenied(collection: String, id: String, referencedBy source: String, count: Int) -> DepotError {
+    package static func deleteDenied(collection: String, id: String, referencedBy source: String, count: Int) -> DepotError {
         DepotError(code: .deleteDenied,
                    message: "cannot delete \(collection)/\(id): \(count) \(source) document\(count == 1 ? "" : "s") still reference it (delete rule: deny)",
                    collection: collection, id: id)
     }
     /// An error with code ``Code/newerVersion`` and its message.
-    public static func newerVersion(collection: String, stored: Int, declared: Int, typeName: String) -> DepotError {
+    package static func newerVersion(collection: String, stored: Int, declared: Int, typeName: String) -> DepotError {
         DepotError(code: .newerVersion,
                    message: "collection '\(collection)' was written by version \(stored) of its type; \(typeName) is version \(declared): update the app (or migrate) before reading it",
                    collection: collection)
     }
     /// An error with code ``Code/undoConflict`` and its message.
-    public static func undoConflict(collection: String, id: String) -> DepotError {
+    package static func undoConflict(collection: String, id: String) -> DepotError {
         DepotError(code: .undoConflict,
                    message: "cannot undo or redo: \(collection)/\(id) was changed since (by another handle, process or a later write); nothing was written",
                    collection: collection, id: id)
     }
     /// An error with code ``Code/unknownFetchRequest`` and its message.
-    public static func unknownFetchRequest(_ name: String) -> DepotError {
+    package static func unknownFetchRequest(_ name: String) -> DepotError {
         DepotError(code: .unknownFetchRequest, message: "no fetch request named '\(name)' is registered")
     }
     /// An error with code ``Code/fetchRequestTypeMismatch`` and its message.
-    public static func fetchRequestTypeMismatch(name: String, registered: String, requested: String) -> DepotError {
+    package static func fetchRequestTypeMismatch(name: String, registered: String, requested: String) -> DepotError {
         DepotError(code: .fetchRequestTypeMismatch, message: "fetch request '\(name)' fetches \(registered), not \(requested)")
     }
     /// An error with code ``Code/missingSubstitution`` and its message.
-    public static func missingSubstitution(request: String, variable: String) -> DepotError {
+    package static func missingSubstitution(request: String, variable: String) -> DepotError {
         DepotError(code: .missingSubstitution, message: "fetch request '\(request)' needs a value for '\(variable)'")
     }
     /// An error with code ``Code/notStored`` and its message: `operation` names what was asked
     /// (`delete`, `set the sync status of`); `others` counts further missing IDs of the call.
-    public static func notStored(operation: String, alias: String, collection: String, id: String, others: Int = 0) -> DepotError {
+    package static func notStored(operation: String, alias: String, collection: String, id: String, others: Int = 0) -> DepotError {
         let more = others > 0 ? " (and \(others) more of the IDs given)" : ""
         return DepotError(code: .notStored,
                           message: "cannot \(operation) \(collection)/\(id)\(more): no such document is stored in alias '\(alias)'; nothing was changed",
                           alias: alias, collection: collection, id: id)
     }
     /// An error with code ``Code/mistypedSubstitution`` and its message.
-    public static func mistypedSubstitution(request: String, variable: String, expected: String, actual: String) -> DepotError {
+    package static func mistypedSubstitution(request: String, variable: String, expected: String, actual: String) -> DepotError {
         DepotError(code: .mistypedSubstitution, message: "fetch request '\(request)': '\(variable)' must be \(expected), got \(actual)")
-    }
-}
-
-extension DepotError: LocalizedError {
-    /// The message (names what failed and where; never a stored value).
-    public var errorDescription: String? { message }
-}
-
-extension DepotError: CustomNSError {
-    /// `"Depot.DepotError"`.
-    public static var errorDomain: String { "Depot.DepotError" }
-    /// The code's position in the list of codes (stable within a version).
-    public var errorCode: Int { (Code.all.firstIndex(of: code) ?? Code.all.count) + 1 }
-    /// The message under `NSLocalizedDescriptionKey`, and the context under `DepotErrorCode`,
-    /// `DepotErrorAlias`, `DepotErrorCollection`, `DepotErrorID` and `DepotErrorFieldPath`.
-    public var errorUserInfo: [String: Any] {
-        var info: [String: Any] = [NSLocalizedDescriptionKey: message, "DepotErrorCode": code.rawValue]
-        if let alias { info["DepotErrorAlias"] = alias }
-        if let collection { info["DepotErrorCollection"] = collection }
-        if let id { info["DepotErrorID"] = id }
-        if let fieldPath { info["DepotErrorFieldPath"] = fieldPath }
-        return info
     }
 }
 

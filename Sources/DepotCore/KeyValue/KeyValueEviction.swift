@@ -25,7 +25,7 @@ public struct KeyValueEviction: Sendable, Hashable, CustomStringConvertible {
     public let discardedUnsavedChange: Bool
 
     /// An eviction notice.
-    public init(key: String, reason: Reason, discardedUnsavedChange: Bool) {
+    package init(key: String, reason: Reason, discardedUnsavedChange: Bool) {
         self.key = key
         self.reason = reason
         self.discardedUnsavedChange = discardedUnsavedChange

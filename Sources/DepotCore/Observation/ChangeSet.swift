@@ -67,7 +67,7 @@ public struct ChangeSet: Sendable, Hashable {
     }
 
     /// Only the parts that match an alias and/or a set of collections.
-    public func filtered(alias: String?, collections names: Set<String>?) -> ChangeSet {
+    package func filtered(alias: String?, collections names: Set<String>?) -> ChangeSet {
         var copy = self
         copy.collections = collections.filter { c in
             (alias == nil || c.alias == alias) && (names == nil || names!.contains(c.collection))

@@ -54,7 +54,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         self.repository = repository
         let bytes = try repository.load(key)
         savedBytes = bytes
-        current = try bytes.map { try BinaryDecoder().decode(Value.self, from: $0) }
+        current = try bytes.map { try Self.decoded($0, key: key) }
         token = try repository.observe(key) { [weak self] in self?.externalChange() }
     }
 
@@ -90,7 +90,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
     /// Writes the value to the repository now.
     public func save() throws {
         let value = lock.withLock { current }
-        let bytes = try value.map { try BinaryEncoder().encode($0) }
+        let bytes = try value.map { try Self.encoded($0, key: key) }
         // Known before the write, so that the change notice of our own save is not taken for
         // someone else's.
         let previous = lock.withLock { () -> [UInt8]? in
@@ -136,6 +136,24 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         do { try reload(notify: true) } catch { logError("persistent object: reloading after an external change failed", error) }
     }
 
+    /// The value stored as `bytes`; codec errors as ``DepotError`` naming the key and field path.
+    private static func decoded(_ bytes: [UInt8], key: String) throws -> Value {
+        do {
+            return try BinaryDecoder().decode(Value.self, from: bytes)
+        } catch {
+            throw DepotError.decoding(error, of: "persistent value '\(key)'", id: key)
+        }
+    }
+
+    /// The bytes of `value`; an encoding error as ``DepotError`` naming the key and field path.
+    private static func encoded(_ value: Value, key: String) throws -> [UInt8] {
+        do {
+            return try BinaryEncoder().encode(value)
+        } catch {
+            throw DepotError.encoding(error, of: "persistent value '\(key)'", id: key)
+        }
+    }
+
     private func logError(_ message: String, _ error: any Error) {
         repository.logger.log(.error, message, metadata: ["key": key, "error": "\(error)"], source: "Depot")
     }
@@ -144,7 +162,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         let bytes = try repository.load(key)
         let changed: Bool = lock.withLock { bytes != savedBytes }
         guard changed || !notify else { return } // our own save, seen again
-        let value = try bytes.map { try BinaryDecoder().decode(Value.self, from: $0) }
+        let value = try bytes.map { try Self.decoded($0, key: key) }
         let (handler, sinks) = lock.withLock { () -> ((@Sendable (Value?) -> Void)?, [AsyncStream<Value?>.Continuation]) in
             current = value
             savedBytes = bytes
@@ -161,25 +179,25 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
 /// A ``PersistentRepository`` in a store: the key/value keyspace of the store's alias, observed
 /// through the store's change sets (other handles in this process) and an
 /// ``ExternalChangeWatcher`` (other processes).
-public final class StoreRepository: PersistentRepository, @unchecked Sendable {
+package final class StoreRepository: PersistentRepository, @unchecked Sendable {
     // @unchecked Sendable: immutable after init; Store and KeyValueStore are Sendable.
     let store: Store
     let kv: KeyValueStore
     private var watcher: ExternalChangeWatcher?
 
     /// A repository over `store`.
-    public init(store: Store) {
+    package init(store: Store) {
         self.store = store
         self.kv = store.keyValue(maxEntries: 1, maxBytes: 1)
     }
 
-    public func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
+    package func load(_ key: String) throws -> [UInt8]? { try kv.loadPayload(key) }
     /// The store's logger (its environment's `EnvironmentOptions.logger`).
-    public var logger: DepotLogger { store.core.driver.logger }
+    package var logger: DepotLogger { store.core.driver.logger }
 
-    public func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
+    package func save(_ bytes: [UInt8]?, forKey key: String) throws { try kv.savePayload(bytes, forKey: key) }
 
-    public func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
+    package func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
         let observer = KeyObserver(alias: store.alias, key: key, handler: handler)
         store.addObserver(observer)
         let watcher = try Self.acquireWatcher(for: store)

@@ -42,7 +42,7 @@ public struct FetchRequest<D: Document>: @unchecked Sendable {
     }
 
     /// The field conditions of this request.
-    public var fieldConditions: [FieldCondition] { conditions.map(\.condition) }
+    package var fieldConditions: [FieldCondition] { conditions.map(\.condition) }
 
     /// Adds a condition on a field; an index on that field serves it (equality, ranges, prefixes).
     /// The field path is the one of the type's index on `keyPath` if it declares one, else the

@@ -34,7 +34,7 @@ public struct FieldCondition: Sendable, Hashable, CustomStringConvertible {
     /// An array field compared with a value that is not an array is equal when one of its
     /// elements is (`skills == "Swift"` matches `["Go", "Swift"]`), and not equal when none is;
     /// an array compared with an array is equal when both hold equal elements in order.
-    public func matches(_ candidate: DocumentValue?) -> Bool {
+    package func matches(_ candidate: DocumentValue?) -> Bool {
         let actual = candidate ?? .null
         switch op {
         case .prefix:
@@ -105,7 +105,7 @@ extension FieldCondition {
     /// refuses (`1e999`, a 30-digit integer) is an error, not silently text.
     ///
     /// - Throws: ``DepotError`` with code ``DepotError/Code/invalidQuery`` naming the word at fault.
-    public init(field: String, operator op: String, text: String) throws {
+    package init(field: String, operator op: String, text: String) throws {
         guard !field.isEmpty else { throw DepotError.invalidQuery("--where: the field is empty") }
         guard let parsed = Operator(rawValue: op) else {
             throw DepotError.invalidQuery("--where \(field) \(op) …: unknown operator '\(op)'; use one of \(Operator.allCases.map(\.rawValue).joined(separator: " "))")
@@ -118,7 +118,7 @@ extension FieldCondition {
     }
 
     /// VALUE of a command-line condition: a JSON scalar when it parses, else the text itself.
-    public static func commandLineValue(_ text: String) throws -> DocumentValue {
+    package static func commandLineValue(_ text: String) throws -> DocumentValue {
         do {
             let parsed = try DocumentValue(jsonString: text)
             switch parsed {

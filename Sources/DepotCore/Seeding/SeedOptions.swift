@@ -55,24 +55,3 @@ public struct SeedSummary: Sendable, Hashable, Codable {
     /// Records stored in all.
     public var totalDocuments: Int { documentsPerCollection.values.reduce(0, +) }
 }
-
-/// Why a seed import failed. Nothing of it was stored: the whole tree commits in one transaction.
-public struct SeedError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The kinds of failure.
-    public enum Kind: String, Sendable, Hashable {
-        case missingFile, unreadableFile, malformedJSON, invalidSeed, cycle, outsideRoot, absolutePath
-        case remoteNotAllowed, remoteFailed, limitExceeded, conflictingDuplicate, invalidIdentity, typeMismatch
-    }
-    /// What went wrong.
-    public var kind: Kind
-    /// The file (relative to the root folder) or URL where it went wrong.
-    public var file: String
-    /// Where in that file, as a JSON path such as `$.Company[1].employees`, if known.
-    public var jsonPath: String?
-    /// A readable explanation (never a stored value).
-    public var detail: String
-
-    public var description: String {
-        "seed \(kind.rawValue) in \(file)\(jsonPath.map { " at \($0)" } ?? ""): \(detail)"
-    }
-}

@@ -46,8 +46,8 @@ final class SeedReader {
 
     /// Resolves a `seedFile` link written in `from`.
     func resolve(seedFile link: String, from: SeedSource, place: (String, String)) throws -> SeedSource {
-        func fail(_ kind: SeedError.Kind, _ detail: String) -> SeedError {
-            SeedError(kind: kind, file: place.0, jsonPath: place.1, detail: detail)
+        func fail(_ kind: DepotError.SeedProblem, _ detail: String) -> DepotError {
+            DepotError.seedFailed(kind, file: place.0, jsonPath: place.1, detail: detail)
         }
         if link.isEmpty { throw fail(.invalidSeed, "seedFile is empty") }
         if link.hasPrefix("/") { throw fail(.absolutePath, "seedFile '\(link)' is an absolute path; links must be relative to the linking file") }
@@ -74,8 +74,8 @@ final class SeedReader {
 
     /// Resolves a `seedUrl` link.
     func resolve(seedURL text: String, place: (String, String)) throws -> SeedSource {
-        func fail(_ kind: SeedError.Kind, _ detail: String) -> SeedError {
-            SeedError(kind: kind, file: place.0, jsonPath: place.1, detail: detail)
+        func fail(_ kind: DepotError.SeedProblem, _ detail: String) -> DepotError {
+            DepotError.seedFailed(kind, file: place.0, jsonPath: place.1, detail: detail)
         }
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased() else {
             throw fail(.invalidSeed, "seedUrl '\(text)' is not a URL")
@@ -115,8 +115,8 @@ final class SeedReader {
     /// Reads one file, counting it against the limits.
     func read(_ source: SeedSource, place: (String, String?)) throws -> Data {
         let name = source.display(root: root)
-        func fail(_ kind: SeedError.Kind, _ detail: String) -> SeedError {
-            SeedError(kind: kind, file: name, jsonPath: nil, detail: detail)
+        func fail(_ kind: DepotError.SeedProblem, _ detail: String) -> DepotError {
+            DepotError.seedFailed(kind, file: name, jsonPath: nil, detail: detail)
         }
         if filesRead >= options.maxFiles { throw fail(.limitExceeded, "more than \(options.maxFiles) files in the seed tree (maxFiles)") }
         let data: Data
@@ -148,7 +148,7 @@ final class SeedReader {
     }
 
     /// A blocking HTTP GET with a time limit.
-    static func fetch(_ url: URL, limit: Int, fail: (SeedError.Kind, String) -> SeedError) throws -> Data {
+    static func fetch(_ url: URL, limit: Int, fail: (DepotError.SeedProblem, String) -> DepotError) throws -> Data {
         final class Box: @unchecked Sendable { var data: Data?; var error: Error?; var status = 0 }
         let box = Box()
         let done = DispatchSemaphore(value: 0)

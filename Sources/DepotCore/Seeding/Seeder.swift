@@ -79,10 +79,10 @@ final class Seeder {
             guard let registration = types[instance.collection], let id = instance.id else { continue }
             do {
                 try registration.validate(tx, id)
-            } catch let error as SeedError {
+            } catch let error as DepotError where error.code == .seedFailed {
                 throw error
             } catch {
-                throw SeedError(kind: .typeMismatch, file: instance.place.file, jsonPath: instance.place.path,
+                throw DepotError.seedFailed(.typeMismatch, file: instance.place.file, jsonPath: instance.place.path,
                                 detail: "does not fit the registered type for '\(instance.collection)': \(error)")
             }
         }
@@ -147,7 +147,7 @@ final class Seeder {
             if let slot = planned.generatedSlot {
                 let id = try real(slot)
                 guard let key = instance.kind.key(for: id) else {
-                    throw SeedError(kind: .invalidIdentity, file: planned.place.file, jsonPath: planned.place.path,
+                    throw DepotError.seedFailed(.invalidIdentity, file: planned.place.file, jsonPath: planned.place.path,
                                     detail: "a generated ID does not fit the \(instance.kind.rawValue) IDs of '\(planned.collection)'")
                 }
                 instance.id = id
@@ -166,7 +166,7 @@ final class Seeder {
     private func load(_ source: SeedSource, place: (String, String)) throws -> [DocumentValue] {
         if chain.contains(source) {
             let names = (chain + [source]).map { $0.display(root: reader.root) }
-            throw SeedError(kind: .cycle, file: place.0, jsonPath: place.1, detail: "seed files link in a circle: " + names.joined(separator: " → "))
+            throw DepotError.seedFailed(.cycle, file: place.0, jsonPath: place.1, detail: "seed files link in a circle: " + names.joined(separator: " → "))
         }
         if let done = loaded[source] { return done }
         let name = source.display(root: reader.root)
@@ -177,11 +177,11 @@ final class Seeder {
         } catch {
             var path: String?
             if case .rejectedJSON(_, let at, _)? = error as? BinaryCodecError { path = at }
-            throw SeedError(kind: .malformedJSON, file: name, jsonPath: path, detail: "\(error)")
+            throw DepotError.seedFailed(.malformedJSON, file: name, jsonPath: path, detail: "\(error)")
         }
         try checkDepth(root, limit: reader.options.maxDepth, file: name)
         guard case .object(let fields) = root else {
-            throw SeedError(kind: .invalidSeed, file: name, jsonPath: "$", detail: "a seed file must hold a JSON object")
+            throw DepotError.seedFailed(.invalidSeed, file: name, jsonPath: "$", detail: "a seed file must hold a JSON object")
         }
         chain.append(source)
         defer { chain.removeLast() }
@@ -200,7 +200,7 @@ final class Seeder {
                     references.append(try instance(of: field.key, item, file: name, path: "\(path)[\(i)]", source: source))
                 }
             default:
-                throw SeedError(kind: .invalidSeed, file: name, jsonPath: path,
+                throw DepotError.seedFailed(.invalidSeed, file: name, jsonPath: path,
                                 detail: "entity '\(field.key)' must hold an object or an array of objects")
             }
         }
@@ -211,12 +211,12 @@ final class Seeder {
 
     private func followSeedlings(_ value: DocumentValue, from source: SeedSource, file: String, path: String) throws -> [DocumentValue] {
         guard case .array(let links) = value else {
-            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "seedlings must be an array of links")
+            throw DepotError.seedFailed(.invalidSeed, file: file, jsonPath: path, detail: "seedlings must be an array of links")
         }
         var references: [DocumentValue] = []
         for (i, link) in links.enumerated() {
             let linkPath = "\(path)[\(i)]"
-            func fail(_ detail: String) -> SeedError { SeedError(kind: .invalidSeed, file: file, jsonPath: linkPath, detail: detail) }
+            func fail(_ detail: String) -> DepotError { DepotError.seedFailed(.invalidSeed, file: file, jsonPath: linkPath, detail: detail) }
             guard case .object(let linkFields) = link else { throw fail("a seedling must be an object holding a seedFile or seedUrl string") }
             if let unknown = linkFields.first(where: { $0.key != "seedFile" && $0.key != "seedUrl" }) {
                 throw fail("unexpected key '\(unknown.key)' in a seedling (it holds one seedFile or seedUrl string)")
@@ -235,7 +235,7 @@ final class Seeder {
     }
 
     private func checkDepth(_ value: DocumentValue, limit: Int, file: String, depth: Int = 0) throws {
-        if depth > limit { throw SeedError(kind: .limitExceeded, file: file, jsonPath: nil, detail: "JSON nested deeper than maxDepth (\(limit))") }
+        if depth > limit { throw DepotError.seedFailed(.limitExceeded, file: file, jsonPath: nil, detail: "JSON nested deeper than maxDepth (\(limit))") }
         switch value {
         case .array(let items): for item in items { try checkDepth(item, limit: limit, file: file, depth: depth + 1) }
         case .object(let fields): for f in fields { try checkDepth(f.value, limit: limit, file: file, depth: depth + 1) }
@@ -248,10 +248,10 @@ final class Seeder {
     /// Registers one instance of `entity`; returns a reference to it.
     private func instance(of entity: String, _ value: DocumentValue, file: String, path: String, source: SeedSource) throws -> DocumentValue {
         guard case .object(var fields) = value else {
-            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "an instance of '\(entity)' must be a JSON object")
+            throw DepotError.seedFailed(.invalidSeed, file: file, jsonPath: path, detail: "an instance of '\(entity)' must be a JSON object")
         }
         do { try StoreLayout.validateCollection(entity) } catch {
-            throw SeedError(kind: .invalidSeed, file: file, jsonPath: path, detail: "'\(entity)' cannot be a collection name: \(error)")
+            throw DepotError.seedFailed(.invalidSeed, file: file, jsonPath: path, detail: "'\(entity)' cannot be a collection name: \(error)")
         }
         found += 1
         // Relationships: a property holding {"seedlings": […]} becomes references to what they load.
@@ -259,7 +259,7 @@ final class Seeder {
             guard case .object(let inner) = fields[i].value, let links = inner.first(where: { $0.key == "seedlings" }) else { continue }
             let relationPath = "\(path).\(fields[i].key)"
             if let extra = inner.first(where: { $0.key != "seedlings" }) {
-                throw SeedError(kind: .invalidSeed, file: file, jsonPath: relationPath,
+                throw DepotError.seedFailed(.invalidSeed, file: file, jsonPath: relationPath,
                                 detail: "a relationship holds only 'seedlings'; unexpected key '\(extra.key)'")
             }
             fields[i].value = .array(try followSeedlings(links.value, from: source, file: file, path: relationPath + ".seedlings"))
@@ -286,7 +286,7 @@ final class Seeder {
             } else {
                 kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
                 guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= StorageLimits.standardMaxKeySize else {
-                    throw SeedError(kind: .invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
+                    throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
                                     detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most \(StorageLimits.standardMaxKeySize) bytes")
                 }
                 key = k
@@ -294,7 +294,7 @@ final class Seeder {
             }
         } else {
             if registration != nil {
-                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path, detail: "an instance of registered type '\(entity)' needs '\(idField)' or 'id'")
+                throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: path, detail: "an instance of registered type '\(entity)' needs '\(idField)' or 'id'")
             }
             kind = .content
             key = SHA256.hash(DocumentValue.object(fields).binary())
@@ -304,12 +304,12 @@ final class Seeder {
         if let existing = instances[entity]?[key] {
             let other = ordered[existing]
             if other.value != document {
-                throw SeedError(kind: .conflictingDuplicate, file: file, jsonPath: path,
+                throw DepotError.seedFailed(.conflictingDuplicate, file: file, jsonPath: path,
                                 detail: "\(entity) \(id.map(displayID) ?? "(content)") also appears in \(other.place.file) at \(other.place.path) with different fields")
             }
         } else {
             if let existingKind = ordered.first(where: { $0.collection == entity })?.kind, existingKind != kind {
-                throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path,
+                throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: path,
                                 detail: "'\(entity)' instances mix \(existingKind.rawValue) and \(kind.rawValue) identifiers")
             }
             instances[entity, default: [:]][key] = ordered.count
@@ -346,7 +346,7 @@ final class Seeder {
         case .uint: return .unsigned
         case .uuid: return .uuid
         default:
-            throw SeedError(kind: .invalidIdentity, file: file, jsonPath: path, detail: "an identifying attribute must be a string or an integer")
+            throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: path, detail: "an identifying attribute must be a string or an integer")
         }
     }
 
@@ -361,10 +361,10 @@ final class Seeder {
         do {
             target = try tx.context.target(alias: tx.alias, collection: instance.collection, kind: instance.kind, create: true)
         } catch let error as DepotError {
-            throw SeedError(kind: .invalidIdentity, file: instance.place.file, jsonPath: instance.place.path, detail: "\(error)")
+            throw DepotError.seedFailed(.invalidIdentity, file: instance.place.file, jsonPath: instance.place.path, detail: "\(error)")
         }
         guard let target else {
-            throw SeedError(kind: .invalidIdentity, file: instance.place.file, jsonPath: instance.place.path,
+            throw DepotError.seedFailed(.invalidIdentity, file: instance.place.file, jsonPath: instance.place.path,
                             detail: "the collection '\(instance.collection)' could not be created")
         }
         let bytes = instance.value.binary()

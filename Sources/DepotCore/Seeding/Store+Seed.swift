@@ -29,7 +29,7 @@ extension Store {
     /// linked instances are stored as their own records and referenced; `""` in an identifying
     /// attribute (`id`, else `<entity>ID` such as `companyID`) asks for a generated unique ID.
     ///
-    /// - Throws: ``SeedError`` naming the file and JSON path; the store is left as it was.
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/seedFailed`` naming the file and JSON path; the store is left as it was.
     @discardableResult
     public func seed(from url: URL, options: SeedOptions = SeedOptions()) throws -> SeedSummary {
         let started = Date()
@@ -50,7 +50,7 @@ extension Store {
     /// be imported (`depot seed` into a new folder). Types registered with
     /// ``registerSeedType(_:)`` on a store are checked only when seeding that store.
     ///
-    /// - Throws: ``SeedError`` naming the file and JSON path.
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/seedFailed`` naming the file and JSON path.
     public static func checkSeedTree(at url: URL, options: SeedOptions = SeedOptions()) throws {
         _ = try plan(url, options: options, types: [:])
     }
@@ -61,16 +61,16 @@ extension Store {
         let rootFolder: String
         if url.isFileURL {
             guard let resolved = SeedReader.realPath(url.path) else {
-                throw SeedError(kind: .missingFile, file: url.path, jsonPath: nil, detail: "the seed file does not exist")
+                throw DepotError.seedFailed(.missingFile, file: url.path, jsonPath: nil, detail: "the seed file does not exist")
             }
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: resolved, isDirectory: &isFolder), isFolder.boolValue {
-                throw SeedError(kind: .unreadableFile, file: url.path, jsonPath: nil, detail: "is a folder, not a seed file")
+                throw DepotError.seedFailed(.unreadableFile, file: url.path, jsonPath: nil, detail: "is a folder, not a seed file")
             }
             rootFile = .file(resolved)
             let folder = options.rootDirectory.map { $0.path } ?? (resolved as NSString).deletingLastPathComponent
             guard let realFolder = SeedReader.realPath(folder) else {
-                throw SeedError(kind: .missingFile, file: folder, jsonPath: nil, detail: "the seed folder does not exist")
+                throw DepotError.seedFailed(.missingFile, file: folder, jsonPath: nil, detail: "the seed folder does not exist")
             }
             rootFolder = realFolder
         } else {
@@ -79,7 +79,7 @@ extension Store {
             rootFile = try reader.resolve(seedURL: url.absoluteString, place: (url.absoluteString, "$"))
         }
         if case .file(let path) = rootFile, !(path.hasPrefix(rootFolder + "/")) {
-            throw SeedError(kind: .outsideRoot, file: path, jsonPath: nil, detail: "the seed file is outside the seed folder '\(rootFolder)'")
+            throw DepotError.seedFailed(.outsideRoot, file: path, jsonPath: nil, detail: "the seed file is outside the seed folder '\(rootFolder)'")
         }
         let reader = SeedReader(root: rootFolder, options: options)
         let seeder = Seeder(reader: reader, types: types)

@@ -23,7 +23,7 @@ public final class Store: @unchecked Sendable {
     /// Whether `name` is one of the named databases the store keeps for itself (documents,
     /// indexes, meta records, change log: names beginning `depot.`). Raw writes there bypass
     /// indexes, checksums and change sets, so tools refuse them.
-    public static func isReservedDatabaseName(_ name: String) -> Bool {
+    package static func isReservedDatabaseName(_ name: String) -> Bool {
         name.hasPrefix(StoreLayout.reservedPrefix)
     }
 

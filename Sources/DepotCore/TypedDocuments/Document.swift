@@ -218,7 +218,7 @@ extension UInt64: IntegerDocumentID {}
 
 extension IDKind {
     /// Renders key bytes of this kind as a document value (for export and change sets).
-    public func value(ofKey key: UnsafeRawBufferPointer) -> DocumentValue {
+    package func value(ofKey key: UnsafeRawBufferPointer) -> DocumentValue {
         switch self {
         case .string: return .string(String(decoding: key, as: UTF8.self))
         case .signed: return (try? BigEndian<Int64>.decode(key)).map { .int($0) } ?? .bytes([UInt8](key))
@@ -229,7 +229,7 @@ extension IDKind {
     }
 
     /// Key bytes for a scalar document value of this kind; nil if it does not fit.
-    public func key(for value: DocumentValue) -> [UInt8]? {
+    package func key(for value: DocumentValue) -> [UInt8]? {
         switch (self, value) {
         case (.string, .string(let s)): return Array(s.utf8)
         case (.signed, .int(let i)): return i.keyBytes

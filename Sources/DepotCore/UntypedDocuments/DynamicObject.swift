@@ -31,7 +31,14 @@ public struct DynamicObject: Sendable, Hashable {
     /// A dynamic copy of a typed document.
     public init<D: Document>(_ document: D) throws {
         entity = D.collection
-        let value = try DocumentValue(binary: BinaryEncoder().encode(document))
+        let bytes: [UInt8]
+        do {
+            bytes = try BinaryEncoder().encode(document)
+        } catch {
+            let id = displayID(document.id.documentValue)
+            throw DepotError.encoding(error, of: "document \(D.collection)/\(id)", collection: D.collection, id: id)
+        }
+        let value = try DocumentValue(binary: bytes)
         fields = value.fields ?? []
     }
 
@@ -60,9 +67,17 @@ public struct DynamicObject: Sendable, Hashable {
     /// The object as one document value.
     public var value: DocumentValue { .object(fields) }
 
-    /// Decodes the object as a typed document (errors name the field path).
+    /// Decodes the object as a typed document.
+    ///
+    /// - Throws: ``DepotError`` with code ``DepotError/Code/decodingFailed`` naming the entity,
+    ///   the ID and the field path.
     public func decode<D: Decodable>(as type: D.Type) throws -> D {
-        try BinaryDecoder().decode(D.self, from: value.binary())
+        do {
+            return try BinaryDecoder().decode(D.self, from: value.binary())
+        } catch {
+            let id = self.id.map(displayID)
+            throw DepotError.decoding(error, of: "dynamic object \(entity)/\(id ?? "(no ID)")", collection: entity, id: id)
+        }
     }
 }
 

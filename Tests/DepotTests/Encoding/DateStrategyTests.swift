@@ -61,12 +61,12 @@ struct DateStrategyTests {
         #expect(try #require(stored.first).jsonLine().contains("\"hired\":\"2023-11-14T22:13:20Z\""))
     }
 
-    @Test func aDateThatDoesNotParseIsASeedError() throws {
+    @Test func aDateThatDoesNotParseFailsTheSeed() throws {
         store.registerSeedType(Hire.self)
-        let error = #expect(throws: SeedError.self) {
+        let error = #expect(throws: DepotError.self) {
             try store.seed(from: try seedFile(#"{"Hire": [{"id": "h1", "name": "Ada", "hired": "last tuesday", "review": {"due": "2024-01-01T00:00:00Z"}}]}"#))
         }
-        #expect(error?.kind == .typeMismatch)
+        #expect(error?.seedProblem == .typeMismatch)
         #expect(try store.count(Hire.self) == 0)
     }
 }

@@ -103,4 +103,34 @@ struct SharedWatcherTests {
         #expect(writerDone.wait(timeout: .now() + 20) == .success, "the writer finished")
         #expect(created.wait(timeout: .now() + 20) == .success, "the persistent object was created")
     }
+
+    /// A stored value that does not decode as the type, and a value that cannot be encoded,
+    /// fail as DepotError naming the key and the field path.
+    @Test func codecFailuresAreDepotErrors() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let number = try Persistent<Int>(key: "n", store: store)
+        number.reset(7)
+        try number.save()
+        let wrong = #expect(throws: DepotError.self) { try Persistent<Settings>(key: "n", store: store) }
+        #expect(wrong?.code == .decodingFailed && wrong?.id == "n", "\(String(describing: wrong))")
+        let refused = try Persistent<UnencodableSetting>(key: "r", store: store)
+        refused.reset(UnencodableSetting())
+        let error = #expect(throws: DepotError.self) { try refused.save() }
+        #expect(error?.code == .encodingFailed && error?.id == "r", "\(String(describing: error))")
+        #expect(error?.fieldPath == "inner", "\(String(describing: error))")
+        refused.reset(nil)
+    }
 }
+
+/// A value whose `inner` field refuses to be encoded.
+struct UnencodableSetting: Codable, Sendable {
+    struct Inner: Codable, Sendable {
+        init() {}
+        func encode(to encoder: any Encoder) throws {
+            throw EncodingError.invalidValue(0, .init(codingPath: encoder.codingPath, debugDescription: "refused"))
+        }
+    }
+    var inner = Inner()
+}
+

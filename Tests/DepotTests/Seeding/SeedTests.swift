@@ -112,8 +112,8 @@ struct SeedTests {
         {"seedlings": [{"seedUrl": "http://127.0.0.1:\(server.port)/CompanyA.seed.json"}, {"seedFile": "CompanyB.seed.json"}]}
         """.utf8).write(to: remoteMain)
         // Refused unless the host is allowed; nothing stored.
-        let refused = #expect(throws: SeedError.self) { try store.seed(from: remoteMain) }
-        #expect(refused?.kind == .remoteNotAllowed)
+        let refused = #expect(throws: DepotError.self) { try store.seed(from: remoteMain) }
+        #expect(refused?.seedProblem == .remoteNotAllowed)
         #expect(try store.read { try $0.collections() }.isEmpty)
         var options = SeedOptions()
         options.allowedRemoteHosts = ["127.0.0.1"]
@@ -126,67 +126,82 @@ struct SeedTests {
         let copy = try fixtureCopy(folder)
         try Data(#"{"Department": {"departmentID": "ENG", "departmentName": "Other", "floor": 3}}"#.utf8)
             .write(to: copy.appendingPathComponent("EngineeringDepartment.seed.json"))
-        let error = #expect(throws: SeedError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
-        #expect(error?.kind == .conflictingDuplicate)
+        let error = #expect(throws: DepotError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
+        #expect(error?.seedProblem == .conflictingDuplicate)
         #expect(error?.description.contains("EngineeringDepartment.seed.json") == true)
         #expect(error?.description.contains("CompanyA.seed.json") == true)
         #expect(error.map { ($0 as NSError).localizedDescription } == error?.description, "localizedDescription is the message")
+        let info = error.map { ($0 as NSError).userInfo } ?? [:]
+        #expect(info["DepotErrorCode"] as? String == "seedFailed")
+        #expect(info["DepotErrorSeedProblem"] as? String == "conflictingDuplicate")
+        #expect(error?.file?.hasSuffix(".seed.json") == true && info["DepotErrorFile"] as? String == error?.file, "\(info)")
+        #expect(info["DepotErrorFieldPath"] as? String == error?.fieldPath && error?.fieldPath?.hasPrefix("$.Department") == true, "\(info)")
+        // The code's pattern matches it.
+        do {
+            try store.seed(from: copy.appendingPathComponent("Main.seed.json"))
+            Issue.record("the conflicting tree was seeded")
+        } catch DepotError.seedFailed {
+        } catch {
+            Issue.record("not matched by DepotError.seedFailed: \(error)")
+        }
     }
 
     struct Failure: CustomTestStringConvertible, Sendable {
         let name: String
-        let kind: SeedError.Kind
+        let kind: DepotError.SeedProblem
         let place: String
+        /// The JSON path in `place` (nil: the file as a whole).
+        let jsonPath: String?
         let prepare: @Sendable (URL) throws -> Void
         var testDescription: String { name }
     }
 
     static let failures: [Failure] = [
-        Failure(name: "missing file", kind: .missingFile, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "missing file", kind: .missingFile, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[1]") { dir in
             try FileManager.default.removeItem(at: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
-        Failure(name: "malformed JSON deep in the tree after valid files", kind: .malformedJSON, place: "CompanyBStaff.seed.json") { dir in
+        Failure(name: "malformed JSON deep in the tree after valid files", kind: .malformedJSON, place: "CompanyBStaff.seed.json", jsonPath: nil) { dir in
             try Data(#"{"Employee": [{"employeeName": "x", }"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
-        Failure(name: "cycle", kind: .cycle, place: "CompanyBStaff.seed.json") { dir in
+        Failure(name: "cycle", kind: .cycle, place: "CompanyBStaff.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "CompanyBEmployees.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
-        Failure(name: "file linking itself", kind: .cycle, place: "CompanyBStaff.seed.json") { dir in
+        Failure(name: "file linking itself", kind: .cycle, place: "CompanyBStaff.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
-        Failure(name: "escape by ..", kind: .outsideRoot, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "escape by ..", kind: .outsideRoot, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "../outside.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
             try Data(#"{"Employee": {"employeeID": "evil"}}"#.utf8).write(to: dir.deletingLastPathComponent().appendingPathComponent("outside.seed.json"))
         },
-        Failure(name: "absolute path", kind: .absolutePath, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "absolute path", kind: .absolutePath, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "/etc/passwd"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
-        Failure(name: "symlink out of the root", kind: .outsideRoot, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "symlink out of the root", kind: .outsideRoot, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[1]") { dir in
             let outside = dir.deletingLastPathComponent().appendingPathComponent("secret.seed.json")
             try Data(#"{"Employee": {"employeeID": "evil"}}"#.utf8).write(to: outside)
             try FileManager.default.removeItem(at: dir.appendingPathComponent("CompanyBStaff.seed.json"))
             try FileManager.default.createSymbolicLink(at: dir.appendingPathComponent("CompanyBStaff.seed.json"), withDestinationURL: outside)
         },
-        Failure(name: "remote not allowed", kind: .remoteNotAllowed, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "remote not allowed", kind: .remoteNotAllowed, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedUrl": "https://example.com/x.seed.json"}]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
-        Failure(name: "seedling with both a file and a URL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "seedling with both a file and a URL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json", "seedUrl": "https://example.com/x.seed.json"}]}"#.utf8)
                 .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
-        Failure(name: "seedling path cut by a NUL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "seedling path cut by a NUL", kind: .invalidSeed, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json\u0000evil"}]}"#.utf8)
                 .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
-        Failure(name: "seedling with an unknown key", kind: .invalidSeed, place: "CompanyBEmployees.seed.json") { dir in
+        Failure(name: "seedling with an unknown key", kind: .invalidSeed, place: "CompanyBEmployees.seed.json", jsonPath: "$.seedlings[0]") { dir in
             try Data(#"{"seedlings": [{"seedFile": "CompanyBStaff.seed.json", "note": "x"}]}"#.utf8)
                 .write(to: dir.appendingPathComponent("CompanyBEmployees.seed.json"))
         },
-        Failure(name: "relationship with an extra key", kind: .invalidSeed, place: "CompanyBStaff.seed.json") { dir in
+        Failure(name: "relationship with an extra key", kind: .invalidSeed, place: "CompanyBStaff.seed.json", jsonPath: "$.Employee.team") { dir in
             try Data(#"{"Employee": {"employeeID": "x", "team": {"seedlings": [], "extra": 1}}}"#.utf8)
                 .write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
-        Failure(name: "entity that is not an object", kind: .invalidSeed, place: "CompanyBStaff.seed.json") { dir in
+        Failure(name: "entity that is not an object", kind: .invalidSeed, place: "CompanyBStaff.seed.json", jsonPath: "$.Employee[0]") { dir in
             try Data(#"{"Employee": [1, 2]}"#.utf8).write(to: dir.appendingPathComponent("CompanyBStaff.seed.json"))
         },
     ]
@@ -196,32 +211,34 @@ struct SeedTests {
         try store.write { tx in try tx.park(sampleEmployee("before")) }
         let copy = try fixtureCopy(folder)
         try failure.prepare(copy)
-        let error = #expect(throws: SeedError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
-        #expect(error?.kind == failure.kind, "\(String(describing: error))")
-        #expect(error?.file.hasSuffix(failure.place) == true, "\(String(describing: error))")
+        let error = #expect(throws: DepotError.self) { try store.seed(from: copy.appendingPathComponent("Main.seed.json")) }
+        #expect(error?.code == .seedFailed)
+        #expect(error?.seedProblem == failure.kind, "\(String(describing: error))")
+        #expect(error?.file?.hasSuffix(failure.place) == true, "\(String(describing: error))")
+        #expect(error?.fieldPath == failure.jsonPath, "\(String(describing: error))")
         #expect(try store.read { try $0.collections() } == ["Employee"])
         #expect(try store.retrieveAll(Employee.self).map(\.id) == ["before"])
     }
 
     @Test func aFolderGivenAsTheSeedFileIsNamedAsSuch() throws {
-        let error = #expect(throws: SeedError.self) { try store.seed(from: URL(fileURLWithPath: folder.path)) }
-        #expect(error?.kind == .unreadableFile)
-        #expect(error?.detail == "is a folder, not a seed file")
+        let error = #expect(throws: DepotError.self) { try store.seed(from: URL(fileURLWithPath: folder.path)) }
+        #expect(error?.seedProblem == .unreadableFile)
+        #expect(error?.message.hasSuffix(": is a folder, not a seed file") == true)
     }
 
     @Test func limitsAreEnforced() throws {
         var options = SeedOptions()
         options.maxFiles = 3
-        let files = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
-        #expect(files?.kind == .limitExceeded && files?.detail.contains("maxFiles") == true)
+        let files = #expect(throws: DepotError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(files?.seedProblem == .limitExceeded && files?.message.contains("maxFiles") == true)
         options = SeedOptions()
         options.maxBytesPerFile = 100
-        let bytes = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
-        #expect(bytes?.kind == .limitExceeded)
+        let bytes = #expect(throws: DepotError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(bytes?.seedProblem == .limitExceeded)
         options = SeedOptions()
         options.maxDepth = 2
-        let depth = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
-        #expect(depth?.kind == .limitExceeded && depth?.detail.contains("maxDepth") == true)
+        let depth = #expect(throws: DepotError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("Main.seed.json"), options: options) }
+        #expect(depth?.seedProblem == .limitExceeded && depth?.message.contains("maxDepth") == true)
         #expect(try store.read { try $0.collections() }.isEmpty)
     }
 
@@ -234,10 +251,10 @@ struct SeedTests {
             enum CodingKeys: String, CodingKey { case id = "employeeID", employeeName, employeeSalary }
         }
         store.registerSeedType(StrictEmployee.self)
-        let error = #expect(throws: SeedError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("CompanyB.seed.json")) }
-        #expect(error?.kind == .typeMismatch)
+        let error = #expect(throws: DepotError.self) { try store.seed(from: fixtureFolder().appendingPathComponent("CompanyB.seed.json")) }
+        #expect(error?.seedProblem == .typeMismatch)
         #expect(error?.description.contains("employeeSalary") == true)
-        #expect(error?.file.hasSuffix(".seed.json") == true)
+        #expect(error?.file?.hasSuffix(".seed.json") == true)
         #expect(try store.read { try $0.collections() }.isEmpty)
     }
 
@@ -289,7 +306,7 @@ struct SeedTests {
         }
         // A bundleResource link to a file that is not there names what it looked for.
         try Data(#"{"seedlings": [{"seedUrl": "bundleResource://Nope.seed"}]}"#.utf8).write(to: root.appendingPathComponent("Bad.seed.json"))
-        let error = #expect(throws: SeedError.self) { try store.seed(from: root.appendingPathComponent("Bad.seed.json")) }
-        #expect(error?.kind == .missingFile && error?.description.contains("'Nope.seed.json'") == true, "\(String(describing: error))")
+        let error = #expect(throws: DepotError.self) { try store.seed(from: root.appendingPathComponent("Bad.seed.json")) }
+        #expect(error?.seedProblem == .missingFile && error?.description.contains("'Nope.seed.json'") == true, "\(String(describing: error))")
     }
 }

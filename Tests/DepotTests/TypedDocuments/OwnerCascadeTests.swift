@@ -259,10 +259,10 @@ struct OwnerCascadeAndSeedMarkerTests {
         try write(["Outside.seed.json": #"{"Leak": {"id": "x"}}"#], in: base)
         try write(["Main.json": #"{"seedlings": [{"seedUrl": "bundleResource://../Outside.seed"}]}"#,
                    "Abs.json": #"{"seedlings": [{"seedUrl": "bundleResource:///\#(base.path)/Outside.seed"}]}"#], in: root)
-        let error = #expect(throws: SeedError.self) { try store.seed(from: root.appendingPathComponent("Main.json")) }
-        #expect(error?.kind == .outsideRoot, "\(String(describing: error))")
-        let error2 = #expect(throws: SeedError.self) { try store.seed(from: root.appendingPathComponent("Abs.json")) }
-        #expect(error2?.kind == .missingFile, "an absolute name is looked for inside the seed folder: \(String(describing: error2))")
+        let error = #expect(throws: DepotError.self) { try store.seed(from: root.appendingPathComponent("Main.json")) }
+        #expect(error?.seedProblem == .outsideRoot, "\(String(describing: error))")
+        let error2 = #expect(throws: DepotError.self) { try store.seed(from: root.appendingPathComponent("Abs.json")) }
+        #expect(error2?.seedProblem == .missingFile, "an absolute name is looked for inside the seed folder: \(String(describing: error2))")
     }
 
     // MARK: notStored

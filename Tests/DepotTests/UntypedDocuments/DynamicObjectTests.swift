@@ -37,4 +37,17 @@ struct DynamicObjectTests {
         person.removed = nil
         #expect(person.fields.map(\.key) == ["id", "firstname", "age"])
     }
+
+    /// A dynamic object that does not fit the type fails as a DepotError naming the entity, the
+    /// ID and the field path, never the value.
+    @Test func decodingAsAnotherShapeIsADepotError() throws {
+        var person = DynamicObject(entity: "Person", id: "p1")
+        person.firstname = "Wess"
+        person.age = "thirty-eight"
+        let error = #expect(throws: DepotError.self) { try person.decode(as: KitPerson.self) }
+        #expect(error?.code == .decodingFailed)
+        #expect(error?.collection == "Person" && error?.id == "p1")
+        #expect(error?.fieldPath == "age", "\(String(describing: error))")
+        #expect(error?.message.contains("thirty-eight") == false, "\(String(describing: error))")
+    }
 }

@@ -13,7 +13,7 @@ public struct BinaryDecoder {
     public var userInfo: [CodingUserInfoKey: Any] = [:]
     /// Optional resolver for REFERENCE tags. Without one, meeting a reference while decoding
     /// anything but `DocumentValue` throws `DecodingError.typeMismatch`.
-    public var referenceResolver: (any BinaryReferenceDecoding)?
+    @usableFromInline package var referenceResolver: (any BinaryReferenceDecoding)?
     /// Decoder state reused across calls while idle (a nested decode with the same decoder gets a fresh one).
     private let owner = Owner()
     /// The decoder this one reuses while it is idle (a busy one, during a nested decode, gets a

@@ -11,7 +11,7 @@ public struct BinaryEncoder {
     /// Contextual information exposed to `Encodable` implementations through `Encoder.userInfo`.
     public var userInfo: [CodingUserInfoKey: Any] = [:]
     /// Optional hook that can turn values below the root into references.
-    public var referenceHook: (any BinaryReferenceEncoding)?
+    @usableFromInline package var referenceHook: (any BinaryReferenceEncoding)?
     /// Initial capacity reserved by `encode(_:)` for the output buffer.
     public var initialCapacity: Int = 128
     /// Encoder state reused across calls while idle (a nested encode with the same encoder gets a fresh one).

@@ -3,7 +3,8 @@ import Foundation
 /// Hook consulted by `BinaryEncoder` to store some values as references instead of inline.
 ///
 /// Depot uses it to write identified sub-documents as their own records and a reference in the parent.
-public protocol BinaryReferenceEncoding: AnyObject {
+@usableFromInline
+package protocol BinaryReferenceEncoding: AnyObject {
     /// Called for every value encoded below the root (not for the root itself), except the built-in
     /// scalars (`Bool`, `String`, all integers, `Float`, `Double`, `Date`, `Data`, `UUID`, `URL`,
     /// `Decimal`, `DocumentValue`, `[String]`, `[UInt8]`, `[Int]`, `[Double]`) and `nil`.
@@ -16,7 +17,8 @@ public protocol BinaryReferenceEncoding: AnyObject {
 }
 
 /// Resolver consulted by `BinaryDecoder` when it meets a REFERENCE tag.
-public protocol BinaryReferenceDecoding: AnyObject {
+@usableFromInline
+package protocol BinaryReferenceDecoding: AnyObject {
     /// Called when the decoder meets a REFERENCE tag while decoding a value of type `T`.
     ///
     /// - Parameters:

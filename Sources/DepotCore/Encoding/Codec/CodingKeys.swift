@@ -26,7 +26,7 @@ struct StringKey: CodingKey {
 /// Foundation's coders) render as `[N]`; every other key renders as `.name`.
 /// - Parameter path: A `codingPath` from an error, encoder or decoder.
 /// - Returns: The rendered path; an empty string for the root.
-public func renderCodingPath(_ path: [any CodingKey]) -> String {
+package func renderCodingPath(_ path: [any CodingKey]) -> String {
     var out = ""
     for key in path {
         if let i = key.intValue, key is IndexKey || key.stringValue == "Index \(i)" {

@@ -81,10 +81,10 @@ struct StrictJSONTests {
         for (index, (json, path)) in cases.enumerated() {
             let file = seeds.appendingPathComponent("bad\(index).seed.json")
             try Data(json.utf8).write(to: file)
-            let error = #expect(throws: SeedError.self) { try store.seed(from: file) }
-            #expect(error?.kind == .malformedJSON)
-            #expect(error?.jsonPath == path, "the seed error carries the JSON path")
-            #expect(error?.file.hasSuffix("bad\(index).seed.json") == true, "\(String(describing: error))")
+            let error = #expect(throws: DepotError.self) { try store.seed(from: file) }
+            #expect(error?.seedProblem == .malformedJSON)
+            #expect(error?.fieldPath == path, "the seed error carries the JSON path")
+            #expect(error?.file?.hasSuffix("bad\(index).seed.json") == true, "\(String(describing: error))")
             #expect(error.map { "\($0)" }?.contains(path) == true, "\(String(describing: error))")
         }
         #expect(try store.read { try $0.collections() } == [], "nothing was stored")

@@ -1,0 +1,30 @@
+/// Codec errors of values that are not stored documents (a ``Persistent`` value, a
+/// ``DynamicObject``), as ``DepotError``: a caller of the document layer catches `DepotError`
+/// only. Each names the value and the field path, never the value itself.
+extension DepotError {
+    /// `error`, thrown while decoding `what` (such as `persistent value 'settings'`): a
+    /// `DecodingError` as code ``Code/decodingFailed`` with its field path, a codec error of the
+    /// bytes as ``Code/corruptRecord``; any other error (a `DepotError`, or one a type's own
+    /// `init(from:)` threw) passes unchanged.
+    static func decoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
+        switch error {
+        case let error as DecodingError:
+            let path = DepotCore.fieldPath(of: error)
+            return DepotError(code: .decodingFailed, message: "\(what) does not decode at '\(path.isEmpty ? "(root)" : path)': \(decodingDetail(error))",
+                              collection: collection, id: id, fieldPath: path)
+        case let error as BinaryCodecError:
+            return DepotError(code: .corruptRecord, message: "\(what) is damaged: \(error)", collection: collection, id: id)
+        default:
+            return error
+        }
+    }
+
+    /// `error`, thrown while encoding `what`: an `EncodingError` as code ``Code/encodingFailed``
+    /// with its field path; any other error passes unchanged.
+    static func encoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
+        guard let error = error as? EncodingError else { return error }
+        let path = DepotCore.fieldPath(of: error)
+        return DepotError(code: .encodingFailed, message: "\(what) cannot be encoded at '\(path.isEmpty ? "(root)" : path)': \(encodingDetail(error))",
+                          collection: collection, id: id, fieldPath: path)
+    }
+}
