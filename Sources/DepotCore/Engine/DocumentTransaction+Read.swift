@@ -195,7 +195,7 @@ extension DocumentTransaction {
         switch error {
         case let error as DecodingError:
             return DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
-                                             fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+                                             fieldPath: error.fieldPath, detail: decodingDetail(error))
         case let error as BinaryCodecError:
             return DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
         case let error as DepotError where error.code == .unknownReferenceType && error.alias == nil:

@@ -119,7 +119,7 @@ extension DocumentTransaction {
         do {
             try encode(&buffer)
         } catch let error as EncodingError {
-            throw DepotError.encodingFailed(collection: target.collection, id: displayID(), fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+            throw DepotError.encodingFailed(collection: target.collection, id: displayID(), fieldPath: error.fieldPath, detail: encodingDetail(error))
         }
         var revision = (old?.revision ?? 0) &+ 1
         Record.setHeader(&buffer, flags: flags, revision: revision)

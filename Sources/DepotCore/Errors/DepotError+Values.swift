@@ -9,7 +9,7 @@ extension DepotError {
     static func decoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
         switch error {
         case let error as DecodingError:
-            let path = DepotCore.fieldPath(of: error)
+            let path = error.fieldPath
             return DepotError(code: .decodingFailed, message: "\(what) does not decode at '\(path.isEmpty ? "(root)" : path)': \(decodingDetail(error))",
                               collection: collection, id: id, fieldPath: path)
         case let error as BinaryCodecError:
@@ -23,7 +23,7 @@ extension DepotError {
     /// with its field path; any other error passes unchanged.
     static func encoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
         guard let error = error as? EncodingError else { return error }
-        let path = DepotCore.fieldPath(of: error)
+        let path = error.fieldPath
         return DepotError(code: .encodingFailed, message: "\(what) cannot be encoded at '\(path.isEmpty ? "(root)" : path)': \(encodingDetail(error))",
                           collection: collection, id: id, fieldPath: path)
     }

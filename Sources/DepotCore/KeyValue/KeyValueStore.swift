@@ -307,7 +307,7 @@ public final class KeyValueStore: @unchecked Sendable {
         do {
             return try BinaryDecoder().decode(T.self, from: bytes)
         } catch let error as DecodingError {
-            throw DepotError.decodingFailed(alias: store.alias, collection: "$kv", id: key, fieldPath: fieldPath(of: error), detail: decodingDetail(error))
+            throw DepotError.decodingFailed(alias: store.alias, collection: "$kv", id: key, fieldPath: error.fieldPath, detail: decodingDetail(error))
         } catch let error as BinaryCodecError {
             throw DepotError.corruptRecord(alias: store.alias, collection: "$kv", id: key, detail: "\(error)")
         }

@@ -117,9 +117,9 @@ extension DocumentTransaction {
                     }
                     return
                 } catch DecodingError.typeMismatch(let expected, let context) where expected == Date.self {
-                    failedPath = fieldPath(context.codingPath)
+                    failedPath = renderCodingPath(context.codingPath)
                 } catch DecodingError.dataCorrupted(let context) {
-                    failedPath = fieldPath(context.codingPath)
+                    failedPath = renderCodingPath(context.codingPath)
                 } catch {
                     return
                 }

@@ -221,34 +221,6 @@ public final class DocumentTransaction {
     }
 }
 
-/// Renders a coding path as `address.zip` or `tags[2]`.
-func fieldPath(_ path: [any CodingKey]) -> String {
-    var text = ""
-    for key in path {
-        if let index = key.intValue, key.stringValue.hasPrefix("Index") || key.stringValue == "\(index)" {
-            text += "[\(index)]"
-        } else {
-            text += text.isEmpty ? key.stringValue : "." + key.stringValue
-        }
-    }
-    return text
-}
-
-func fieldPath(of error: DecodingError) -> String {
-    switch error {
-    case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): return fieldPath(c.codingPath)
-    case .keyNotFound(let key, let c): return fieldPath(c.codingPath + [key])
-    @unknown default: return ""
-    }
-}
-
-func fieldPath(of error: EncodingError) -> String {
-    switch error {
-    case .invalidValue(_, let c): return fieldPath(c.codingPath)
-    @unknown default: return ""
-    }
-}
-
 func decodingDetail(_ error: DecodingError) -> String {
     switch error {
     case .typeMismatch(let type, let c): return "expected \(type): \(c.debugDescription)"

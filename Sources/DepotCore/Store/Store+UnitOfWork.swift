@@ -78,7 +78,7 @@ extension Store {
             _ = try encoder.encode(document)
         } catch let error as EncodingError {
             throw DepotError.encodingFailed(collection: D.collection, id: displayID(document.id.documentValue),
-                                            fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+                                            fieldPath: error.fieldPath, detail: encodingDetail(error))
         }
         return (UnitOfWork.Key(alias: alias, collection: D.collection, key: key), collector.found)
     }

@@ -17,7 +17,7 @@ extension DocumentTransaction {
             encoder.referenceHook = referenceHook
             try encoder.encode(value, into: &payload)
         } catch let error as EncodingError {
-            throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: fieldPath(of: error), detail: encodingDetail(error))
+            throw DepotError.encodingFailed(collection: collection, id: "(content)", fieldPath: error.fieldPath, detail: encodingDetail(error))
         }
         let key = SHA256.hash(payload)
         guard let target = try context.target(alias: alias, collection: collection, kind: .content, create: true) else {

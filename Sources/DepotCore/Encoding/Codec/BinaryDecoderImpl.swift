@@ -312,7 +312,7 @@ final class BinaryDecoderImpl: Decoder {
             value = try resolver.resolve(T.self, collection: collection, id: id)
         } catch let error as DepotError where error.code == .unknownReferenceType && error.fieldPath == nil {
             // The resolver does not know where the reference lies: this field does.
-            throw DepotError(code: error.code, message: error.message, fieldPath: fieldPath(path(depth, key)))
+            throw DepotError(code: error.code, message: error.message, fieldPath: renderCodingPath(path(depth, key)))
         }
         p = q
         return value

@@ -23,13 +23,14 @@ struct StringKey: CodingKey {
 /// Renders a coding path as a field path such as `address.zip`, `tags[2]` or `items[0].name`.
 ///
 /// Array element keys (keys whose `stringValue` is `"Index N"`, as produced by this codec and
-/// Foundation's coders) render as `[N]`; every other key renders as `.name`.
+/// Foundation's coders) and integer keys of dictionaries (`stringValue` `"N"`) render as `[N]`;
+/// every other key renders as `.name`. The one renderer of coding paths in errors and messages.
 /// - Parameter path: A `codingPath` from an error, encoder or decoder.
 /// - Returns: The rendered path; an empty string for the root.
 package func renderCodingPath(_ path: [any CodingKey]) -> String {
     var out = ""
     for key in path {
-        if let i = key.intValue, key is IndexKey || key.stringValue == "Index \(i)" {
+        if let i = key.intValue, key is IndexKey || key.stringValue == "Index \(i)" || key.stringValue == String(i) {
             out += "[\(i)]"
         } else {
             if !out.isEmpty { out += "." }

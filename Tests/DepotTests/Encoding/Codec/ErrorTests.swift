@@ -131,6 +131,28 @@ struct StrictAddress: Codable { var zip: Int }
         }
         #expect(renderCodingPath([K(stringValue: "a"), K(intValue: 3), K(stringValue: "b")]) == "a[3].b")
         #expect(renderCodingPath([]) == "")
+        // A dictionary's integer key (its string form is the number) is an index too; a key
+        // with an integer value but another name stays a name.
+        var seven = K(stringValue: "7")
+        seven.intValue = 7
+        var named = K(stringValue: "count")
+        named.intValue = 2
+        #expect(renderCodingPath([K(stringValue: "scores"), seven, named]) == "scores[7].count")
+    }
+
+    /// Errors of the document layer and of the codec render a path the same way (one renderer).
+    @Test func aDictionaryKeyRendersTheSameInADocumentError() throws {
+        struct Scores: Codable { var byDay: [Int: UInt8] }
+        struct Wider: Codable { var byDay: [Int: Int] }
+        let bytes = try BinaryEncoder().encode(Wider(byDay: [4: 300]))
+        do {
+            _ = try BinaryDecoder().decode(Scores.self, from: bytes)
+            Issue.record("a value out of range decoded")
+        } catch let error as DecodingError {
+            #expect(error.fieldPath == "byDay[4]")
+            let wrapped = DepotError.decoding(error, of: "value 'x'", id: "x") as? DepotError
+            #expect(wrapped?.fieldPath == "byDay[4]")
+        }
     }
 }
 
