@@ -100,8 +100,8 @@ extension Store {
 
     /// DLData's `seedDataStore:`: forwards to ``seed(from:options:)`` with the default options.
     ///
-    /// All or nothing, in one write transaction; throws ``SeedError`` naming the file and JSON
-    /// path (DLData logged and went on).
+    /// All or nothing, in one write transaction; throws ``DepotError`` (code
+    /// ``DepotError/Code/seedFailed``) naming the file and JSON path (DLData logged and went on).
     @discardableResult
     public func seedDataStore(_ url: URL) throws -> SeedSummary {
         try seed(from: url)
