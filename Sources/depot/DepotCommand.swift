@@ -86,6 +86,9 @@ struct CLIFailure: Error, CustomStringConvertible {
     /// A stable machine code, e.g. `noEnvironment`.
     let code: String
     let message: String
+    /// Where bad input was, when the failure is about a file (a seed tree's file and JSON path).
+    var file: String? = nil
+    var jsonPath: String? = nil
     var description: String { message }
 }
 

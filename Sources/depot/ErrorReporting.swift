@@ -78,6 +78,8 @@ struct ErrorReport: Encodable {
             if error.code == .seedFailed { jsonPath = error.fieldPath } else { fieldPath = error.fieldPath }
         case let error as CLIFailure:
             code = error.code
+            file = error.file
+            jsonPath = error.jsonPath
         default:
             break
         }

@@ -45,7 +45,8 @@ struct SeedCommand: ParsableCommand {
 
     /// The failure reported for a seed tree that cannot be imported.
     static func failed(_ error: DepotError) -> CLIFailure {
-        CLIFailure(code: error.seedProblem?.rawValue ?? error.code.rawValue, message: "\(error); nothing was stored (the import is one transaction)")
+        CLIFailure(code: error.seedProblem?.rawValue ?? error.code.rawValue, message: "\(error); nothing was stored (the import is one transaction)",
+                   file: error.file, jsonPath: error.fieldPath)
     }
 
     private func seed(_ store: Store, from url: URL, options: SeedOptions) throws {

@@ -224,6 +224,15 @@ struct CLISeedTests {
         #expect(result.status == 1)
         #expect(result.err.contains("outsideRoot") && result.err.contains("bad.seed.json"))
         #expect(result.err.contains("nothing was stored"))
+        // With --json, the error names the file and the JSON path as fields (as `import` does).
+        let json = try runProcess(exe, ["seed", "--path", folder.sub("store"), bad, "--json"])
+        #expect(json.status == 1)
+        let line = try #require(json.err.split(separator: "\n").last.map(String.init))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        let error = (report["error"] as? [String: Any]) ?? report
+        #expect(error["code"] as? String == "outsideRoot")
+        #expect((error["file"] as? String)?.hasSuffix("bad.seed.json") == true, "\(report)")
+        #expect((error["jsonPath"] as? String)?.hasPrefix("$") == true, "\(report)")
         let missing = try runProcess(exe, ["seed", "--path", folder.sub("store"), folder.sub("nope.json")])
         #expect(missing.status == 1 && missing.err.contains("does not exist"))
     }
