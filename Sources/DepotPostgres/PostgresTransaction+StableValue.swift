@@ -35,7 +35,7 @@ extension PostgresTransaction {
             opened()
             return value
         }
-        let value = try key.withUnsafeBytes { k in try withValue(forKey: k, in: keyspace) { [UInt8]($0) } }
+        let value = try get(key, in: keyspace)
         if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
             stableValues.store(value, keyspace: read.id, key: key)
         }

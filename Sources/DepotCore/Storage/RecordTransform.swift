@@ -59,7 +59,7 @@ final class TransformingTransaction: StorageTransaction {
     func changeLogHorizon() throws -> UInt64? { try base.changeLogHorizon() }
     func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
         guard Self.applies(to: keyspace) else { return try base.stableValue(forKey: key, in: keyspace) }
-        return try key.withUnsafeBytes { k in try withValue(forKey: k, in: keyspace) { [UInt8]($0) } }
+        return try get(key, in: keyspace)
     }
     var maxKeySize: Int { base.maxKeySize }
     var nestingDepth: Int { base.nestingDepth }

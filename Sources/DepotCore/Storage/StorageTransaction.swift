@@ -102,7 +102,7 @@ extension StorageTransaction {
     public func changeLogHorizon() throws -> UInt64? { nil }
     /// A read: ``withValue(forKey:in:_:)``.
     public func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
-        try key.withUnsafeBytes { k in try withValue(forKey: k, in: keyspace) { [UInt8]($0) } }
+        try get(key, in: keyspace)
     }
 
     /// Drivers whose keyspace handles never go stale (names, or handles that stay valid for
@@ -143,7 +143,8 @@ extension StorageTransaction {
     func withValue<R>(forKey key: [UInt8], in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try key.withUnsafeBytes { try withValue(forKey: $0, in: keyspace, body) }
     }
-    func get(_ key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+    /// A copy of the value under `key`; nil when absent.
+    package func get(_ key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
         try withValue(forKey: key, in: keyspace) { [UInt8]($0) }
     }
     func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: Keyspace) throws {
