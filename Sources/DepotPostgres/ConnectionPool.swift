@@ -37,6 +37,8 @@ final class ConnectionPool: @unchecked Sendable {
     private var nextID = 0
     private var closed = false
     private var groupShutDown = false
+    /// Callers waiting for a connection to be given back.
+    private var waiters = 0
 
     let maximum: Int
     let group: MultiThreadedEventLoopGroup
@@ -61,6 +63,9 @@ final class ConnectionPool: @unchecked Sendable {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         eventLoop = group.next()
     }
+
+    /// How many callers wait for a busy connection now (tests wait for a waiter with it).
+    var waitingCallers: Int { condition.withLock { waiters } }
 
     /// Whether the calling thread is the pool's event loop (which must never block).
     var isEventLoopThread: Bool { eventLoop.inEventLoop }
@@ -98,7 +103,10 @@ final class ConnectionPool: @unchecked Sendable {
                 id = nextID
                 break
             }
-            if !condition.wait(until: deadline) {
+            waiters += 1
+            let woken = condition.wait(until: deadline)
+            waiters -= 1
+            if !woken {
                 condition.unlock()
                 throw PostgresDriverError.connectionUnavailable(server: server, detail: "all \(maximum) connections stayed busy")
             }

@@ -133,7 +133,7 @@ extension PostgresDriver {
                         return try body(session)
                     } catch {
                         // Also when the closure wrapped or caught the driver's error.
-                        lost = session.lostConnection || (error as? PostgresDriverError)?.isConnectionLoss == true
+                        lost = session.lostConnection || PostgresDriverError.unwrapping(error)?.isConnectionLoss == true
                         throw error
                     }
                 }

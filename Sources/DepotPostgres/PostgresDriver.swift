@@ -209,7 +209,7 @@ public final class PostgresDriver: StorageDriver {
                         return (result, txn.handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
-                        let failure = error as? PostgresDriverError
+                        let failure = PostgresDriverError.unwrapping(error)
                         // COMMIT sent and no answer: it may have been applied. Never retried.
                         if committing, let failure, failure.isConnectionLoss || failure.isDeadline {
                             throw PostgresDriverError.commitOutcomeUnknown(server: configuration.server, detail: failure.description)

@@ -32,32 +32,36 @@ extension PostgresTransaction {
     /// changes share no row, and readers stop at ``changeLogHorizon()``. Read with the
     /// transaction's first statement when the driver's last write logged too: then no wait.
     func changeLogStamp() throws -> UInt64? {
-        // The puts sent so far are checked by the next wait (none when the stamp is here).
-        try check(write: true, deferring: true)
-        stampHint?.wanted = true
-        let xid: Int64?
-        if let prefetchedStamp {
-            xid = prefetchedStamp
-        } else {
-            try flushWrites()
-            xid = try run { try session.integers("SELECT txid_current()", .of()) }.first
+        return try storageCall {
+            // The puts sent so far are checked by the next wait (none when the stamp is here).
+            try check(write: true, deferring: true)
+            stampHint?.wanted = true
+            let xid: Int64?
+            if let prefetchedStamp {
+                xid = prefetchedStamp
+            } else {
+                try flushWrites()
+                xid = try run { try session.integers("SELECT txid_current()", .of()) }.first
+            }
+            guard let xid, xid > 0 else {
+                throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
+            }
+            loggedStamp = UInt64(xid)
+            return UInt64(xid)
         }
-        guard let xid, xid > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
-        }
-        loggedStamp = UInt64(xid)
-        return UInt64(xid)
     }
 
     /// The oldest transaction ID still running when the statement's snapshot was taken: every
     /// writer below it has committed or rolled back, so no entry below it can appear later.
     func changeLogHorizon() throws -> UInt64? {
-        try check(write: false)
-        let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-        guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
-            throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
+        return try storageCall {
+            try check(write: false)
+            let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
+            guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
+                throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
+            }
+            return UInt64(xmin)
         }
-        return UInt64(xmin)
     }
 }
 #endif

@@ -36,59 +36,61 @@ extension PostgresTransaction {
     /// put.
     func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
                      existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let locks, !KeyspaceHandle(keyspace.handle).multiValue else {
-            if try readValue(forKey: key, in: keyspace, existing) { return false }
-            try put(value, forKey: key, in: keyspace)
-            return true
+        return try storageCall {
+            guard let locks, !KeyspaceHandle(keyspace.handle).multiValue else {
+                if try readValue(forKey: key, in: keyspace, existing) { return false }
+                try put(value, forKey: key, in: keyspace)
+                return true
+            }
+            // Not waiting for `BEGIN` and the epoch read when they went out already (with the lock
+            // of a value taken on trust): the insert follows them in the same wait. `BEGIN` fails
+            // only with its connection, and then nothing after it runs.
+            try check(write: true, guessing: start != nil)
+            guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
+            let keyID = locks.id(keyspace: handle.id, key: key)
+            if readShared.contains(keyID) { locks.hot.insert(keyID) }
+            var binds = PostgresBindings.of(keyID)
+            var lock = "SELECT pg_advisory_xact_lock($1)"
+            if keyspaceLocks[handle.id] == nil {
+                // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
+                keyspaceLocks[handle.id] = false
+                let (space, id) = locks.keyspaceLockKey(handle.id)
+                binds = .of(space, id, keyID)
+                lock = "SELECT pg_advisory_xact_lock_shared($1, $2), pg_advisory_xact_lock($3)"
+            }
+            var insertBinds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value))
+            // With the check of a value taken on trust, when it is still to be sent.
+            let check = expectationCheck(first: 4, binds: &insertBinds)
+            let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1), \(check.map { "\($0), " } ?? "")"
+                + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 "
+                + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
+                + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
+                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2) FROM k\(check == nil ? "" : ", c")"
+            let statements = [PostgresQuery(unsafeSQL: lock, binds: binds), PostgresQuery(unsafeSQL: sql, binds: insertBinds)]
+            let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?) in
+                guard let row = rows.first else { return (false, nil) }
+                let (_, inserted, stored) = try row.decode((Int64, Int64, ByteBuffer?).self)
+                return (inserted > 0, stored.map { Array($0.readableBytesView) })
+            }
+            let answer = Result { try checkingDrop { try run { try session.wait(pending) } } }
+            // `BEGIN`'s and the epoch read's failure first. A handle guessed at an older epoch (a
+            // keyspace was dropped meanwhile, maybe another) is looked up again, which also brings
+            // the shared cache to the new epoch: the same ID is the same keyspace (IDs are never
+            // reused), so the insert stands; otherwise the write runs again.
+            if try !guessHeld() {
+                guard let current = try self.handle(of: keyspace), current.id == handle.id else { throw droppedMeanwhile() }
+            }
+            let (inserted, stored) = try answer.get()
+            if inserted { return true }
+            // Not inserted and nothing stored can only be a writer that ignored the key's lock:
+            // retried rather than guessed.
+            guard let stored else {
+                retryableState = "40001"
+                throw PostgresDriverError.server(sqlState: "40001", message: "a key changed under its lock")
+            }
+            try stored.withUnsafeBytes { try existing($0) }
+            return false
         }
-        // Not waiting for `BEGIN` and the epoch read when they went out already (with the lock
-        // of a value taken on trust): the insert follows them in the same wait. `BEGIN` fails
-        // only with its connection, and then nothing after it runs.
-        try check(write: true, guessing: start != nil)
-        guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
-        let keyID = locks.id(keyspace: handle.id, key: key)
-        if readShared.contains(keyID) { locks.hot.insert(keyID) }
-        var binds = PostgresBindings.of(keyID)
-        var lock = "SELECT pg_advisory_xact_lock($1)"
-        if keyspaceLocks[handle.id] == nil {
-            // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
-            keyspaceLocks[handle.id] = false
-            let (space, id) = locks.keyspaceLockKey(handle.id)
-            binds = .of(space, id, keyID)
-            lock = "SELECT pg_advisory_xact_lock_shared($1, $2), pg_advisory_xact_lock($3)"
-        }
-        var insertBinds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value))
-        // With the check of a value taken on trust, when it is still to be sent.
-        let check = expectationCheck(first: 4, binds: &insertBinds)
-        let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1), \(check.map { "\($0), " } ?? "")"
-            + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 "
-            + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
-            + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
-            + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2) FROM k\(check == nil ? "" : ", c")"
-        let statements = [PostgresQuery(unsafeSQL: lock, binds: binds), PostgresQuery(unsafeSQL: sql, binds: insertBinds)]
-        let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?) in
-            guard let row = rows.first else { return (false, nil) }
-            let (_, inserted, stored) = try row.decode((Int64, Int64, ByteBuffer?).self)
-            return (inserted > 0, stored.map { Array($0.readableBytesView) })
-        }
-        let answer = Result { try checkingDrop { try run { try session.wait(pending) } } }
-        // `BEGIN`'s and the epoch read's failure first. A handle guessed at an older epoch (a
-        // keyspace was dropped meanwhile, maybe another) is looked up again, which also brings
-        // the shared cache to the new epoch: the same ID is the same keyspace (IDs are never
-        // reused), so the insert stands; otherwise the write runs again.
-        if try !guessHeld() {
-            guard let current = try self.handle(of: keyspace), current.id == handle.id else { throw droppedMeanwhile() }
-        }
-        let (inserted, stored) = try answer.get()
-        if inserted { return true }
-        // Not inserted and nothing stored can only be a writer that ignored the key's lock:
-        // retried rather than guessed.
-        guard let stored else {
-            retryableState = "40001"
-            throw PostgresDriverError.server(sqlState: "40001", message: "a key changed under its lock")
-        }
-        try stored.withUnsafeBytes { try existing($0) }
-        return false
     }
 }
 #endif

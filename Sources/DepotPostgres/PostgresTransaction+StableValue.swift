@@ -26,20 +26,22 @@ extension PostgresTransaction {
     }
 
     func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
-        try check(write: false, guessing: true)
-        let handle = KeyspaceHandle(keyspace.handle)
-        // On trust only when the lock can still go out with the epoch read (nothing sent yet).
-        if let locks, start == nil, expectation == nil, !handle.multiValue, !guessedWrong,
-           let value = stableValues.value(keyspace: handle.id, key: key) {
-            expectation = Expectation(keyspace: handle.id, key: key, value: value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
-            opened()
+        return try storageCall {
+            try check(write: false, guessing: true)
+            let handle = KeyspaceHandle(keyspace.handle)
+            // On trust only when the lock can still go out with the epoch read (nothing sent yet).
+            if let locks, start == nil, expectation == nil, !handle.multiValue, !guessedWrong,
+               let value = stableValues.value(keyspace: handle.id, key: key) {
+                expectation = Expectation(keyspace: handle.id, key: key, value: value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
+                opened()
+                return value
+            }
+            let value = try get(key, in: keyspace)
+            if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
+                stableValues.store(value, keyspace: read.id, key: key)
+            }
             return value
         }
-        let value = try get(key, in: keyspace)
-        if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
-            stableValues.store(value, keyspace: read.id, key: key)
-        }
-        return value
     }
 
     /// The check of the value taken on trust, for the next statement to carry: a CTE named `c`

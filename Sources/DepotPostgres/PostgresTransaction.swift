@@ -176,178 +176,196 @@ final class PostgresTransaction: StorageTransaction {
     // MARK: - Keyspaces
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
-        try check(write: false, guessing: true)
-        if let known = keyspaces[name] { return known }
-        // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
-        // seen, checked when the first result comes back.
-        if epoch == nil, start?.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
-           assumedEpoch == nil || assumedEpoch == cached {
-            assumedEpoch = cached
-            let keyspace = Keyspace(name: name, handle: handle)
+        return try storageCall {
+            try check(write: false, guessing: true)
+            if let known = keyspaces[name] { return known }
+            // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
+            // seen, checked when the first result comes back.
+            if epoch == nil, start?.current == nil, !droppedKeyspace, case let (handle, cached)? = cache.latest(named: name),
+               assumedEpoch == nil || assumedEpoch == cached {
+                assumedEpoch = cached
+                let keyspace = Keyspace(name: name, handle: handle)
+                keyspaces[name] = keyspace
+                return keyspace
+            }
+            _ = try guessHeld()
+            let epoch = try started()
+            if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
+                let keyspace = Keyspace(name: name, handle: handle)
+                keyspaces[name] = keyspace
+                return keyspace
+            }
+            // id * 2 + multi: both in one bigint column.
+            let select = "SELECT id::bigint * 2 + multi::int FROM \(schema.keyspaces) WHERE name = $1"
+            var found = try run { try session.integers(select, .of(name)) }.first
+            if found == nil {
+                guard create && !isReadOnly else { return nil }
+                let insert = "INSERT INTO \(schema.keyspaces) (name, multi) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING id::bigint * 2 + multi::int"
+                found = try run { try session.integers(insert, .of(name, multiValue)) }.first
+                if found == nil { found = try run { try session.integers(select, .of(name)) }.first }
+            }
+            guard let found, let id = Int32(exactly: found / 2) else { return nil }
+            let keyspace = Keyspace(name: name, handle: KeyspaceHandle(id: id, multiValue: found % 2 == 1).raw)
             keyspaces[name] = keyspace
+            // A read's snapshot only holds committed keyspaces: share them now. A write's (which
+            // may have created some) are shared after its commit.
+            if isReadOnly { cache.store([name: keyspace.handle], epoch: epoch) }
             return keyspace
         }
-        _ = try guessHeld()
-        let epoch = try started()
-        if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {
-            let keyspace = Keyspace(name: name, handle: handle)
-            keyspaces[name] = keyspace
-            return keyspace
-        }
-        // id * 2 + multi: both in one bigint column.
-        let select = "SELECT id::bigint * 2 + multi::int FROM \(schema.keyspaces) WHERE name = $1"
-        var found = try run { try session.integers(select, .of(name)) }.first
-        if found == nil {
-            guard create && !isReadOnly else { return nil }
-            let insert = "INSERT INTO \(schema.keyspaces) (name, multi) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING RETURNING id::bigint * 2 + multi::int"
-            found = try run { try session.integers(insert, .of(name, multiValue)) }.first
-            if found == nil { found = try run { try session.integers(select, .of(name)) }.first }
-        }
-        guard let found, let id = Int32(exactly: found / 2) else { return nil }
-        let keyspace = Keyspace(name: name, handle: KeyspaceHandle(id: id, multiValue: found % 2 == 1).raw)
-        keyspaces[name] = keyspace
-        // A read's snapshot only holds committed keyspaces: share them now. A write's (which
-        // may have created some) are shared after its commit.
-        if isReadOnly { cache.store([name: keyspace.handle], epoch: epoch) }
-        return keyspace
     }
 
     func count(_ keyspace: Keyspace) throws -> Int {
-        try check(write: false)
-        guard let handle = try self.handle(of: keyspace) else { return 0 }
-        let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
-        return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
+        return try storageCall {
+            try check(write: false)
+            guard let handle = try self.handle(of: keyspace) else { return 0 }
+            let sql = "SELECT count(*) FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1"
+            return try holdingKeyspace(handle, exclusive: true) { Int(try run { try session.integers(sql, .of(handle.id)) }.first ?? 0) }
+        }
     }
 
     func clear(_ keyspace: Keyspace) throws {
-        try check(write: true)
-        guard let handle = try self.handle(of: keyspace) else { return }
-        try holdingKeyspace(handle, exclusive: true) {
-            try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+        try storageCall {
+            try check(write: true)
+            guard let handle = try self.handle(of: keyspace) else { return }
+            try holdingKeyspace(handle, exclusive: true) {
+                try run { try session.execute("DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1", .of(handle.id)) }
+            }
         }
     }
 
     func drop(_ keyspace: Keyspace) throws {
-        try clear(keyspace)
-        guard let handle = try self.handle(of: keyspace) else { return }
-        try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(handle.id)) }
-        // Every host's cached handles from before this commit become stale.
-        droppedKeyspace = true
-        try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
-        keyspaces[keyspace.name] = nil
+        try storageCall {
+            try clear(keyspace)
+            guard let handle = try self.handle(of: keyspace) else { return }
+            try run { try session.execute("DELETE FROM \(schema.keyspaces) WHERE id = $1", .of(handle.id)) }
+            // Every host's cached handles from before this commit become stale.
+            droppedKeyspace = true
+            try run { try session.execute("UPDATE \(schema.epoch) SET value = value + 1") }
+            keyspaces[keyspace.name] = nil
+        }
     }
 
     // MARK: - Entries
 
     func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        // May go out before `BEGIN` and the epoch read have answered, with a guessed handle;
-        // read again with the right one when the guess was wrong (nothing was shown yet).
-        try check(write: false, guessing: true)
-        var value: [UInt8]?
-        for _ in 0..<2 {
-            guard let handle = try self.handle(of: keyspace) else { return nil }
-            let sql = handle.multiValue
-                ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
-                : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
-            let locks = keyLocks(handle, key, write: false)
-            let result: Result<[[UInt8]], any Error>
-            if start == nil, let opening {
-                // The transaction's first statement: `BEGIN` goes with it and it reads the
-                // epoch too (one statement and no wait more).
-                let first = firstRead(sql, handle: handle, key: key, after: opening + locks)
-                start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
-                self.opening = nil
-                result = first.map { $0.value.map { [$0] } ?? [] }
-            } else {
-                result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
-            }
-            // `BEGIN`'s failure, if any, comes first.
-            if try guessHeld() {
-                value = try result.get().first
-                if value != nil, !handle.multiValue, let keyLocks = self.locks {
-                    readShared.insert(keyLocks.id(keyspace: handle.id, key: key))
+        return try storageCall {
+            // May go out before `BEGIN` and the epoch read have answered, with a guessed handle;
+            // read again with the right one when the guess was wrong (nothing was shown yet).
+            try check(write: false, guessing: true)
+            var value: [UInt8]?
+            for _ in 0..<2 {
+                guard let handle = try self.handle(of: keyspace) else { return nil }
+                let sql = handle.multiValue
+                    ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
+                    : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
+                let locks = keyLocks(handle, key, write: false)
+                let result: Result<[[UInt8]], any Error>
+                if start == nil, let opening {
+                    // The transaction's first statement: `BEGIN` goes with it and it reads the
+                    // epoch too (one statement and no wait more).
+                    let first = firstRead(sql, handle: handle, key: key, after: opening + locks)
+                    start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
+                    self.opening = nil
+                    result = first.map { $0.value.map { [$0] } ?? [] }
+                } else {
+                    result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
                 }
-                break
+                // `BEGIN`'s failure, if any, comes first.
+                if try guessHeld() {
+                    value = try result.get().first
+                    if value != nil, !handle.multiValue, let keyLocks = self.locks {
+                        readShared.insert(keyLocks.id(keyspace: handle.id, key: key))
+                    }
+                    break
+                }
             }
+            guard let value else { return nil }
+            return try value.withUnsafeBytes { try body($0) }
         }
-        guard let value else { return nil }
-        return try value.withUnsafeBytes { try body($0) }
     }
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
-        try check(write: true, deferring: true)
-        guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
-        stableValues.forget(keyspace: handle.id, key: key)
-        let sql = handle.multiValue
-            ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
-            : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-        // Not waited for: the answer is checked before the transaction's next wait or its
-        // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
-        guard let locks else {
-            let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
-            unchecked.append { [self] in try run { try session.wait(pending) } }
-            return
-        }
-        let verifyLock = lockKeyspace(handle, exclusive: false, checkExists: false)
-        let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
-        unchecked.append { [self] in
-            try verifyLock?()
-            try checkingDrop { _ = try run { try session.wait(pending) } }
+        try storageCall {
+            try check(write: true, deferring: true)
+            guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
+            stableValues.forget(keyspace: handle.id, key: key)
+            let sql = handle.multiValue
+                ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
+                : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+            // Not waited for: the answer is checked before the transaction's next wait or its
+            // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
+            guard let locks else {
+                let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+                unchecked.append { [self] in try run { try session.wait(pending) } }
+                return
+            }
+            let verifyLock = lockKeyspace(handle, exclusive: false, checkExists: false)
+            let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
+            unchecked.append { [self] in
+                try verifyLock?()
+                try checkingDrop { _ = try run { try session.wait(pending) } }
+            }
         }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
-        try check(write: true)
-        guard let handle = try self.handle(of: keyspace) else { return false }
-        stableValues.forget(keyspace: handle.id, key: key)
-        let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
-        // All values of a multi-value key: the key exclusively, as a read of it.
-        let locks = keyLocks(handle, key, write: true)
-        return try holdingKeyspace(handle, exclusive: false) {
-            try !run { try session.integers(sql, .of(handle.id, Bytea(key)), after: locks) }.isEmpty
+        return try storageCall {
+            try check(write: true)
+            guard let handle = try self.handle(of: keyspace) else { return false }
+            stableValues.forget(keyspace: handle.id, key: key)
+            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
+            // All values of a multi-value key: the key exclusively, as a read of it.
+            let locks = keyLocks(handle, key, write: true)
+            return try holdingKeyspace(handle, exclusive: false) {
+                try !run { try session.integers(sql, .of(handle.id, Bytea(key)), after: locks) }.isEmpty
+            }
         }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
-        try check(write: true)
-        guard let handle = try self.handle(of: keyspace) else { return false }
-        let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
-        let locks = keyLocks(handle, key, value: value, write: true)
-        return try holdingKeyspace(handle, exclusive: false) {
-            try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }.isEmpty
+        return try storageCall {
+            try check(write: true)
+            guard let handle = try self.handle(of: keyspace) else { return false }
+            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
+            let locks = keyLocks(handle, key, value: value, write: true)
+            return try holdingKeyspace(handle, exclusive: false) {
+                try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }.isEmpty
+            }
         }
     }
 
     // MARK: - Savepoints
 
     func savepoint<R>(_ body: () throws -> R) throws -> R {
-        try check(write: true)
-        depth += 1
-        defer { depth -= 1 }
-        let name = "depot_savepoint_\(depth)"
-        try run { try session.execute("SAVEPOINT \(name)") }
-        let result: R
-        let checkSent = expectation?.sent
-        do {
-            result = try body()
-            // The savepoint's own puts fail inside it.
-            try flushWrites()
-        } catch {
-            unchecked.removeAll()
-            // A check of a value taken on trust sent inside the savepoint is undone with it.
-            if let checkSent { expectation?.sent = checkSent }
-            // Undo the savepoint's work (and any keyspace it created) and carry on.
-            keyspaces.removeAll()
-            // Locks taken inside the savepoint were released with it: take them again.
-            keyspaceLocks.removeAll()
-            try run {
-                try session.execute("ROLLBACK TO SAVEPOINT \(name)")
-                try session.execute("RELEASE SAVEPOINT \(name)")
+        return try storageCall {
+            try check(write: true)
+            depth += 1
+            defer { depth -= 1 }
+            let name = "depot_savepoint_\(depth)"
+            try run { try session.execute("SAVEPOINT \(name)") }
+            let result: R
+            let checkSent = expectation?.sent
+            do {
+                result = try body()
+                // The savepoint's own puts fail inside it.
+                try flushWrites()
+            } catch {
+                unchecked.removeAll()
+                // A check of a value taken on trust sent inside the savepoint is undone with it.
+                if let checkSent { expectation?.sent = checkSent }
+                // Undo the savepoint's work (and any keyspace it created) and carry on.
+                keyspaces.removeAll()
+                // Locks taken inside the savepoint were released with it: take them again.
+                keyspaceLocks.removeAll()
+                try run {
+                    try session.execute("ROLLBACK TO SAVEPOINT \(name)")
+                    try session.execute("RELEASE SAVEPOINT \(name)")
+                }
+                throw error
             }
-            throw error
+            try run { try session.execute("RELEASE SAVEPOINT \(name)") }
+            return result
         }
-        try run { try session.execute("RELEASE SAVEPOINT \(name)") }
-        return result
     }
 }
 #endif

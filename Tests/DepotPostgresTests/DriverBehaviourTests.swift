@@ -272,11 +272,14 @@ struct DriverBehaviourTests {
             #expect(calls.load(ordering: .relaxed) == 1)
             #expect(throws: PostgresDriverError.nestedWrite) { try driver.write { _ in try driver.write { _ in } } }
             try driver.write { txn in _ = try txn.keyspace(named: "k", create: true, multiValue: false) }
-            #expect(throws: PostgresDriverError.readOnlyTransaction) {
+            // Wrapped as the LMDB driver's errors are: code in a transaction closure catches
+            // `DepotError` only, with the driver's error underneath.
+            let refused = #expect(throws: DepotError.self) {
                 try driver.read { txn in
                     if let space = try txn.keyspace(named: "k", create: false, multiValue: false) { try txn.clear(space) }
                 }
             }
+            #expect(refused?.underlyingError as? PostgresDriverError == .readOnlyTransaction)
         }
     }
 }

@@ -46,12 +46,16 @@ struct ReadReplicaRecoveryTests {
                 let holding = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
             }
             let signals = Signals()
+            let pool = try #require(driver.readReplicas?.pool)
             Thread.detachNewThread {
-                // Holds the pool's only standby connection for a second (3 × the connect budget).
+                // Holds the pool's only standby connection until the other read waits for it,
+                // then for 3 × the connect budget more (a read that gave up waiting after the
+                // budget would have gone to the primary by then).
                 _ = try? driver.read { txn in
                     signals.holding.signal()
                     _ = try onStandby(txn)
-                    Thread.sleep(forTimeInterval: 1)
+                    _ = eventually(within: 10) { pool.waitingCallers > 0 }
+                    Thread.sleep(forTimeInterval: 0.9)
                 }
                 signals.done.signal()
             }

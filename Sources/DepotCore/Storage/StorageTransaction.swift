@@ -18,6 +18,11 @@ public struct Keyspace: Hashable, Sendable {
 /// get, put, delete and ordered scans inside a transaction, plus savepoints and an after-commit
 /// hook. LMDB's `Transaction` (`DepotLMDB`) is the default implementation; keys and values are lent as
 /// buffers so that the hot path copies nothing.
+///
+/// Errors: an operation throws its driver's error wrapped, as ``DepotError/storage(_:)`` makes
+/// it (code `storage`, the driver's error as ``DepotError/underlyingError``), so that code inside
+/// a transaction closure catches ``DepotError`` only — the LMDB and PostgreSQL drivers do; the
+/// store wraps whatever else reaches it when the transaction ends.
 public protocol StorageTransaction: AnyObject {
     var isReadOnly: Bool { get }
     /// The longest key a keyspace accepts, in bytes (LMDB: the environment's limit, 511 by
