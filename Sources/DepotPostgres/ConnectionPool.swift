@@ -5,8 +5,10 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
-/// The driver's connections: at most `maximum` of postgres-nio's `PostgresConnection`, all on
-/// one event loop of the driver's own, opened when needed and reused. A caller leases one for a
+/// The driver's connections: at most `maximum` of postgres-nio's `PostgresConnection`, spread
+/// over event loops of the driver's own (``PostgresConfiguration/eventLoopThreads``, by default
+/// ``loopCount(maximum:)``: one per two cores, so that one loop thread does not cap a process's
+/// statements per second), opened when needed and reused. A caller leases one for a
 /// transaction (blocking, with a deadline, when all are busy) and gives it back; a connection
 /// that failed or closed is dropped and replaced later.
 ///
@@ -42,6 +44,9 @@ final class ConnectionPool: @unchecked Sendable {
 
     let maximum: Int
     let group: MultiThreadedEventLoopGroup
+    /// The group's event loops; connection `id` lives on `loops[id % loops.count]`.
+    private let loops: [any EventLoop]
+    /// The first loop (where closing is coordinated).
     let eventLoop: any EventLoop
     /// The servers, tried in order for each new connection.
     let configurations: [PostgresConnection.Configuration]
@@ -53,22 +58,29 @@ final class ConnectionPool: @unchecked Sendable {
     let rotating: Bool
 
     init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
-         maximum: Int, server: String, logger: Logger, rotating: Bool = false) {
+         maximum: Int, server: String, logger: Logger, rotating: Bool = false, loopThreads: Int? = nil) {
         self.configurations = configurations
         self.rotating = rotating
         self.target = target
         self.maximum = max(1, maximum)
         self.server = server
         self.logger = logger
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        eventLoop = group.next()
+        group = MultiThreadedEventLoopGroup(numberOfThreads: loopThreads.map { max(1, $0) } ?? Self.loopCount(maximum: self.maximum))
+        loops = group.makeIterator().map { $0 }
+        eventLoop = loops.first ?? group.next()
+    }
+
+    /// Event loop threads for a pool of `maximum` connections: one per two cores, at least one,
+    /// at most 8 and never more than the connections.
+    static func loopCount(maximum: Int) -> Int {
+        min(max(1, maximum), 8, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
     }
 
     /// How many callers wait for a busy connection now (tests wait for a waiter with it).
     var waitingCallers: Int { condition.withLock { waiters } }
 
-    /// Whether the calling thread is the pool's event loop (which must never block).
-    var isEventLoopThread: Bool { eventLoop.inEventLoop }
+    /// Whether the calling thread is one of the pool's event loops (which must never block).
+    var isEventLoopThread: Bool { loops.contains { $0.inEventLoop } }
 
     /// A new connection that could not be opened by a ``lease(until:connectingUntil:)`` given
     /// its own connect deadline (a standby's pool: see ``ReadReplicas``), apart from all
@@ -158,7 +170,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// One server: a connection, checked against ``target``, or why not (no password in it).
     private func attempt(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
         let pending = Pending<PostgresConnection>()
-        let eventLoop = eventLoop, logger = logger, target = target
+        let eventLoop = loops.isEmpty ? group.next() : loops[id % loops.count], logger = logger, target = target
         // postgres-nio bounds the whole start (TCP, TLS, authentication) by its connect timeout:
         // no longer than the call has left.
         var bounded = configuration

@@ -54,6 +54,11 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var rootCertificatePath: String?
     /// Most connections the pool opens.
     public var maximumConnections: Int
+    /// Event loop threads that serve the connections (each connection lives on one). nil, the
+    /// default: one per two cores, at most 8 and at most ``maximumConnections`` — one loop thread
+    /// serves some tens of thousands of statements a second, so a busy process on many cores
+    /// needs several.
+    public var eventLoopThreads: Int?
     /// How long to wait for a connection before failing.
     public var connectTimeout: Duration
     /// The deadline of every driver call (a read, a write with its retries, the set-up): a call
@@ -105,6 +110,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.tls = tls
         self.rootCertificatePath = nil
         self.maximumConnections = 16
+        self.eventLoopThreads = nil
         self.connectTimeout = .seconds(10)
         self.callTimeout = .seconds(30)
         self.writeIsolation = .readCommitted
@@ -167,7 +173,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
 
     /// Checks the limits: ``callTimeout`` and ``connectTimeout`` above zero and at most a day,
     /// ``maximumConnections``, ``maximumConcurrentWrites``, ``maximumWriteAttempts`` and
-    /// ``firstScanPage`` at least 1, every one of ``readReplicas`` with a host and a port from 1
+    /// ``firstScanPage`` at least 1, ``eventLoopThreads`` (when set) from 1 to 64, every one of ``readReplicas`` with a host and a port from 1
     /// to 65535. ``PostgresDriver`` calls it before connecting.
     /// - Throws: ``PostgresDriverError/invalidConfiguration(_:)`` naming the setting.
     public func validate() throws {
@@ -181,6 +187,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         for (name, value) in [("maximumConnections", maximumConnections), ("maximumConcurrentWrites", maximumConcurrentWrites),
                               ("maximumWriteAttempts", maximumWriteAttempts), ("firstScanPage", firstScanPage)] where value < 1 {
             throw PostgresDriverError.invalidConfiguration("\(name) must be at least 1")
+        }
+        if let threads = eventLoopThreads, !(1...64).contains(threads) {
+            throw PostgresDriverError.invalidConfiguration("eventLoopThreads must be from 1 to 64")
         }
         try validateReadReplicas()
     }

@@ -84,11 +84,12 @@ public final class PostgresDriver: StorageDriver {
         keyLocks = configuration.writeIsolation == .readCommitted ? KeyLocks(schema: configuration.schema) : nil
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
-                              server: configuration.server, logger: logger)
+                              server: configuration.server, logger: logger, loopThreads: configuration.eventLoopThreads)
         readReplicas = configuration.readReplicas.isEmpty ? nil : ReadReplicas(
             pool: ConnectionPool(configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                                  target: .any, maximum: configuration.maximumConnections,
-                                 server: configuration.readReplicaServer, logger: logger, rotating: true),
+                                 server: configuration.readReplicaServer, logger: logger, rotating: true,
+                                 loopThreads: configuration.eventLoopThreads),
             logger: logger)
         notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
         do {
