@@ -139,27 +139,9 @@ public final class PostgresDriver: StorageDriver {
     /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try withReadSession { session in
-            var trusting = true
-            while true {
-                let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
-                txn.trustsStableValues = trusting
-                let result: R
-                do {
-                    result = try body(txn)
-                    // A value taken on trust that changed meanwhile (another host changed the
-                    // schema): the read runs again, reading the value first, as a lost standby
-                    // read runs again (a read has no effects to repeat).
-                    if try !txn.readExpectationHeld() {
-                        txn.finish()
-                        rollback(session)
-                        trusting = false
-                        continue
-                    }
-                } catch {
-                    txn.finish()
-                    rollback(session)
-                    throw error
-                }
+            let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
+            do {
+                let result = try body(txn)
                 txn.finish()
                 // A transaction that sent nothing yet opens first (not waited for either).
                 txn.opened()
@@ -169,6 +151,10 @@ public final class PostgresDriver: StorageDriver {
                 session.send("COMMIT AND CHAIN")
                 session.chainedReadSince = .now
                 return result
+            } catch {
+                txn.finish()
+                rollback(session)
+                throw error
             }
         }
     }

@@ -13,10 +13,6 @@ import PostgresNIO
 /// check fails its statement (division by zero, as a keyspace dropped meanwhile: see
 /// ``checkingDrop(_:)``), which aborts the transaction and makes the write retryable; the
 /// driver forgets the value, so the next attempt reads it.
-///
-/// In a read (one `REPEATABLE READ` snapshot) the value is taken on trust as well: its read goes
-/// out at once, not waited for, and is compared when the closure returns
-/// (``readExpectationHeld()``); on a difference the driver runs the read again without trust.
 extension PostgresTransaction {
     /// A value taken on trust and the check it still needs.
     struct Expectation {
@@ -40,51 +36,12 @@ extension PostgresTransaction {
                 opened()
                 return value
             }
-            // A read: the value last read, on trust; its read goes out now, not waited for (it
-            // comes back with the transaction's next answer), and is compared when the read
-            // ends (``readExpectationHeld()``).
-            if isReadOnly, trustsStableValues, readExpectation == nil, !handle.multiValue, !guessedWrong,
-               let value = stableValues.value(keyspace: handle.id, key: key) {
-                let sql = "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
-                let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key)))]) { rows in
-                    try rows.first.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) }
-                }
-                readExpectation = ReadExpectation(keyspace: handle.id, key: key, value: value, actual: pending)
-                return value
-            }
             let value = try get(key, in: keyspace)
-            if let value, let read = try self.handle(of: keyspace), !read.multiValue, locks != nil || isReadOnly {
+            if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
                 stableValues.store(value, keyspace: read.id, key: key)
             }
             return value
         }
-    }
-
-    /// A value a read transaction took on trust, and the read of it sent alongside.
-    struct ReadExpectation {
-        let keyspace: Int32
-        let key: [UInt8]
-        let value: [UInt8]
-        let actual: Pending<[UInt8]?>
-    }
-
-    /// When a read ends: whether the value it took on trust (if any) is the one its snapshot
-    /// holds, under the keyspace handle it used. When not, the driver's kept value is replaced
-    /// (or forgotten) and the driver runs the read again: what the closure computed may rest
-    /// on the stale value.
-    func readExpectationHeld() throws -> Bool {
-        guard let expected = readExpectation else { return true }
-        readExpectation = nil
-        let actual = try run { try session.wait(expected.actual) }
-        guard try guessHeld(), !guessedWrong else {
-            stableValues.forget(keyspace: expected.keyspace, key: expected.key)
-            return false
-        }
-        if actual == expected.value { return true }
-        if let actual { stableValues.store(actual, keyspace: expected.keyspace, key: expected.key) } else {
-            stableValues.forget(keyspace: expected.keyspace, key: expected.key)
-        }
-        return false
     }
 
     /// The check of the value taken on trust, for the next statement to carry: a CTE named `c`

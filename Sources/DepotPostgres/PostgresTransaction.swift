@@ -64,10 +64,6 @@ final class PostgresTransaction: StorageTransaction {
     var firstServerError: PostgresDriverError?
     /// A value taken on trust by ``stableValue(forKey:in:)``, with its check.
     var expectation: Expectation?
-    /// In a read: the value taken on trust, checked when the read ends.
-    var readExpectation: ReadExpectation?
-    /// Whether a read may take values on trust (not in the run after a failed check).
-    var trustsStableValues = true
     let stableValues: StableValues
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [PostgresQuery], cache: KeyspaceCache,

@@ -3,9 +3,9 @@ import Foundation
 
 /// Values of keys that every write reads and that rarely change (the document layer's schema
 /// version), as the driver's transactions last read them, by keyspace ID and key. Only a hint:
-/// a write that takes one on trust checks it before it commits, a read compares it when its
-/// closure returns (see ``PostgresTransaction/stableValue(forKey:in:)``), and a failed check or
-/// a write of the key by this driver forgets it.
+/// a write that takes one on trust checks it before it commits (see
+/// ``PostgresTransaction/stableValue(forKey:in:)``), and a failed check or a write of the key
+/// by this driver forgets it.
 /// `@unchecked Sendable`: `values` is only touched under `lock` (as in ``KeyspaceCache``).
 final class StableValues: @unchecked Sendable {
     private struct Entry: Hashable {
