@@ -49,6 +49,27 @@ struct SchemaVersionTests {
         }
     }
 
+    /// A read reads the version (it takes nothing on trust): after another host added indexes,
+    /// the first host's next read has the new schema and so uses the index.
+    @Test func aReadAfterAnotherHostChangedTheSchemaSeesTheChange() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]), second = try Store(driver: drivers[1])
+            try first.write { tx in try tx.park(Label(id: 1, name: "a")) }
+            try first.write { tx in try tx.put(document: try Self.document(1, email: "p1@example.org"), in: "Staff", id: .int(1)) }
+            let email = FieldCondition(field: "email", op: .equal, value: .string(staff(100).email))
+            for _ in 0..<2 {
+                // Reads that know the version (the second takes it on trust): no index yet.
+                let before = try first.read { tx in try tx.query(collection: "Staff", conditions: [email]) }
+                #expect(before.plan.strategy == .scan)
+                #expect(before.documents.isEmpty)
+            }
+            try second.write { tx in try tx.park(staff(100)) }
+            let after = try first.read { tx in try tx.query(collection: "Staff", conditions: [email]) }
+            #expect(after.plan.strategy != .scan, "the read used the schema of before the change")
+            #expect(after.documents.map(\.id) == [.int(100)])
+        }
+    }
+
     /// A write that takes the version on trust sends its insert before the epoch read answered,
     /// with keyspace handles guessed at the epoch seen last: when another host dropped a
     /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.
