@@ -16,6 +16,10 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var inUse = false
     /// The string a record reader shares for fields with its bytes (``BinaryRecordReader/share(_:bytes:)``).
     var known = ""
+    /// The UTF-8 of ``known`` for keyed containers (``share(_:bytes:)``): a string value with
+    /// these bytes decodes as `known`, without a copy. `knownCount` is -1 when there is none.
+    @exclusivity(unchecked) var knownBytes: UnsafeRawPointer?
+    @exclusivity(unchecked) var knownCount = -1
     /// Whether the resolver stays set after a decode (the document layer's decoders, whose
     /// resolver is their transaction's own hook); a public decoder's is dropped at the end.
     @exclusivity(unchecked) var keepsResolver = false
@@ -84,7 +88,27 @@ final class BinaryDecoderImpl: Decoder {
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
         if !known.isEmpty { known = "" }
+        if knownCount >= 0 {
+            knownCount = -1
+            knownBytes = nil
+        }
         inUse = false
+    }
+
+    /// Makes string values with exactly `bytes` (the UTF-8 of `string`, valid until ``end()``)
+    /// decode as `string`.
+    func share(_ string: String, bytes: UnsafeRawBufferPointer) {
+        guard let start = bytes.baseAddress else { return }
+        known = string
+        knownBytes = start
+        knownCount = bytes.count
+    }
+
+    /// The string of `n` bytes at `p` (bounds checked): ``known`` when those are its bytes.
+    @inline(__always)
+    func string(_ p: Int, _ n: Int) throws -> String {
+        if n == knownCount, let knownBytes, BinaryReader.bytesEqual(reader.base + p, knownBytes, n) { return known }
+        return try reader.makeString(p, n)
     }
 
     var codingPath: [any CodingKey] { path(depth) }
@@ -180,7 +204,7 @@ final class BinaryDecoderImpl: Decoder {
             }
             if same {
                 let q = pos + 1 + len
-                let next = try r.skipValue(at: q)
+                let next = try r.skipValueInline(at: q)
                 guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
                 remember(KeyHint(owner: entries, offset: next, index: idx + 1), depth: depth)
                 return q
@@ -211,7 +235,7 @@ final class BinaryDecoderImpl: Decoder {
                     let v = BinaryWriter.unzigzag(try r.varint(&q))
                     if let i = key.intValue { match = Int64(i) == v } else { match = key.stringValue == String(v) }
                 }
-                let next = try r.skipValue(at: q)
+                let next = try r.skipValueInline(at: q)
                 guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
                 idx += 1
                 scanned += 1
@@ -257,28 +281,34 @@ final class BinaryDecoderImpl: Decoder {
 
     // MARK: Values
 
-    /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value.
+    /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value. `key` is the value's
+    /// key (``NoKey`` for none): generic, so that it becomes an existential only where a coding
+    /// path needs it (a composite value's, or an error's), not on every call.
     @inline(__always)
-    func decodeValue<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+    func decodeValue<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
         let t = T.self
-        if t == String.self { return unsafeBitCast(try readString(&p, depth, key), to: T.self) }
-        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, key), to: T.self) }
-        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, key), to: T.self) }
-        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, key), to: T.self) }
+        if t == String.self { return unsafeBitCast(try readString(&p, depth, anyKey(key)), to: T.self) }
+        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, anyKey(key)), to: T.self) }
+        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, anyKey(key)), to: T.self) }
+        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, anyKey(key)), to: T.self) }
         if let kind = FastKind.of(T.self) { return try decodeFast(kind, T.self, &p, depth, key, advance: advance) }
         return try decodeComposite(T.self, &p, depth, key, advance: advance)
     }
 
-    func decodeComposite<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+    /// `key` as the optional key of a coding path: nil for ``NoKey``.
+    @inline(__always)
+    func anyKey<K: CodingKey>(_ key: K) -> (any CodingKey)? { K.self == NoKey.self ? nil : key }
+
+    func decodeComposite<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
         let t = try reader.tag(at: p)
         // An optional holding a reference decodes through `Optional.init(from:)`, which reads
         // the wrapped type: the reference is resolved as that type.
         if t == BinaryTag.reference && !(T.self is any OptionalValue.Type) {
-            return try readSlow(T.self, &p, depth, key, t)
+            return try readSlow(T.self, &p, depth, anyKey(key), t)
         }
         let next = advance ? try reader.skipValue(at: p) : p
         var newDepth = depth
-        if let key {
+        if K.self != NoKey.self {
             try pushKey(key, at: depth)
             newDepth += 1
         }

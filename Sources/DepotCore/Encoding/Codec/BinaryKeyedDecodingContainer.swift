@@ -80,7 +80,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         let r = impl.reader
         if try r.tag(at: p) == BinaryTag.string {
             var q = p + 1
-            return try r.stringPayload(&q)
+            let n = try r.length(&q)
+            return try impl.string(q, n)
         }
         return try impl.readString(&p, depth, key)
     }

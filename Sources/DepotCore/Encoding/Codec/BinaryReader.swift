@@ -126,8 +126,9 @@ struct BinaryReader {
         }
     }
 
-    /// Whether the `n` bytes at `a` and at `b` (both readable) are equal: word compares, the
-    /// last one overlapping the one before, no call to `memcmp` for these short runs.
+    /// Whether the `n` bytes at `a` and at `b` (both readable) are equal: word compares (of 8,
+    /// 4 or 2 bytes), the last one overlapping the one before, no call to `memcmp` for these
+    /// short runs.
     @inlinable @inline(__always)
     static func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         if n >= 8 {
@@ -138,8 +139,15 @@ struct BinaryReader {
             }
             return a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
         }
-        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
-        return true
+        if n >= 4 {
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self) == b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        }
+        if n >= 2 {
+            return a.loadUnaligned(as: UInt16.self) == b.loadUnaligned(as: UInt16.self)
+                && a.loadUnaligned(fromByteOffset: n - 2, as: UInt16.self) == b.loadUnaligned(fromByteOffset: n - 2, as: UInt16.self)
+        }
+        return n == 0 || a.load(as: UInt8.self) == b.load(as: UInt8.self)
     }
 
     /// Whether the `n` bytes at `bytes` (readable) are all ASCII: word loads, the last one
@@ -200,6 +208,20 @@ struct BinaryReader {
         case .string(let s, let n): return try makeString(s, n)
         case .int(let v): return String(v)
         }
+    }
+
+    /// ``skipValue(at:)`` with the commonest values — an integer of one varint byte, a string of
+    /// fewer than 128 bytes — skipped inline.
+    @inline(__always)
+    func skipValueInline(at p: Int) throws -> Int {
+        if p >= 0 && p < count &- 1 {
+            let t = byte(p), b = byte(p &+ 1)
+            if b < 0x80 {
+                if t == BinaryTag.int { return p &+ 2 }
+                if t == BinaryTag.string && Int(b) <= count &- p &- 2 { return p &+ 2 &+ Int(b) }
+            }
+        }
+        return try skipValue(at: p)
     }
 
     /// Returns the offset just past the value starting at `p`. Never recurses more than one level.
