@@ -62,7 +62,7 @@ public struct BinaryDecoder {
         impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
         if let known { impl.share(known, bytes: knownUTF8) }
         defer { impl.end() }
-        let value = try impl.decodeValue(T.self, &p, 0, NoKey(), advance: true)
+        let value = try impl.decodeRoot(T.self, &p)
         guard p == reader.count else {
             throw BinaryCodecError.malformed(offset: p, reason: "trailing bytes after the root value")
         }

@@ -37,6 +37,8 @@ final class BinaryDecoderImpl: Decoder {
     /// ``BinaryDecoder`` owns: see ``ReusedKeyedContainers``), and those it keeps.
     @exclusivity(unchecked) var reusesContainers = false
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<ObjectBounds>()
+    /// The root type last decoded through `init(from:)` (see ``decodeRoot(_:_:)``).
+    @exclusivity(unchecked) var compositeRoot: ObjectIdentifier?
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
@@ -181,23 +183,26 @@ final class BinaryDecoderImpl: Decoder {
 
     /// Finds the value for `key` among `count` entries in `[entries, end)`, scanning linearly from
     /// just after the last match at this depth and wrapping around once.
+    ///
+    /// Inlined where a container looks a key up: records are written in declaration order, so
+    /// the key asked for is usually the entry at the hint, compared here in place; any other
+    /// case goes to ``scan(_:entries:end:count:depth:from:index:)``.
+    @inline(__always)
     func find<K: CodingKey>(_ key: K, entries: Int, end: Int, count: Int, depth: Int) throws -> Int? {
         if count == 0 { return nil }
         var pos = entries
         var idx = 0
-        let h = depth == 0 ? hint0 : (depth <= hints.count ? hints[depth - 1] : KeyHint(owner: -1, offset: 0, index: 0))
+        let h = depth == 0 ? hint0 : hint(at: depth)
         if h.owner == entries && h.index < count && h.offset < end {
             pos = h.offset
             idx = h.index
         }
-        var name = key.stringValue
         let r = reader
-        // Records are written in declaration order, so the key asked for is usually the entry
-        // at the hint: a short key there is compared in place.
         let h0 = r.byte(pos)
         if h0 < 0x80, h0 & 1 == 0, pos + 1 + Int(h0 >> 1) <= end {
             let len = Int(h0 >> 1)
             let stored = r.base + pos + 1
+            var name = key.stringValue
             let same = name.utf8.count == len && name.withUTF8 { (kb: UnsafeBufferPointer<UInt8>) -> Bool in
                 guard let k = kb.baseAddress else { return len == 0 }
                 return BinaryReader.bytesEqual(UnsafeRawPointer(k), stored, len)
@@ -206,10 +211,27 @@ final class BinaryDecoderImpl: Decoder {
                 let q = pos + 1 + len
                 let next = try r.skipValueInline(at: q)
                 guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
-                remember(KeyHint(owner: entries, offset: next, index: idx + 1), depth: depth)
+                let found = KeyHint(owner: entries, offset: next, index: idx + 1)
+                if depth == 0 { hint0 = found } else { remember(found, depth: depth) }
                 return q
             }
         }
+        return try scan(key, entries: entries, end: end, count: count, depth: depth, from: pos, index: idx)
+    }
+
+    /// The look-up hint of `depth` (1...).
+    private func hint(at depth: Int) -> KeyHint {
+        depth <= hints.count ? hints[depth - 1] : KeyHint(owner: -1, offset: 0, index: 0)
+    }
+
+    /// ``find(_:entries:end:count:depth:)`` past its fast case: the entries from `pos` (entry
+    /// `idx`) on, wrapping around once.
+    private func scan<K: CodingKey>(_ key: K, entries: Int, end: Int, count: Int, depth: Int,
+                                    from start: Int, index: Int) throws -> Int? {
+        var pos = start
+        var idx = index
+        var name = key.stringValue
+        let r = reader
         let found: (value: Int, next: Int, index: Int)? = try name.withUTF8 { kb in
             var scanned = 0
             while scanned < count {
@@ -250,7 +272,6 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     /// Keeps where the lookup at `depth` stopped, for the next one.
-    @inline(__always)
     private func remember(_ hint: KeyHint, depth: Int) {
         if depth == 0 {
             hint0 = hint
@@ -295,6 +316,20 @@ final class BinaryDecoderImpl: Decoder {
         return try decodeComposite(T.self, &p, depth, key, advance: advance)
     }
 
+    /// Decodes the root value, a `T`, at `p`, and moves `p` past it: ``decodeValue(_:_:_:_:advance:)``
+    /// without its checks for the types read natively when `T` is the root type last decoded
+    /// through `init(from:)` (a document layer's decoder reads one type after another).
+    func decodeRoot<T: Decodable>(_: T.Type, _ p: inout Int) throws -> T {
+        if compositeRoot != ObjectIdentifier(T.self) {
+            let t = T.self
+            if t == String.self || t == Int.self || t == Bool.self || t == Double.self || FastKind.of(T.self) != nil {
+                return try decodeValue(T.self, &p, 0, NoKey(), advance: true)
+            }
+            compositeRoot = ObjectIdentifier(T.self)
+        }
+        return try decodeComposite(T.self, &p, 0, NoKey(), advance: true)
+    }
+
     /// `key` as the optional key of a coding path: nil for ``NoKey``.
     @inline(__always)
     func anyKey<K: CodingKey>(_ key: K) -> (any CodingKey)? { K.self == NoKey.self ? nil : key }
@@ -306,7 +341,7 @@ final class BinaryDecoderImpl: Decoder {
         if t == BinaryTag.reference && !(T.self is any OptionalValue.Type) {
             return try readSlow(T.self, &p, depth, anyKey(key), t)
         }
-        let next = advance ? try reader.skipValue(at: p) : p
+        let next = advance ? try reader.skipValueInline(at: p) : p
         var newDepth = depth
         if K.self != NoKey.self {
             try pushKey(key, at: depth)

@@ -211,7 +211,8 @@ struct BinaryReader {
     }
 
     /// ``skipValue(at:)`` with the commonest values — an integer of one varint byte, a string of
-    /// fewer than 128 bytes — skipped inline.
+    /// fewer than 128 bytes, an object or array of fewer than 128 entries and 128 bytes — skipped
+    /// inline.
     @inline(__always)
     func skipValueInline(at p: Int) throws -> Int {
         if p >= 0 && p < count &- 1 {
@@ -219,6 +220,10 @@ struct BinaryReader {
             if b < 0x80 {
                 if t == BinaryTag.int { return p &+ 2 }
                 if t == BinaryTag.string && Int(b) <= count &- p &- 2 { return p &+ 2 &+ Int(b) }
+                if (t == BinaryTag.object || t == BinaryTag.array) && p < count &- 2 {
+                    let length = byte(p &+ 2)
+                    if length < 0x80 && Int(length) <= count &- p &- 3 { return p &+ 3 &+ Int(length) }
+                }
             }
         }
         return try skipValue(at: p)
