@@ -57,8 +57,20 @@ public struct BinaryDecoder {
                                            resolver: (any BinaryReferenceDecoding)?, known: String? = nil,
                                            knownUTF8: UnsafeRawBufferPointer = .init(start: nil, count: 0)) throws -> T {
         let reader = BinaryReader(bytes)
-        var p = try BinaryReader.checkHeader(reader)
-        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        let p = try BinaryReader.checkHeader(reader)
+        // Two calls rather than one reference that is either: the kept decoder is then borrowed
+        // from `owner`, not retained for the call.
+        let kept = owner.impl
+        if kept.inUse { return try decode(T.self, reader, at: p, on: BinaryDecoderImpl(), resolver: resolver, known, knownUTF8) }
+        return try decode(T.self, reader, at: p, on: kept, resolver: resolver, known, knownUTF8)
+    }
+
+    /// Decodes the root value at `p` of `reader` with `impl` (idle).
+    @inline(__always)
+    private func decode<T: Decodable>(_: T.Type, _ reader: BinaryReader, at start: Int, on impl: BinaryDecoderImpl,
+                                      resolver: (any BinaryReferenceDecoding)?, _ known: String?,
+                                      _ knownUTF8: UnsafeRawBufferPointer) throws -> T {
+        var p = start
         impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
         if let known { impl.share(known, bytes: knownUTF8) }
         defer { impl.end() }

@@ -81,7 +81,9 @@ extension BinaryDecoderImpl {
                 throw mismatch(String.self, t, path: path(depth, anyKey(key)) + [IndexKey(i)])
             }
             q += 1
-            result.append(try reader.stringPayload(&q))
+            let n = try reader.length(&q)
+            result.append(try reader.makeString(q, n))
+            q += n
         }
         guard q == end else { throw BinaryCodecError.malformed(offset: q, reason: "array length mismatch") }
         p = q

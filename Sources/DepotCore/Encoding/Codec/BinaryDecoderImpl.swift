@@ -152,6 +152,7 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     /// The entries of the object at `p` (a type mismatch when there is none).
+    @inline(__always)
     func objectBounds<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> ObjectBounds {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.object else {
@@ -334,6 +335,7 @@ final class BinaryDecoderImpl: Decoder {
     @inline(__always)
     func anyKey<K: CodingKey>(_ key: K) -> (any CodingKey)? { K.self == NoKey.self ? nil : key }
 
+    @inline(__always)
     func decodeComposite<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
         let t = try reader.tag(at: p)
         // An optional holding a reference decodes through `Optional.init(from:)`, which reads

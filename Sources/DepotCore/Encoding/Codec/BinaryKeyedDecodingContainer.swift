@@ -81,7 +81,10 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         if try r.tag(at: p) == BinaryTag.string {
             var q = p + 1
             let n = try r.length(&q)
-            return try impl.string(q, n)
+            if n == impl.knownCount, let known = impl.knownBytes, BinaryReader.bytesEqual(r.base + q, known, n) {
+                return impl.known
+            }
+            return try r.makeString(q, n)
         }
         return try impl.readString(&p, depth, key)
     }
@@ -120,6 +123,10 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         var p = try require(key)
+        // The commonest generic field, read here: no call through the general dispatch.
+        if T.self == [String].self, let strings = try impl.readStringArray(&p, depth, key) {
+            return unsafeBitCast(strings, to: T.self)
+        }
         return try impl.decodeValue(T.self, &p, depth, key, advance: false)
     }
 

@@ -40,6 +40,14 @@ struct BinaryReader {
             p += 1
             return UInt64(b0)
         }
+        // Two bytes (values of 128 to 16,383: zig-zagged integers from 64 on) are common too.
+        if p < count &- 1 {
+            let b1 = byte(p &+ 1)
+            if b1 < 0x80 {
+                p += 2
+                return UInt64(b0 & 0x7F) | UInt64(b1) << 7
+            }
+        }
         return try varintSlow(&p)
     }
 
@@ -210,15 +218,17 @@ struct BinaryReader {
         }
     }
 
-    /// ``skipValue(at:)`` with the commonest values — an integer of one varint byte, a string of
-    /// fewer than 128 bytes, an object or array of fewer than 128 entries and 128 bytes — skipped
-    /// inline.
+    /// ``skipValue(at:)`` with the commonest values — an integer of one or two varint bytes, a
+    /// string of fewer than 128 bytes, an object or array of fewer than 128 entries and 128
+    /// bytes — skipped inline.
     @inline(__always)
     func skipValueInline(at p: Int) throws -> Int {
         if p >= 0 && p < count &- 1 {
             let t = byte(p), b = byte(p &+ 1)
-            if b < 0x80 {
-                if t == BinaryTag.int { return p &+ 2 }
+            if t == BinaryTag.int {
+                if b < 0x80 { return p &+ 2 }
+                if p < count &- 2 && byte(p &+ 2) < 0x80 { return p &+ 3 }
+            } else if b < 0x80 {
                 if t == BinaryTag.string && Int(b) <= count &- p &- 2 { return p &+ 2 &+ Int(b) }
                 if (t == BinaryTag.object || t == BinaryTag.array) && p < count &- 2 {
                     let length = byte(p &+ 2)
