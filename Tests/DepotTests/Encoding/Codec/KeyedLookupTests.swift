@@ -67,6 +67,23 @@ struct KeyedLookupTests {
         }
     }
 
+    /// Integers of one, two and more varint bytes, read in place and skipped on the way to
+    /// another key (zig-zagged: 63 and -64 take one byte, 64 and 8,191 two, 8,192 three).
+    @Test func integersOfEveryWidthAreReadAndSkipped() throws {
+        struct Ints: Codable, Equatable { var a: Int; var b: Int; var c: Int; var s: String; var d: Int }
+        struct Later: Codable, Equatable { var d: Int; var s: String; var b: Int }
+        let decoder = BinaryDecoder()
+        let widths = [0, 63, -64, 64, -65, 8_191, -8_192, 8_192, 1 << 40, Int.max, Int.min]
+        for (i, v) in widths.enumerated() {
+            let w = widths[(i + 3) % widths.count]
+            let ints = Ints(a: v, b: w, c: v / 2, s: "s\(i)", d: v &+ w)
+            let bytes = try BinaryEncoder().encode(ints)
+            #expect(try decoder.decode(Ints.self, from: bytes) == ints)
+            #expect(try decoder.decode(Later.self, from: bytes) == Later(d: v &+ w, s: "s\(i)", b: w))
+            #expect(try decoder.decode([Int].self, from: BinaryEncoder().encode([v, w, v &+ w])) == [v, w, v &+ w])
+        }
+    }
+
     @Test func aMissingKeyAndAMismatchStillNameTheirPath() throws {
         struct Inner: Codable { var zip: Int }
         struct Outer: Codable { var name: String; var inner: Inner }
