@@ -47,11 +47,11 @@ extension DocumentTransaction {
     /// Decodes a stored record of `D` (checksum verified; generated codec when `D` has one): the
     /// one way every typed read — get, scans, queries, sync-status reads — decodes a document.
     ///
-    /// Inlinable, with a direct path for the common case — a type with a generated codec, no
-    /// sync status and no field defaults, a sound record — specialized for `D` where it is
-    /// inlined: the record is checked and entered by non-generic code and decoded by `D`'s
-    /// generated initializer. A record that is not sound goes to the general path
-    /// (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports what is wrong; a decoding
+    /// Inlinable, with a direct path for the common case — no sync status and no field
+    /// defaults, a sound record — specialized for `D` where it is inlined: the record is checked
+    /// and entered by non-generic code and decoded by `D`'s generated initializer (or, for a
+    /// plain `Decodable` type, its `init(from:)` on the reused decoder). A record that is not
+    /// sound goes to the general path (``decodeDocumentInGeneral(_:_:facts:key:)``), which reports what is wrong; a decoding
     /// error is reported as the general path reports it, without decoding again (so a failure
     /// deep in a chain of references costs one decode per level). `knownID` is the String ID the
     /// document was asked for (its bytes are `key`): a field holding it shares that string.
@@ -64,6 +64,17 @@ extension DocumentTransaction {
             do {
                 return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver,
                                                   known: knownID, knownUTF8: key)
+            } catch {
+                try directDecodingFailed(error, facts: facts, key: key)
+            }
+        }
+        // The same for a plain `Decodable` type (keyed containers, the same bytes).
+        if facts.decodesPlainlyDirectly, let payload = Record.soundPayload(bytes) {
+            let saved = context.resolving.enter(facts.target, key: key)
+            defer { context.resolving.leave(saved) }
+            do {
+                return try decoder.decodePlainDocument(D.self, from: payload, resolver: referenceResolver,
+                                                       known: knownID, knownUTF8: key)
             } catch {
                 try directDecodingFailed(error, facts: facts, key: key)
             }

@@ -19,6 +19,9 @@ class AnyTypeFacts {
     /// Whether typed reads decode records straight through the generated codec: the type has
     /// one, no sync status to set from the record's flags and no field defaults to fill in.
     @usableFromInline let decodesDirectly: Bool
+    /// Whether typed reads decode records straight through `Decodable` (no generated codec, no
+    /// sync status, no field defaults): the decode of ``decodesDirectly`` with keyed containers.
+    @usableFromInline let decodesPlainlyDirectly: Bool
     /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
     @exclusivity(unchecked) var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
     /// The entry of `fieldPaths` used last (projections in a loop read one key path): found without hashing.
@@ -36,6 +39,7 @@ class AnyTypeFacts {
         self.fieldsChecked = fieldsChecked
         self.generated = generated
         decodesDirectly = generated != nil && !isSyncable && !hasFieldDefaults
+        decodesPlainlyDirectly = generated == nil && !isSyncable && !hasFieldDefaults
     }
 }
 

@@ -46,12 +46,35 @@ public struct BinaryDecoder {
     /// document layer's decoder keeps its resolver apart, so that the decoder is never copied).
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
                               resolver: (any BinaryReferenceDecoding)?) throws -> T {
+        try decodePlainDocument(T.self, from: bytes, resolver: resolver)
+    }
+
+    /// ``decode(_:from:resolver:)`` of a document read by its ID: `known` is a string the
+    /// caller holds and `knownUTF8` its UTF-8 bytes (the ID and its key): a string field with
+    /// those bytes shares the caller's string (as ``decodeDocument(_:from:resolver:known:knownUTF8:)``).
+    @usableFromInline
+    func decodePlainDocument<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
+                                           resolver: (any BinaryReferenceDecoding)?, known: String? = nil,
+                                           knownUTF8: UnsafeRawBufferPointer = .init(start: nil, count: 0)) throws -> T {
         let reader = BinaryReader(bytes)
-        var p = try BinaryReader.checkHeader(reader)
-        let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
+        let p = try BinaryReader.checkHeader(reader)
+        // Two calls rather than one reference that is either: the kept decoder is then borrowed
+        // from `owner`, not retained for the call.
+        let kept = owner.impl
+        if kept.inUse { return try decode(T.self, reader, at: p, on: BinaryDecoderImpl(), resolver: resolver, known, knownUTF8) }
+        return try decode(T.self, reader, at: p, on: kept, resolver: resolver, known, knownUTF8)
+    }
+
+    /// Decodes the root value at `p` of `reader` with `impl` (idle).
+    @inline(__always)
+    private func decode<T: Decodable>(_: T.Type, _ reader: BinaryReader, at start: Int, on impl: BinaryDecoderImpl,
+                                      resolver: (any BinaryReferenceDecoding)?, _ known: String?,
+                                      _ knownUTF8: UnsafeRawBufferPointer) throws -> T {
+        var p = start
         impl.begin(reader: reader, resolver: resolver, userInfo: userInfo, offset: p)
+        if let known { impl.share(known, bytes: knownUTF8) }
         defer { impl.end() }
-        let value = try impl.decodeValue(T.self, &p, 0, nil, advance: true)
+        let value = try impl.decodeRoot(T.self, &p)
         guard p == reader.count else {
             throw BinaryCodecError.malformed(offset: p, reason: "trailing bytes after the root value")
         }
@@ -132,7 +155,7 @@ public struct BinaryDecoder {
         impl.begin(reader: BinaryReader(bytes), resolver: resolver, userInfo: userInfo, offset: offset)
         defer { impl.end() }
         var p = offset
-        return try impl.decodeValue(T.self, &p, 0, nil, advance: true)
+        return try impl.decodeValue(T.self, &p, 0, NoKey(), advance: true)
     }
 
     /// Runs `body` with a reader of the record's top-level object; checks that it ends the input.

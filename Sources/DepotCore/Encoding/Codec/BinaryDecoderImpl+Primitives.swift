@@ -4,16 +4,21 @@ import Foundation
 /// mismatches with the coding path `path(depth) + [key]`.
 extension BinaryDecoderImpl {
     /// Decodes one of the natively supported non-core types.
-    func decodeFast<T: Decodable>(_ kind: FastKind, _: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
-        switch kind {
-        case .stringArray:
-            guard let v = try readStringArray(&p, depth, key) else {
-                return try decodeComposite(T.self, &p, depth, key, advance: advance)
+    func decodeFast<T: Decodable, K: CodingKey>(_ kind: FastKind, _: T.Type, _ p: inout Int, _ depth: Int, _ typedKey: K,
+                                                advance: Bool) throws -> T {
+        if kind == .stringArray {
+            guard let v = try readStringArray(&p, depth, typedKey) else {
+                return try decodeComposite(T.self, &p, depth, typedKey, advance: advance)
             }
             return unsafeBitCast(v, to: T.self)
+        }
+        let key = anyKey(typedKey)
+        switch kind {
+        case .stringArray:
+            return try decodeComposite(T.self, &p, depth, typedKey, advance: advance) // read above
         case .byteArray:
             guard try reader.tag(at: p) == BinaryTag.bytes else {
-                return try decodeComposite(T.self, &p, depth, key, advance: advance)
+                return try decodeComposite(T.self, &p, depth, typedKey, advance: advance)
             }
             var q = p + 1
             let n = try reader.length(&q)
@@ -55,14 +60,15 @@ extension BinaryDecoderImpl {
         let t = try reader.tag(at: p)
         if t == BinaryTag.string || t == BinaryTag.url || t == BinaryTag.decimal {
             var q = p + 1
-            let s = try reader.stringPayload(&q)
-            p = q
+            let n = try reader.length(&q)
+            let s = try string(q, n)
+            p = q + n
             return s
         }
         return try readSlow(String.self, &p, depth, key, t)
     }
 
-    func readStringArray(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> [String]? {
+    func readStringArray<K: CodingKey>(_ p: inout Int, _ depth: Int, _ key: K) throws -> [String]? {
         guard try reader.tag(at: p) == BinaryTag.array else { return nil }
         var q = p + 1
         let (n, end) = try reader.containerHeader(&q, minEntrySize: 1)
@@ -72,10 +78,12 @@ extension BinaryDecoderImpl {
             let t = try reader.tag(at: q)
             guard t == BinaryTag.string else {
                 if t == BinaryTag.reference && resolver != nil { return nil }  // let the generic path resolve
-                throw mismatch(String.self, t, path: path(depth, key) + [IndexKey(i)])
+                throw mismatch(String.self, t, path: path(depth, anyKey(key)) + [IndexKey(i)])
             }
             q += 1
-            result.append(try reader.stringPayload(&q))
+            let n = try reader.length(&q)
+            result.append(try reader.makeString(q, n))
+            q += n
         }
         guard q == end else { throw BinaryCodecError.malformed(offset: q, reason: "array length mismatch") }
         p = q

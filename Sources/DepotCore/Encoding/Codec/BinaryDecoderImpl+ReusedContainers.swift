@@ -11,18 +11,34 @@ extension BinaryDecoderImpl {
     func reusedContainer<Key: CodingKey>(_: Key.Type) throws -> KeyedDecodingContainer<Key> {
         let d = depth
         let bounds = try objectBounds(Key.self, at: offset, depth: d)
-        // A `KeyedDecodingContainer` is one reference to its box (checked here, so that the
-        // casts below only ever turn a box into the container it came from, or back).
-        guard MemoryLayout<KeyedDecodingContainer<Key>>.size == MemoryLayout<AnyObject>.size else {
-            return KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(
-                impl: self, entries: bounds.entries, end: bounds.end, entryCount: bounds.count, depth: d))
-        }
         let key = ObjectIdentifier(Key.self)
-        if let box = reused.box(for: key, depth: d, at: bounds, filler: ObjectBounds(entries: 0, end: 0, count: 0)) {
-            return unsafeBitCast(box, to: KeyedDecodingContainer<Key>.self)
+        if let kept = reused.box(for: key, depth: d, at: bounds, filler: ObjectBounds(entries: 0, end: 0, count: 0)) {
+            // Kept for this key type (checked above): no run-time metadata look-up on the way out.
+            return unsafeDowncast(kept, to: KeptContainer<KeyedDecodingContainer<Key>>.self).container()
         }
+        return newReusedContainer(Key.self, depth: d)
+    }
+
+    /// Makes and keeps the container of `depth` for `Key` (apart, so that the metadata it needs
+    /// is looked up only here).
+    @inline(never)
+    private func newReusedContainer<Key: CodingKey>(_: Key.Type, depth d: Int) -> KeyedDecodingContainer<Key> {
         let container = KeyedDecodingContainer(BinaryKeyedDecodingContainer<Key>(reusedBy: self, depth: d))
-        reused.keep(unsafeBitCast(container, to: AnyObject.self), for: key, depth: d)
+        reused.keep(KeptContainer(container), for: ObjectIdentifier(Key.self), depth: d)
         return container
     }
+}
+
+/// A container a coder keeps for reuse (see ``ReusedKeyedContainers``), in an object whose
+/// generic parameter is the container's type: handing it out again copies it with the type
+/// that the object's own metadata holds. (Code generic over the key would look up
+/// `Keyed…Container<Key>`'s metadata at run time on every call: about 160 instructions.)
+final class KeptContainer<Container> {
+    private let kept: Container
+
+    init(_ container: Container) { kept = container }
+
+    /// A copy of the kept container. Not inlined: here the container's type comes from `self`.
+    @inline(never)
+    func container() -> Container { kept }
 }

@@ -16,6 +16,10 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var inUse = false
     /// The string a record reader shares for fields with its bytes (``BinaryRecordReader/share(_:bytes:)``).
     var known = ""
+    /// The UTF-8 of ``known`` for keyed containers (``share(_:bytes:)``): a string value with
+    /// these bytes decodes as `known`, without a copy. `knownCount` is -1 when there is none.
+    @exclusivity(unchecked) var knownBytes: UnsafeRawPointer?
+    @exclusivity(unchecked) var knownCount = -1
     /// Whether the resolver stays set after a decode (the document layer's decoders, whose
     /// resolver is their transaction's own hook); a public decoder's is dropped at the end.
     @exclusivity(unchecked) var keepsResolver = false
@@ -33,6 +37,8 @@ final class BinaryDecoderImpl: Decoder {
     /// ``BinaryDecoder`` owns: see ``ReusedKeyedContainers``), and those it keeps.
     @exclusivity(unchecked) var reusesContainers = false
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<ObjectBounds>()
+    /// The root type last decoded through `init(from:)` (see ``decodeRoot(_:_:)``).
+    @exclusivity(unchecked) var compositeRoot: ObjectIdentifier?
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int) {
@@ -84,7 +90,27 @@ final class BinaryDecoderImpl: Decoder {
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if !hints.isEmpty { hints.removeAll(keepingCapacity: true) }
         if !known.isEmpty { known = "" }
+        if knownCount >= 0 {
+            knownCount = -1
+            knownBytes = nil
+        }
         inUse = false
+    }
+
+    /// Makes string values with exactly `bytes` (the UTF-8 of `string`, valid until ``end()``)
+    /// decode as `string`.
+    func share(_ string: String, bytes: UnsafeRawBufferPointer) {
+        guard let start = bytes.baseAddress else { return }
+        known = string
+        knownBytes = start
+        knownCount = bytes.count
+    }
+
+    /// The string of `n` bytes at `p` (bounds checked): ``known`` when those are its bytes.
+    @inline(__always)
+    func string(_ p: Int, _ n: Int) throws -> String {
+        if n == knownCount, let knownBytes, BinaryReader.bytesEqual(reader.base + p, knownBytes, n) { return known }
+        return try reader.makeString(p, n)
     }
 
     var codingPath: [any CodingKey] { path(depth) }
@@ -126,6 +152,7 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     /// The entries of the object at `p` (a type mismatch when there is none).
+    @inline(__always)
     func objectBounds<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> ObjectBounds {
         let t = try reader.tag(at: p)
         guard t == BinaryTag.object else {
@@ -153,90 +180,7 @@ final class BinaryDecoderImpl: Decoder {
                           offset: p, keyStack: path(depth, key), nesting: nesting + 1)
     }
 
-    // MARK: Keyed lookup
-
-    /// Finds the value for `key` among `count` entries in `[entries, end)`, scanning linearly from
-    /// just after the last match at this depth and wrapping around once.
-    func find<K: CodingKey>(_ key: K, entries: Int, end: Int, count: Int, depth: Int) throws -> Int? {
-        if count == 0 { return nil }
-        var pos = entries
-        var idx = 0
-        let h = depth == 0 ? hint0 : (depth <= hints.count ? hints[depth - 1] : KeyHint(owner: -1, offset: 0, index: 0))
-        if h.owner == entries && h.index < count && h.offset < end {
-            pos = h.offset
-            idx = h.index
-        }
-        var name = key.stringValue
-        let r = reader
-        // Records are written in declaration order, so the key asked for is usually the entry
-        // at the hint: a short key there is compared in place.
-        let h0 = r.byte(pos)
-        if h0 < 0x80, h0 & 1 == 0, pos + 1 + Int(h0 >> 1) <= end {
-            let len = Int(h0 >> 1)
-            let stored = r.base + pos + 1
-            let same = name.utf8.count == len && name.withUTF8 { (kb: UnsafeBufferPointer<UInt8>) -> Bool in
-                guard let k = kb.baseAddress else { return len == 0 }
-                return BinaryReader.bytesEqual(UnsafeRawPointer(k), stored, len)
-            }
-            if same {
-                let q = pos + 1 + len
-                let next = try r.skipValue(at: q)
-                guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
-                remember(KeyHint(owner: entries, offset: next, index: idx + 1), depth: depth)
-                return q
-            }
-        }
-        let found: (value: Int, next: Int, index: Int)? = try name.withUTF8 { kb in
-            var scanned = 0
-            while scanned < count {
-                if idx == count {
-                    idx = 0
-                    pos = entries
-                }
-                var q = pos
-                let h = try r.varint(&q)
-                var match = false
-                if h & 1 == 0 {
-                    let n = h >> 1
-                    guard q <= end, n <= UInt64(end - q) else {
-                        throw BinaryCodecError.malformed(offset: q, reason: "key exceeds its object")
-                    }
-                    let len = Int(n)
-                    if len == kb.count && (len == 0 || memcmp(r.base + q, kb.baseAddress!, len) == 0) {
-                        match = true
-                    }
-                    q += len
-                } else {
-                    guard h == 1 else { throw BinaryCodecError.malformed(offset: q, reason: "invalid key header") }
-                    let v = BinaryWriter.unzigzag(try r.varint(&q))
-                    if let i = key.intValue { match = Int64(i) == v } else { match = key.stringValue == String(v) }
-                }
-                let next = try r.skipValue(at: q)
-                guard next <= end else { throw BinaryCodecError.malformed(offset: q, reason: "value exceeds its object") }
-                idx += 1
-                scanned += 1
-                if match { return (q, next, idx) }
-                pos = next
-            }
-            return nil
-        }
-        guard let found else { return nil }
-        remember(KeyHint(owner: entries, offset: found.next, index: found.index), depth: depth)
-        return found.value
-    }
-
-    /// Keeps where the lookup at `depth` stopped, for the next one.
-    @inline(__always)
-    private func remember(_ hint: KeyHint, depth: Int) {
-        if depth == 0 {
-            hint0 = hint
-        } else if depth <= hints.count {
-            hints[depth - 1] = hint
-        } else {
-            while hints.count < depth - 1 { hints.append(KeyHint(owner: -1, offset: 0, index: 0)) }
-            hints.append(hint)
-        }
-    }
+    // MARK: Keyed lookup (find: BinaryDecoderImpl+Lookup.swift)
 
     func allKeys<K: CodingKey>(_: K.Type, entries: Int, end: Int, count: Int) throws -> [K] {
         var keys: [K] = []
@@ -257,28 +201,49 @@ final class BinaryDecoderImpl: Decoder {
 
     // MARK: Values
 
-    /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value.
+    /// Decodes a `T` at `p`. With `advance`, `p` is moved past the value. `key` is the value's
+    /// key (``NoKey`` for none): generic, so that it becomes an existential only where a coding
+    /// path needs it (a composite value's, or an error's), not on every call.
     @inline(__always)
-    func decodeValue<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+    func decodeValue<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
         let t = T.self
-        if t == String.self { return unsafeBitCast(try readString(&p, depth, key), to: T.self) }
-        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, key), to: T.self) }
-        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, key), to: T.self) }
-        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, key), to: T.self) }
+        if t == String.self { return unsafeBitCast(try readString(&p, depth, anyKey(key)), to: T.self) }
+        if t == Int.self { return unsafeBitCast(try readInteger(Int.self, &p, depth, anyKey(key)), to: T.self) }
+        if t == Bool.self { return unsafeBitCast(try readBool(&p, depth, anyKey(key)), to: T.self) }
+        if t == Double.self { return unsafeBitCast(try readDouble(&p, depth, anyKey(key)), to: T.self) }
         if let kind = FastKind.of(T.self) { return try decodeFast(kind, T.self, &p, depth, key, advance: advance) }
         return try decodeComposite(T.self, &p, depth, key, advance: advance)
     }
 
-    func decodeComposite<T: Decodable>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: (any CodingKey)?, advance: Bool) throws -> T {
+    /// Decodes the root value, a `T`, at `p`, and moves `p` past it: ``decodeValue(_:_:_:_:advance:)``
+    /// without its checks for the types read natively when `T` is the root type last decoded
+    /// through `init(from:)` (a document layer's decoder reads one type after another).
+    func decodeRoot<T: Decodable>(_: T.Type, _ p: inout Int) throws -> T {
+        if compositeRoot != ObjectIdentifier(T.self) {
+            let t = T.self
+            if t == String.self || t == Int.self || t == Bool.self || t == Double.self || FastKind.of(T.self) != nil {
+                return try decodeValue(T.self, &p, 0, NoKey(), advance: true)
+            }
+            compositeRoot = ObjectIdentifier(T.self)
+        }
+        return try decodeComposite(T.self, &p, 0, NoKey(), advance: true)
+    }
+
+    /// `key` as the optional key of a coding path: nil for ``NoKey``.
+    @inline(__always)
+    func anyKey<K: CodingKey>(_ key: K) -> (any CodingKey)? { K.self == NoKey.self ? nil : key }
+
+    @inline(__always)
+    func decodeComposite<T: Decodable, K: CodingKey>(_: T.Type, _ p: inout Int, _ depth: Int, _ key: K, advance: Bool) throws -> T {
         let t = try reader.tag(at: p)
         // An optional holding a reference decodes through `Optional.init(from:)`, which reads
         // the wrapped type: the reference is resolved as that type.
         if t == BinaryTag.reference && !(T.self is any OptionalValue.Type) {
-            return try readSlow(T.self, &p, depth, key, t)
+            return try readSlow(T.self, &p, depth, anyKey(key), t)
         }
-        let next = advance ? try reader.skipValue(at: p) : p
+        let next = advance ? try reader.skipValueInline(at: p) : p
         var newDepth = depth
-        if let key {
+        if K.self != NoKey.self {
             try pushKey(key, at: depth)
             newDepth += 1
         }

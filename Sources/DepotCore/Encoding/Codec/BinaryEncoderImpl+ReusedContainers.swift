@@ -9,18 +9,21 @@ extension BinaryEncoderImpl {
     /// last one had the same key type (see ``ReusedKeyedContainers``).
     func reusedContainer<Key: CodingKey>(_: Key.Type, frame: Int, start: Int) -> KeyedEncodingContainer<Key> {
         let d = depth
-        // A `KeyedEncodingContainer` is one reference to its box (checked here, so that the casts
-        // below only ever turn a box into the container it came from, or back).
-        guard MemoryLayout<KeyedEncodingContainer<Key>>.size == MemoryLayout<AnyObject>.size else {
-            return KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(impl: self, frame: frame, start: start, depth: d))
-        }
         let key = ObjectIdentifier(Key.self)
         let position = EncoderPosition(frame: frame, start: start)
-        if let box = reused.box(for: key, depth: d, at: position, filler: EncoderPosition(frame: -1, start: -1)) {
-            return unsafeBitCast(box, to: KeyedEncodingContainer<Key>.self)
+        if let kept = reused.box(for: key, depth: d, at: position, filler: EncoderPosition(frame: -1, start: -1)) {
+            // Kept for this key type (checked above): see ``KeptContainer``.
+            return unsafeDowncast(kept, to: KeptContainer<KeyedEncodingContainer<Key>>.self).container()
         }
+        return newReusedContainer(Key.self, depth: d)
+    }
+
+    /// Makes and keeps the container of `depth` for `Key` (apart, so that the metadata it needs
+    /// is looked up only here).
+    @inline(never)
+    private func newReusedContainer<Key: CodingKey>(_: Key.Type, depth d: Int) -> KeyedEncodingContainer<Key> {
         let container = KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(reusedBy: self, depth: d))
-        reused.keep(unsafeBitCast(container, to: AnyObject.self), for: key, depth: d)
+        reused.keep(KeptContainer(container), for: ObjectIdentifier(Key.self), depth: d)
         return container
     }
 }

@@ -80,7 +80,11 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
         let r = impl.reader
         if try r.tag(at: p) == BinaryTag.string {
             var q = p + 1
-            return try r.stringPayload(&q)
+            let n = try r.length(&q)
+            if n == impl.knownCount, let known = impl.knownBytes, BinaryReader.bytesEqual(r.base + q, known, n) {
+                return impl.known
+            }
+            return try r.makeString(q, n)
         }
         return try impl.readString(&p, depth, key)
     }
@@ -119,6 +123,10 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         var p = try require(key)
+        // The commonest generic field, read here: no call through the general dispatch.
+        if T.self == [String].self, let strings = try impl.readStringArray(&p, depth, key) {
+            return unsafeBitCast(strings, to: T.self)
+        }
         return try impl.decodeValue(T.self, &p, depth, key, advance: false)
     }
 

@@ -40,6 +40,14 @@ struct BinaryReader {
             p += 1
             return UInt64(b0)
         }
+        // Two bytes (values of 128 to 16,383: zig-zagged integers from 64 on) are common too.
+        if p < count &- 1 {
+            let b1 = byte(p &+ 1)
+            if b1 < 0x80 {
+                p += 2
+                return UInt64(b0 & 0x7F) | UInt64(b1) << 7
+            }
+        }
         return try varintSlow(&p)
     }
 
@@ -126,8 +134,9 @@ struct BinaryReader {
         }
     }
 
-    /// Whether the `n` bytes at `a` and at `b` (both readable) are equal: word compares, the
-    /// last one overlapping the one before, no call to `memcmp` for these short runs.
+    /// Whether the `n` bytes at `a` and at `b` (both readable) are equal: word compares (of 8,
+    /// 4 or 2 bytes), the last one overlapping the one before, no call to `memcmp` for these
+    /// short runs.
     @inlinable @inline(__always)
     static func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         if n >= 8 {
@@ -138,8 +147,15 @@ struct BinaryReader {
             }
             return a.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self) == b.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
         }
-        for i in 0..<n where a.load(fromByteOffset: i, as: UInt8.self) != b.load(fromByteOffset: i, as: UInt8.self) { return false }
-        return true
+        if n >= 4 {
+            return a.loadUnaligned(as: UInt32.self) == b.loadUnaligned(as: UInt32.self)
+                && a.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self) == b.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self)
+        }
+        if n >= 2 {
+            return a.loadUnaligned(as: UInt16.self) == b.loadUnaligned(as: UInt16.self)
+                && a.loadUnaligned(fromByteOffset: n - 2, as: UInt16.self) == b.loadUnaligned(fromByteOffset: n - 2, as: UInt16.self)
+        }
+        return n == 0 || a.load(as: UInt8.self) == b.load(as: UInt8.self)
     }
 
     /// Whether the `n` bytes at `bytes` (readable) are all ASCII: word loads, the last one
@@ -200,6 +216,27 @@ struct BinaryReader {
         case .string(let s, let n): return try makeString(s, n)
         case .int(let v): return String(v)
         }
+    }
+
+    /// ``skipValue(at:)`` with the commonest values — an integer of one or two varint bytes, a
+    /// string of fewer than 128 bytes, an object or array of fewer than 128 entries and 128
+    /// bytes — skipped inline.
+    @inline(__always)
+    func skipValueInline(at p: Int) throws -> Int {
+        if p >= 0 && p < count &- 1 {
+            let t = byte(p), b = byte(p &+ 1)
+            if t == BinaryTag.int {
+                if b < 0x80 { return p &+ 2 }
+                if p < count &- 2 && byte(p &+ 2) < 0x80 { return p &+ 3 }
+            } else if b < 0x80 {
+                if t == BinaryTag.string && Int(b) <= count &- p &- 2 { return p &+ 2 &+ Int(b) }
+                if (t == BinaryTag.object || t == BinaryTag.array) && p < count &- 2 {
+                    let length = byte(p &+ 2)
+                    if length < 0x80 && Int(length) <= count &- p &- 3 { return p &+ 3 &+ Int(length) }
+                }
+            }
+        }
+        return try skipValue(at: p)
     }
 
     /// Returns the offset just past the value starting at `p`. Never recurses more than one level.

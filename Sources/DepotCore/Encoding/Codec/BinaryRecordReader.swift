@@ -316,7 +316,7 @@ public struct BinaryRecordReader {
 
     @usableFromInline
     mutating func decodeStringArray() throws -> [String] {
-        if let strings = try read({ try $0.readStringArray(&$1, 0, Self.noKey) }) { return strings }
+        if let strings = try read({ try $0.readStringArray(&$1, 0, NoKey()) }) { return strings }
         return try impl.decodeValue([String].self, &p, 0, key, advance: true)
     }
 

@@ -171,6 +171,6 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         var p = offset
-        return try impl.decodeValue(T.self, &p, depth, noKey, advance: false)
+        return try impl.decodeValue(T.self, &p, depth, NoKey(), advance: false)
     }
 }

@@ -15,12 +15,12 @@
 struct ReusedKeyedContainers<Position> {
     /// Where the object of each depth's kept container is.
     private(set) var positions: [Position] = []
-    /// Each depth's kept container: its key type and its box (the container's only stored property).
+    /// Each depth's kept container: its key type and the ``KeptContainer`` holding it.
     private var boxes: [(key: ObjectIdentifier, box: AnyObject)?] = []
 
-    /// Records that the object of `depth` is at `position`; returns the box kept there when its
-    /// key type is `key` (the caller turns it back into its container: the casts stay where the
-    /// container's type is concrete).
+    /// Records that the object of `depth` is at `position`; returns the ``KeptContainer`` kept
+    /// there when its key type is `key` (the caller turns it back into its container: the casts
+    /// stay where the container's type is concrete).
     mutating func box(for key: ObjectIdentifier, depth: Int, at position: Position, filler: Position) -> AnyObject? {
         while positions.count <= depth {
             positions.append(filler)
@@ -31,7 +31,7 @@ struct ReusedKeyedContainers<Position> {
         return kept.box
     }
 
-    /// Keeps `box` (a container's only stored property) for key type `key` at `depth`.
+    /// Keeps `box` (a ``KeptContainer``) for key type `key` at `depth`.
     mutating func keep(_ box: AnyObject, for key: ObjectIdentifier, depth: Int) {
         boxes[depth] = (key, box)
     }
