@@ -151,13 +151,15 @@ extension Environment {
     func endRead(_ txn: Transaction, reusable: Bool) {
         guard let h = txn.handle, let stripe = txn.readerStripe else { return }
         txn.handle = nil
-        txn.attachment = nil // upper layers' state often points back at the transaction
+        // Upper layers' state often points back at the transaction. (Tested first, here and
+        // below: storing nil over nil still costs a release call on every read.)
+        if _slowPath(txn.attachment != nil) { txn.attachment = nil }
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
         let carrier: Transaction
         if reusable && txn.isScoped && txn.childDepth == 0 {
             if _slowPath(!txn.commitHandlers.isEmpty) { txn.commitHandlers.removeAll() }
-            txn.refusedDatabasePrefix = nil
+            if _slowPath(txn.refusedDatabasePrefix != nil) { txn.refusedDatabasePrefix = nil }
             carrier = txn
         } else {
             carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
