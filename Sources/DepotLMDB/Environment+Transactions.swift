@@ -156,19 +156,25 @@ extension Environment {
         if _slowPath(txn.attachment != nil) { txn.attachment = nil }
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
-        let carrier: Transaction
         if reusable && txn.isScoped && txn.childDepth == 0 {
             if _slowPath(!txn.commitHandlers.isEmpty) { txn.commitHandlers.removeAll() }
             if _slowPath(txn.refusedDatabasePrefix != nil) { txn.refusedDatabasePrefix = nil }
-            carrier = txn
+            keepReset(h, in: txn, stripe: stripe)
         } else {
-            carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
+            let carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
             carrier.handle = nil
+            keepReset(h, in: carrier, stripe: stripe)
         }
+    }
+
+    /// Unregisters the reader, keeping the reset `h` in `carrier` in the stripe's cache (or
+    /// aborting it when the cache is taken).
+    @usableFromInline @inline(__always)
+    func keepReset(_ h: OpaquePointer, in carrier: Transaction, stripe: UnsafeMutableRawPointer) {
         carrier.pooledHandle = h
-        if let extra = gate.exitReader(stripe, returning: carrier), let pooled = extra.pooledHandle {
-            extra.pooledHandle = nil
-            mdb_txn_abort(pooled)
+        if !gate.exitReader(stripe, keeping: carrier) {
+            carrier.pooledHandle = nil
+            mdb_txn_abort(h)
         }
     }
 
