@@ -49,11 +49,11 @@ package final class TransactionContext {
     @exclusivity(unchecked) private(set) var changedSchema = false
     /// The buffer records are encoded into, lent to one write at a time; a write nested in
     /// another's encoding (a referenced document parked) takes a spare. Buffers are given back
-    /// in the reverse order they were taken (each in a `defer`).
-    @exclusivity(unchecked) private var recordBuffer: [UInt8] = []
-    @exclusivity(unchecked) private var recordBufferLent = false
-    @exclusivity(unchecked) private var sparesLent = 0
-    @exclusivity(unchecked) private var spareBuffers: [[UInt8]] = []
+    /// in the reverse order they were taken (each in a `defer`; see TransactionContext+Buffers.swift).
+    @exclusivity(unchecked) var recordBuffer: [UInt8] = []
+    @exclusivity(unchecked) var recordBufferLent = false
+    @exclusivity(unchecked) var sparesLent = 0
+    @exclusivity(unchecked) var spareBuffers: [[UInt8]] = []
     /// Records being deleted right now (delete rules that cascade back to one are ignored).
     @exclusivity(unchecked) var deleting: Set<ChangeRecorder.Key> = []
     /// Before- and after-images for the store handle's undo history (nil: not recorded).
@@ -85,21 +85,6 @@ package final class TransactionContext {
     struct TypeFactsKey: Hashable {
         var type: ObjectIdentifier
         var alias: String
-    }
-
-    struct InProgress {
-        var alias: String
-        var collection: String
-        var key: UnsafeRawBufferPointer
-        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
-            self.collection == collection && self.alias == alias && key.elementsEqual(other)
-        }
-    }
-
-    struct Mark {
-        let recorder: Int
-        let depth: Int
-        var undo: Int = 0
     }
 
     private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
@@ -262,34 +247,6 @@ package final class TransactionContext {
         for entry in targets.values where entry.depth > depth { entry.depth = depth }
         for entry in kvTargets.values where entry.depth > depth { entry.depth = depth }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
-    }
-
-    // MARK: Buffers
-
-    /// An empty buffer with capacity; give it back with ``giveBack(_:)``.
-    func takeBuffer() -> [UInt8] {
-        var b: [UInt8] = []
-        if !recordBufferLent {
-            recordBufferLent = true
-            swap(&b, &recordBuffer)
-        } else {
-            sparesLent += 1
-            if let spare = spareBuffers.popLast() { b = spare }
-        }
-        if !b.isEmpty { b.removeAll(keepingCapacity: true) }
-        if b.capacity < 256 { b.reserveCapacity(256) }
-        return b
-    }
-
-    /// Takes back the buffer taken last.
-    func giveBack(_ buffer: [UInt8]) {
-        if sparesLent > 0 {
-            sparesLent -= 1
-            spareBuffers.append(buffer)
-        } else {
-            recordBuffer = buffer
-            recordBufferLent = false
-        }
     }
 
     // MARK: Collections
