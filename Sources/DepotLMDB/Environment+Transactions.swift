@@ -11,15 +11,27 @@ extension Environment {
     /// synchronous; bytes and cursors obtained inside must not escape it.
     @inlinable
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        var txn = try beginRead(scoped: true)
-        defer {
-            // Nothing else holds the object: the thread's next read reuses it. A closure that
-            // kept the transaction: from now on it must keep the environment.
-            let unique = isKnownUniquelyReferenced(&txn)
-            endRead(txn, reusable: unique)
-            if _slowPath(!unique) { txn.keepAlive = self }
+        // A constant passed to `body`, moved to `endScopedRead` after (no copy to count).
+        let txn = try beginRead(scoped: true)
+        let result: R
+        do {
+            result = try body(txn)
+        } catch {
+            endScopedRead(consume txn)
+            throw error
         }
-        return try body(txn)
+        endScopedRead(consume txn)
+        return result
+    }
+
+    /// Ends a read of ``read(_:)``. Nothing else holds the object: the thread's next read
+    /// reuses it. A closure that kept the transaction: from now on it must keep the environment.
+    @inlinable
+    func endScopedRead(_ txn: consuming Transaction) {
+        var txn = txn
+        let unique = isKnownUniquelyReferenced(&txn)
+        endRead(txn, reusable: unique)
+        if _slowPath(!unique) { txn.keepAlive = self }
     }
 
     /// Runs `body` in a write transaction: commits when it returns, aborts when it throws.

@@ -189,7 +189,7 @@ package final class TransactionContext {
     /// transaction alive until the next ``rebind(to:retaining:)``.
     func unbind() {
         txn = ended
-        owner = nil
+        if owner != nil { owner = nil } // (storing nil over nil still costs a release call)
     }
 
     /// The driver's transaction under any record transform.
