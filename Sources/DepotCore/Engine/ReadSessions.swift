@@ -49,7 +49,7 @@ final class ReadSessions: @unchecked Sendable {
 
     /// Keeps `view` in `slot` unless another view is there already.
     @inline(__always)
-    func give(_ view: DocumentTransaction, to slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    func give(_ view: consuming DocumentTransaction, to slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let raw = Unmanaged.passRetained(view).toOpaque()
         if cdepot_atomic_compare_exchange_pointer(slot, nil, raw) == 0 {
             Unmanaged<DocumentTransaction>.fromOpaque(raw).release()

@@ -94,10 +94,7 @@ public final class Store: @unchecked Sendable {
         // The slot's reference to the view, now this read's: used unretained meanwhile.
         guard let taken = readSessions.take(slot) else { return try readInNewView(slot, body) }
         var reusable = true
-        defer {
-            var session = taken.takeRetainedValue()
-            finishRead(&session, in: slot, reusable: reusable)
-        }
+        defer { finishRead(taken.takeRetainedValue(), in: slot, reusable: reusable) }
         return try core.read { txn in
             try taken._withUnsafeGuaranteedRef { session in
                 let rebound: Bool
@@ -128,9 +125,9 @@ public final class Store: @unchecked Sendable {
                                   _ body: (DocumentTransaction) throws -> R) throws -> R {
         var made: DocumentTransaction?
         defer {
-            if var view = made {
+            if let view = made {
                 made = nil
-                finishRead(&view, in: slot, reusable: true)
+                finishRead(view, in: slot, reusable: true)
             }
         }
         return try core.read { txn in
@@ -161,10 +158,10 @@ public final class Store: @unchecked Sendable {
     /// After a read: puts the thread's view back in its slot, unless it cannot serve another
     /// read or its caller kept it past the closure (left to the caller then, with the store).
     @inline(__always)
-    private func finishRead(_ view: inout DocumentTransaction, in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+    private func finishRead(_ view: consuming DocumentTransaction, in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                             reusable: Bool) {
         if reusable, isKnownUniquelyReferenced(&view), view.overlay == nil, view.context.isReusableForReads {
-            readSessions.give(view, to: slot)
+            readSessions.give(consume view, to: slot)
         } else {
             view.keepStore = self
         }
