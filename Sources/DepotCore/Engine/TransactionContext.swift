@@ -10,9 +10,9 @@
 @usableFromInline
 package final class TransactionContext {
     /// The transaction. Changes only for the reusable read context of a thread's read session
-    /// (``rebind(to:retaining:)``, ``unbind()``), between its transactions. Not retained, so that using it
-    /// costs no reference counting: ``owner`` holds it, or (a rebound read context) the driver,
-    /// for as long as it is bound here; ``unbind()`` leaves an object that lives as long as this.
+    /// (``rebind(to:retaining:)``, ``unbind()``), between its transactions. Not retained, so
+    /// that using it costs no reference counting: ``owner`` holds it, or (a rebound read
+    /// context) the driver, while it is bound here; ``unbind()`` leaves one that lives as long.
     @usableFromInline @exclusivity(unchecked) unowned(unsafe) private(set) var txn: any StorageTransaction
     /// Keeps ``txn`` alive: the transaction this context was made for, until ``unbind()``.
     @exclusivity(unchecked) private var owner: (any StorageTransaction)?
@@ -49,7 +49,7 @@ package final class TransactionContext {
     @exclusivity(unchecked) private(set) var changedSchema = false
     /// The buffer records are encoded into, lent to one write at a time; a write nested in
     /// another's encoding (a referenced document parked) takes a spare. Buffers are given back
-    /// in the reverse order they were taken (each in a `defer`; see TransactionContext+Buffers.swift).
+    /// in the reverse order they were taken (each in a `defer`; see `TransactionContext+Buffers`).
     @exclusivity(unchecked) var recordBuffer: [UInt8] = []
     @exclusivity(unchecked) var recordBufferLent = false
     @exclusivity(unchecked) var sparesLent = 0
