@@ -79,10 +79,11 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
-        // Word-sized atomics for the reader gate (Synchronization's `Atomic` is above the Apple floor).
+        // Word-sized atomics for the reader gate (Synchronization's `Atomic` is above the Apple
+        // floor), and the thread-local thread number.
         .target(name: "CDepotAtomic"),
         // What the layers share without depending on each other: the logger, thread numbers.
-        .target(name: "DepotSupport"),
+        .target(name: "DepotSupport", dependencies: ["CDepotAtomic"]),
         .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic", "DepotSupport"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),

@@ -11,15 +11,27 @@ extension Environment {
     /// synchronous; bytes and cursors obtained inside must not escape it.
     @inlinable
     public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
-        var txn = try beginRead(scoped: true)
-        defer {
-            // Nothing else holds the object: the thread's next read reuses it. A closure that
-            // kept the transaction: from now on it must keep the environment.
-            let unique = isKnownUniquelyReferenced(&txn)
-            endRead(txn, reusable: unique)
-            if _slowPath(!unique) { txn.keepAlive = self }
+        // A constant passed to `body`, moved to `endScopedRead` after (no copy to count).
+        let txn = try beginRead(scoped: true)
+        let result: R
+        do {
+            result = try body(txn)
+        } catch {
+            endScopedRead(consume txn)
+            throw error
         }
-        return try body(txn)
+        endScopedRead(consume txn)
+        return result
+    }
+
+    /// Ends a read of ``read(_:)``. Nothing else holds the object: the thread's next read
+    /// reuses it. A closure that kept the transaction: from now on it must keep the environment.
+    @inlinable
+    func endScopedRead(_ txn: consuming Transaction) {
+        var txn = txn
+        let unique = isKnownUniquelyReferenced(&txn)
+        endRead(txn, reusable: unique)
+        if _slowPath(!unique) { txn.keepAlive = self }
     }
 
     /// Runs `body` in a write transaction: commits when it returns, aborts when it throws.
@@ -151,22 +163,30 @@ extension Environment {
     func endRead(_ txn: Transaction, reusable: Bool) {
         guard let h = txn.handle, let stripe = txn.readerStripe else { return }
         txn.handle = nil
-        txn.attachment = nil // upper layers' state often points back at the transaction
+        // Upper layers' state often points back at the transaction. (Tested first, here and
+        // below: storing nil over nil still costs a release call on every read.)
+        if _slowPath(txn.attachment != nil) { txn.attachment = nil }
         mdb_txn_reset(h)
         if _slowPath(txn.holdsDatabaseLock) { publishDatabasesOpened(by: txn) }
-        let carrier: Transaction
         if reusable && txn.isScoped && txn.childDepth == 0 {
             if _slowPath(!txn.commitHandlers.isEmpty) { txn.commitHandlers.removeAll() }
-            txn.refusedDatabasePrefix = nil
-            carrier = txn
+            if _slowPath(txn.refusedDatabasePrefix != nil) { txn.refusedDatabasePrefix = nil }
+            keepReset(h, in: txn, stripe: stripe)
         } else {
-            carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
+            let carrier = Transaction(environment: self, handle: h, readOnly: true, scoped: true, readerStripe: stripe)
             carrier.handle = nil
+            keepReset(h, in: carrier, stripe: stripe)
         }
+    }
+
+    /// Unregisters the reader, keeping the reset `h` in `carrier` in the stripe's cache (or
+    /// aborting it when the cache is taken).
+    @usableFromInline @inline(__always)
+    func keepReset(_ h: OpaquePointer, in carrier: Transaction, stripe: UnsafeMutableRawPointer) {
         carrier.pooledHandle = h
-        if let extra = gate.exitReader(stripe, returning: carrier), let pooled = extra.pooledHandle {
-            extra.pooledHandle = nil
-            mdb_txn_abort(pooled)
+        if !gate.exitReader(stripe, keeping: carrier) {
+            carrier.pooledHandle = nil
+            mdb_txn_abort(h)
         }
     }
 

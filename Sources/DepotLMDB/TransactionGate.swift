@@ -127,17 +127,28 @@ final class TransactionGate: @unchecked Sendable {
     /// it is free. Returns it when it was not kept (the caller aborts its handle).
     @inlinable
     func exitReader(_ stripe: UnsafeMutableRawPointer, returning cached: Transaction?) -> Transaction? {
-        var extra = cached
-        if let cached, (stripe + 16).load(as: Int.self) != 0 {
+        guard let cached else {
+            _ = cdepot_atomic_add(Self.counter(stripe), -1)
+            return nil
+        }
+        return exitReader(stripe, keeping: cached) ? nil : cached
+    }
+
+    /// ``exitReader(_:returning:)`` with a transaction to keep: returns whether it was kept.
+    /// (No optional to copy: the one reference counted is the cache's.)
+    @inlinable
+    func exitReader(_ stripe: UnsafeMutableRawPointer, keeping cached: Transaction) -> Bool {
+        var kept = false
+        if (stripe + 16).load(as: Int.self) != 0 {
             let raw = Unmanaged.passRetained(cached).toOpaque()
             if cdepot_atomic_compare_exchange_pointer(Self.cachedSlot(stripe), nil, raw) != 0 {
-                extra = nil
+                kept = true
             } else {
                 Unmanaged<Transaction>.fromOpaque(raw).release()
             }
         }
         _ = cdepot_atomic_add(Self.counter(stripe), -1)
-        return extra
+        return kept
     }
 
     /// The number of registered readers (and handle uses) right now.

@@ -1,3 +1,4 @@
+import CDepotAtomic
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -11,16 +12,18 @@ import Darwin
 ///
 /// The number is handed out on a thread's first read and given back when the thread exits, and
 /// the smallest free number is handed out first: the numbers in use stay below the number of
-/// threads alive, whatever the thread churn. The fast path is one `pthread_getspecific`.
+/// threads alive, whatever the thread churn. The fast path reads a C thread-local variable;
+/// the thread-specific slot of `key` holds the number too, for its destructor.
 @usableFromInline
 package enum ThreadIndex {
     /// The thread-specific slot holding `index + 1` (0, nil, for a thread without a number).
-    @usableFromInline static let key: pthread_key_t = makeKey()
+    static let key: pthread_key_t = makeKey()
 
     /// The calling thread's number.
     @inlinable
     package static var current: Int {
-        if let stored = pthread_getspecific(key) { return Int(bitPattern: stored) &- 1 }
+        let stored = cdepot_thread_number_get()
+        if _fastPath(stored != 0) { return stored &- 1 }
         return assign()
     }
 
@@ -40,6 +43,7 @@ package enum ThreadIndex {
             return next
         }
         pthread_setspecific(key, UnsafeMutableRawPointer(bitPattern: index + 1))
+        cdepot_thread_number_set(index + 1)
         return index
     }
 
@@ -47,6 +51,7 @@ package enum ThreadIndex {
     static func release(_ stored: UnsafeMutableRawPointer?) {
         guard let stored else { return }
         let index = Int(bitPattern: stored) - 1
+        cdepot_thread_number_set(0) // a later call on this exiting thread takes a number again
         lock.withLock { free.append(index) }
     }
 

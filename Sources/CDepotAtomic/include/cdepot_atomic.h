@@ -46,6 +46,13 @@ static inline int cdepot_atomic_compare_exchange_pointer(void **p, void *expecte
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ? 1 : 0;
 }
 
+/// The calling thread's number + 1 as `cdepot_thread_number_set` left it (0: none yet), in a
+/// thread-local variable (DepotSupport's `ThreadIndex`: cheaper than `pthread_getspecific`).
+intptr_t cdepot_thread_number_get(void);
+
+/// Sets the calling thread's number + 1 (0: none).
+void cdepot_thread_number_set(intptr_t value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,7 @@ import CDepotAtomic
 /// it resolved (collections, per-type facts, the schema version). Building those for every
 /// request cost several times the look-up itself; a thread keeps its view here instead and
 /// rebinds it to the next read transaction, keeping what it resolved while the store's schema
-/// version is unchanged (see ``TransactionContext/rebind(to:)``).
+/// version is unchanged (see ``TransactionContext/rebind(to:retaining:)``).
 ///
 /// One slot per thread stripe (chosen by the same thread number as the reader gate), each on
 /// its own cache line: a thread takes its view with an atomic exchange and puts it back with a
@@ -39,16 +39,17 @@ final class ReadSessions: @unchecked Sendable {
         slots + (ThreadIndex.current & (Self.stripes - 1)) * Self.stride
     }
 
-    /// Takes the view kept in `slot`, if any.
+    /// Takes the view kept in `slot`, if any, with the slot's reference: the caller uses it
+    /// without retaining it, then releases it (`takeRetainedValue()`) or gives it back.
     @inline(__always)
-    func take(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> DocumentTransaction? {
+    func take(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Unmanaged<DocumentTransaction>? {
         guard let raw = cdepot_atomic_exchange_pointer(slot, nil) else { return nil }
-        return Unmanaged<DocumentTransaction>.fromOpaque(raw).takeRetainedValue()
+        return Unmanaged<DocumentTransaction>.fromOpaque(raw)
     }
 
     /// Keeps `view` in `slot` unless another view is there already.
     @inline(__always)
-    func give(_ view: DocumentTransaction, to slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    func give(_ view: consuming DocumentTransaction, to slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let raw = Unmanaged.passRetained(view).toOpaque()
         if cdepot_atomic_compare_exchange_pointer(slot, nil, raw) == 0 {
             Unmanaged<DocumentTransaction>.fromOpaque(raw).release()

@@ -238,6 +238,9 @@ package final class StoreCore: @unchecked Sendable {
         }
     }
 
+    /// Whether the store has a record transform (checked on every read, without copying it).
+    var hasRecordTransform: Bool { readState.read { $0.hasTransform } }
+
     /// `txn` seen through the record transform (itself when there is none).
     func wrap(_ txn: any StorageTransaction) -> any StorageTransaction {
         guard readState.read({ $0.hasTransform }), let transform = readState.read({ $0.transform }) else { return txn }

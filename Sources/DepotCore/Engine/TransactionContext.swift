@@ -10,8 +10,12 @@
 @usableFromInline
 package final class TransactionContext {
     /// The transaction. Changes only for the reusable read context of a thread's read session
-    /// (``rebind(to:)``, ``unbind()``), between its transactions.
-    @usableFromInline @exclusivity(unchecked) private(set) var txn: any StorageTransaction
+    /// (``rebind(to:retaining:)``, ``unbind()``), between its transactions. Not retained, so
+    /// that using it costs no reference counting: ``owner`` holds it, or (a rebound read
+    /// context) the driver, while it is bound here; ``unbind()`` leaves one that lives as long.
+    @usableFromInline @exclusivity(unchecked) unowned(unsafe) private(set) var txn: any StorageTransaction
+    /// Keeps ``txn`` alive: the transaction this context was made for, until ``unbind()``.
+    @exclusivity(unchecked) private var owner: (any StorageTransaction)?
     /// `txn.maxKeySize`, read once (checked before every look-up).
     @usableFromInline let maxKeySize: Int
     let core: StoreCore
@@ -45,11 +49,11 @@ package final class TransactionContext {
     @exclusivity(unchecked) private(set) var changedSchema = false
     /// The buffer records are encoded into, lent to one write at a time; a write nested in
     /// another's encoding (a referenced document parked) takes a spare. Buffers are given back
-    /// in the reverse order they were taken (each in a `defer`).
-    @exclusivity(unchecked) private var recordBuffer: [UInt8] = []
-    @exclusivity(unchecked) private var recordBufferLent = false
-    @exclusivity(unchecked) private var sparesLent = 0
-    @exclusivity(unchecked) private var spareBuffers: [[UInt8]] = []
+    /// in the reverse order they were taken (each in a `defer`; see `TransactionContext+Buffers`).
+    @exclusivity(unchecked) var recordBuffer: [UInt8] = []
+    @exclusivity(unchecked) var recordBufferLent = false
+    @exclusivity(unchecked) var sparesLent = 0
+    @exclusivity(unchecked) var spareBuffers: [[UInt8]] = []
     /// Records being deleted right now (delete rules that cascade back to one are ignored).
     @exclusivity(unchecked) var deleting: Set<ChangeRecorder.Key> = []
     /// Before- and after-images for the store handle's undo history (nil: not recorded).
@@ -83,24 +87,11 @@ package final class TransactionContext {
         var alias: String
     }
 
-    struct InProgress {
-        var alias: String
-        var collection: String
-        var key: UnsafeRawBufferPointer
-        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
-            self.collection == collection && self.alias == alias && key.elementsEqual(other)
-        }
-    }
-
-    struct Mark {
-        let recorder: Int
-        let depth: Int
-        var undo: Int = 0
-    }
-
     private init(txn: any StorageTransaction, core: StoreCore, recordChanges: Bool, logChanges: Bool) {
         self.txn = txn
+        owner = txn
         maxKeySize = txn.maxKeySize
+        readsOnly = txn.isReadOnly
         self.core = core
         self.recorder = recordChanges || logChanges ? ChangeRecorder() : nil
         self.logsChanges = logChanges
@@ -127,24 +118,32 @@ package final class TransactionContext {
 
     // MARK: Reuse by read sessions (see ReadSessions.swift)
 
+    /// Whether this context was made for a read-only transaction (and so only serves those).
+    let readsOnly: Bool
+    /// What ``unbind()`` leaves in ``txn`` (kept here: unbinding reads no global).
+    private let ended: any StorageTransaction = EndedTransaction.shared
+
     /// Whether this context can serve another read transaction: a read-only one that holds no
-    /// state of an operation in progress.
+    /// state of an operation in progress. Stored flags only (no call on the transaction).
     var isReusableForReads: Bool {
-        // Stored flags first; the transaction (an existential call) last.
-        !sharedWithOtherViews && recorder == nil && !logsChanges && !changedSchema && undoLog == nil && resolving.isEmpty
-            && parking.isEmpty && deleting.isEmpty && parkedReferences.isEmpty && pendingDescriptors.isEmpty
-            && droppedDatabases.isEmpty && txn.isReadOnly
+        readsOnly && !sharedWithOtherViews && recorder == nil && !logsChanges && !changedSchema && undoLog == nil
+            && resolving.isEmpty && parking.isEmpty && deleting.isEmpty && parkedReferences.isEmpty
+            && pendingDescriptors.isEmpty && droppedDatabases.isEmpty
     }
 
     /// Makes this (reusable, unbound) read context the context of the read transaction
     /// `newTxn`. The caller passes a context that ``isReusableForReads`` found reusable when its
-    /// last transaction ended (``Store/read(_:)`` keeps no other), and that nothing used since. What it resolved stays while the store's schema version is the one it was
-    /// resolved at (every collection drop and schema change bumps the version); otherwise it is
-    /// forgotten. Returns false when the context cannot serve `newTxn`.
-    func rebind(to newTxn: any StorageTransaction) throws -> Bool {
-        guard !sharedWithOtherViews, newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize, newTxn.attachment == nil else { return false }
+    /// last transaction ended (``Store/read(_:)`` keeps no other), and that nothing used since.
+    /// What it resolved stays while the store's schema version is the one it was resolved at
+    /// (every collection drop and schema change bumps the version); otherwise it is forgotten.
+    /// Returns false when the context cannot serve `newTxn`. Not attached to `newTxn` (nothing
+    /// looks a read's context up by its transaction); calls go to `newTxn`, the caller's
+    /// reference. `retaining`: the caller holds no reference to `newTxn` (a transform's wrapper).
+    func rebind(to newTxn: any StorageTransaction, retaining: Bool) throws -> Bool {
+        guard readsOnly, !sharedWithOtherViews, newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize else { return false }
         let resolvedAt = schemaVersionValue
         txn = newTxn
+        if retaining { owner = newTxn }
         // The same snapshot as the last transaction: the same schema version (no meta read).
         let snapshot = newTxn.snapshotID
         if snapshot == nil || snapshot != lastSnapshotID {
@@ -152,8 +151,8 @@ package final class TransactionContext {
             if case .some(nil) = metaCache { metaCache = nil } // absent then: look again
         }
         lastSnapshotID = snapshot
-        newTxn.attachment = self
-        if try !keptKeyspacesAreCurrent() || schemaVersion() != resolvedAt {
+        // (The same snapshot kept the version: no need to compare it.)
+        if try !keptKeyspacesAreCurrent(in: newTxn) || (schemaVersionValue == nil && schemaVersion() != resolvedAt) {
             targets.removeAll(keepingCapacity: true)
             kvTargets.removeAll(keepingCapacity: true)
             schemas.removeAll(keepingCapacity: true)
@@ -166,7 +165,7 @@ package final class TransactionContext {
     /// Whether every keyspace handle kept from earlier transactions is still current (see
     /// ``StorageTransaction/isCurrent(_:)``): a handle that an earlier read transaction opened
     /// itself is closed when it ends, and its number may be reused.
-    private func keptKeyspacesAreCurrent() -> Bool {
+    private func keptKeyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
         // Handles unchanged since they were last checked: all still current (the usual case).
         let version = txn.keyspaceHandlesVersion
         if let version, version == checkedHandlesVersion { return true }
@@ -187,9 +186,10 @@ package final class TransactionContext {
     @exclusivity(unchecked) private var lastSnapshotID: UInt64?
 
     /// Lets go of the transaction (which has ended or is about to): the context then holds no
-    /// transaction alive until the next ``rebind(to:)``.
+    /// transaction alive until the next ``rebind(to:retaining:)``.
     func unbind() {
-        txn = EndedTransaction.shared
+        txn = ended
+        if owner != nil { owner = nil } // (storing nil over nil still costs a release call)
     }
 
     /// The driver's transaction under any record transform.
@@ -247,34 +247,6 @@ package final class TransactionContext {
         for entry in targets.values where entry.depth > depth { entry.depth = depth }
         for entry in kvTargets.values where entry.depth > depth { entry.depth = depth }
         for i in pendingDescriptors.indices where pendingDescriptors[i].depth > depth { pendingDescriptors[i].depth = depth }
-    }
-
-    // MARK: Buffers
-
-    /// An empty buffer with capacity; give it back with ``giveBack(_:)``.
-    func takeBuffer() -> [UInt8] {
-        var b: [UInt8] = []
-        if !recordBufferLent {
-            recordBufferLent = true
-            swap(&b, &recordBuffer)
-        } else {
-            sparesLent += 1
-            if let spare = spareBuffers.popLast() { b = spare }
-        }
-        if !b.isEmpty { b.removeAll(keepingCapacity: true) }
-        if b.capacity < 256 { b.reserveCapacity(256) }
-        return b
-    }
-
-    /// Takes back the buffer taken last.
-    func giveBack(_ buffer: [UInt8]) {
-        if sparesLent > 0 {
-            sparesLent -= 1
-            spareBuffers.append(buffer)
-        } else {
-            recordBuffer = buffer
-            recordBufferLent = false
-        }
     }
 
     // MARK: Collections

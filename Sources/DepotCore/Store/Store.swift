@@ -91,50 +91,79 @@ public final class Store: @unchecked Sendable {
     /// and nothing is locked or shared between threads reading at once.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
         let slot = readSessions.slot()
-        var session = readSessions.take(slot)
-        defer {
-            // A view its caller kept past the closure is left to the caller, with the store.
-            if isKnownUniquelyReferenced(&session), let kept = session {
-                if kept.overlay == nil, kept.context.isReusableForReads {
-                    readSessions.give(kept, to: slot)
-                } else {
-                    kept.keepStore = self
+        // The slot's reference to the view, now this read's: used unretained meanwhile.
+        guard let taken = readSessions.take(slot) else { return try readInNewView(slot, body) }
+        var reusable = true
+        defer { finishRead(taken.takeRetainedValue(), in: slot, reusable: reusable) }
+        return try core.read { txn in
+            try taken._withUnsafeGuaranteedRef { session in
+                let rebound: Bool
+                do {
+                    rebound = try core.hasRecordTransform ? session.context.rebind(to: core.wrap(txn), retaining: true)
+                        : session.context.rebind(to: txn, retaining: false)
+                } catch {
+                    // Not reusable after a failed rebind: dropped, never given back.
+                    session.context.unbind()
+                    reusable = false
+                    throw error
                 }
-            } else {
-                session?.keepStore = self
+                guard _fastPath(rebound) else {
+                    // The view cannot serve this transaction (it is dropped): a new one does.
+                    reusable = false
+                    return try readInView(newReadView(of: txn, keptByStore: false), txn, body)
+                }
+                // Before the driver ends the transaction: the context holds no transaction (so
+                // the driver's transaction object is not kept alive past its closure).
+                defer { session.context.unbind() }
+                return try body(session)
+            }
+        }
+    }
+
+    /// ``read(_:)`` on a thread with no view to reuse: a new one, kept for the thread's next read.
+    private func readInNewView<R>(_ slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                                  _ body: (DocumentTransaction) throws -> R) throws -> R {
+        var made: DocumentTransaction?
+        defer {
+            if let view = made {
+                made = nil
+                finishRead(view, in: slot, reusable: true)
             }
         }
         return try core.read { txn in
-            let tx: DocumentTransaction
-            let wrapped = core.wrap(txn)
-            var rebound = false
-            if let reused = session {
-                do {
-                    rebound = try reused.context.rebind(to: wrapped)
-                } catch {
-                    // Not reusable after a failed rebind: dropped, never given back.
-                    reused.context.unbind()
-                    reused.keepStore = self
-                    session = nil
-                    txn.attachment = nil
-                    throw error
-                }
-            }
-            if rebound, let reused = session {
-                tx = reused
-            } else {
-                tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(wrapped, core: core, store: self),
-                                         keptByStore: true)
-                session = tx
-            }
-            // Before the driver ends the transaction: break transaction ↔ context (for any
-            // driver) and let the context hold no transaction (so the driver's transaction
-            // object is not kept alive past its closure).
-            defer {
-                txn.attachment = nil
-                tx.context.unbind()
-            }
-            return try body(tx)
+            let view = newReadView(of: txn, keptByStore: true)
+            made = view
+            return try readInView(view, txn, body)
+        }
+    }
+
+    /// A new read view of `txn`, whose context is attached to `txn` until ``readInView(_:_:_:)``
+    /// ends; `keptByStore`: for a thread's read session (it then does not keep the store).
+    private func newReadView(of txn: any StorageTransaction, keptByStore: Bool) -> DocumentTransaction {
+        DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self),
+                            keptByStore: keptByStore)
+    }
+
+    /// Runs `body` in a new read view; before the driver ends the transaction, breaks
+    /// transaction ↔ context (for any driver) and lets the context hold no transaction.
+    private func readInView<R>(_ view: DocumentTransaction, _ txn: any StorageTransaction,
+                               _ body: (DocumentTransaction) throws -> R) throws -> R {
+        defer {
+            txn.attachment = nil
+            view.context.unbind()
+        }
+        return try body(view)
+    }
+
+    /// After a read: puts the thread's view back in its slot, unless it cannot serve another
+    /// read or its caller kept it past the closure (left to the caller then, with the store).
+    @inline(__always)
+    private func finishRead(_ view: consuming DocumentTransaction, in slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                            reusable: Bool) {
+        if reusable, isKnownUniquelyReferenced(&view), view.overlay == nil, view.context.isReusableForReads {
+            readSessions.give(consume view, to: slot)
+        } else {
+            view.keepStore = self
         }
     }
 

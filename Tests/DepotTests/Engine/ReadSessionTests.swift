@@ -23,6 +23,25 @@ struct ReadSessionTests {
         }
     }
 
+    /// A reused view reads through the record transform: its context holds the transform's
+    /// wrapper of each transaction for the read (nobody else does), and lets go of it after.
+    @Test func reusedViewsReadThroughARecordTransform() throws {
+        let other = TemporaryFolder()
+        var options = StoreOptions()
+        options.recordTransform = ToyTransform(keyByte: 0x3C)
+        let sealed = try Store(path: other.path, options: options)
+        try sealed.write { tx throws in for i in 0..<5 { _ = try tx.park(SecretNote(id: "n\(i)", text: "note \(i)")) } }
+        let first = try sealed.read { tx in ObjectIdentifier(tx) }
+        for round in 0..<20 {
+            let (view, text) = try sealed.read { tx in (ObjectIdentifier(tx), try tx.retrieve(SecretNote.self, id: "n\(round % 5)")?.text) }
+            #expect(view == first)
+            #expect(text == "note \(round % 5)")
+        }
+        var kept: DocumentTransaction?
+        try sealed.read { tx in kept = tx }
+        #expect(throws: DepotError.self) { try kept?.retrieve(SecretNote.self, id: "n1") }
+    }
+
     @Test func aViewKeptPastItsClosureIsNeverReusedAndReportsItEnded() throws {
         try store.write { tx throws in _ = try tx.park(Department(id: "d1", name: "R&D")) }
         var kept: DocumentTransaction?

@@ -1,0 +1,46 @@
+extension TransactionContext {
+    /// A document being parked (see ``parking``): its key is borrowed for the duration of the park.
+    struct InProgress {
+        var alias: String
+        var collection: String
+        var key: UnsafeRawBufferPointer
+        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
+            self.collection == collection && self.alias == alias && key.elementsEqual(other)
+        }
+    }
+
+    /// Where a savepoint began: the change recorder's, the nesting depth and the undo log's marks.
+    struct Mark {
+        let recorder: Int
+        let depth: Int
+        var undo: Int = 0
+    }
+
+    // MARK: Buffers
+
+    /// An empty buffer with capacity; give it back with ``giveBack(_:)``.
+    func takeBuffer() -> [UInt8] {
+        var b: [UInt8] = []
+        if !recordBufferLent {
+            recordBufferLent = true
+            swap(&b, &recordBuffer)
+        } else {
+            sparesLent += 1
+            if let spare = spareBuffers.popLast() { b = spare }
+        }
+        if !b.isEmpty { b.removeAll(keepingCapacity: true) }
+        if b.capacity < 256 { b.reserveCapacity(256) }
+        return b
+    }
+
+    /// Takes back the buffer taken last.
+    func giveBack(_ buffer: [UInt8]) {
+        if sparesLent > 0 {
+            sparesLent -= 1
+            spareBuffers.append(buffer)
+        } else {
+            recordBuffer = buffer
+            recordBufferLent = false
+        }
+    }
+}
