@@ -26,6 +26,23 @@ struct TransactionAndAliasTests {
         #expect(try s.read { try $0.collections() } == ["Department", "Employee"])
     }
 
+    /// A transaction kept past its closure (misuse) fails with a typed error when used, after a
+    /// read (whose thread's read view is reused) and after a write, never reads freed memory.
+    @Test func aTransactionUsedAfterItsClosureThrows() throws {
+        try store.write { tx in try tx.park(Department(id: "d", name: "kept")) }
+        var keptRead: DocumentTransaction?
+        _ = try store.read { tx in
+            keptRead = tx
+            return try tx.retrieve(Department.self, id: "d")
+        }
+        var keptWrite: DocumentTransaction?
+        try store.write { tx in keptWrite = tx }
+        for kept in [keptRead, keptWrite] {
+            let error = #expect(throws: DepotError.self) { try kept?.retrieve(Department.self, id: "d") }
+            #expect(error != nil)
+        }
+    }
+
     /// Read transactions reuse what an earlier read resolved for a type (collection handle, ID
     /// kind) while the schema version holds: a dropped and re-created collection must be seen
     /// as it is now, whatever the earlier reads cached.
