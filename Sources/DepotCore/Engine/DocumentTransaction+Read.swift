@@ -58,23 +58,15 @@ extension DocumentTransaction {
     @inlinable
     func decodeDocument<D: Document>(_ type: D.Type, _ bytes: UnsafeRawBufferPointer, facts: AnyTypeFacts,
                                      key: UnsafeRawBufferPointer, knownID: String? = nil) throws -> D {
-        if facts.decodesDirectly, let payload = Record.soundPayload(bytes) {
+        // A type with a generated codec, or a plain `Decodable` one (keyed containers over the
+        // same bytes), whose record is sound.
+        if facts.decodesDirectly || facts.decodesPlainlyDirectly, let payload = Record.soundPayload(bytes) {
             let saved = context.resolving.enter(facts.target, key: key)
             defer { context.resolving.leave(saved) }
             do {
-                return try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver,
-                                                  known: knownID, knownUTF8: key)
-            } catch {
-                try directDecodingFailed(error, facts: facts, key: key)
-            }
-        }
-        // The same for a plain `Decodable` type (keyed containers, the same bytes).
-        if facts.decodesPlainlyDirectly, let payload = Record.soundPayload(bytes) {
-            let saved = context.resolving.enter(facts.target, key: key)
-            defer { context.resolving.leave(saved) }
-            do {
-                return try decoder.decodePlainDocument(D.self, from: payload, resolver: referenceResolver,
-                                                       known: knownID, knownUTF8: key)
+                return facts.decodesDirectly
+                    ? try decoder.decodeDocument(D.self, from: payload, resolver: referenceResolver, known: knownID, knownUTF8: key)
+                    : try decoder.decodePlainDocument(D.self, from: payload, resolver: referenceResolver, known: knownID, knownUTF8: key)
             } catch {
                 try directDecodingFailed(error, facts: facts, key: key)
             }
