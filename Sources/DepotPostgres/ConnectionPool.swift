@@ -23,6 +23,8 @@ final class ConnectionPool: @unchecked Sendable {
         let connection: PostgresConnection
         /// The connection's unanswered statements, failed at once when its channel closes.
         let inFlight: InFlight
+        /// The connection's named prepared statements.
+        let prepared: PreparedStatements
         var chainedReadSince: ContinuousClock.Instant?
 
         /// Whether the connection can still serve statements.
@@ -56,10 +58,14 @@ final class ConnectionPool: @unchecked Sendable {
     /// Whether each new connection starts at a different server (read replicas share the
     /// reads) rather than at the first (failover order).
     let rotating: Bool
+    /// Whether connections prepare the driver's fixed statements (see ``PreparedStatements``).
+    let preparesStatements: Bool
 
     init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
-         maximum: Int, server: String, logger: Logger, rotating: Bool = false, loopThreads: Int? = nil) {
+         maximum: Int, server: String, logger: Logger, rotating: Bool = false, loopThreads: Int? = nil,
+         preparesStatements: Bool = true) {
         self.configurations = configurations
+        self.preparesStatements = preparesStatements
         self.rotating = rotating
         self.target = target
         self.maximum = max(1, maximum)
@@ -141,7 +147,7 @@ final class ConnectionPool: @unchecked Sendable {
         connection.closeFuture.whenComplete { _ in
             inFlight.connectionClosed(.connectionLost(server: server, detail: "the connection closed"))
         }
-        return Lease(connection: connection, inFlight: inFlight)
+        return Lease(connection: connection, inFlight: inFlight, prepared: PreparedStatements(enabled: preparesStatements))
     }
 
     /// Opens connection `id` (already counted in `open`): the first server, in order, that
@@ -154,7 +160,7 @@ final class ConnectionPool: @unchecked Sendable {
             case .success(let connection):
                 let refused: Bool = condition.withLock { closed }
                 if refused {
-                    give(back: Lease(connection: connection, inFlight: InFlight()), reusable: false)
+                    give(back: Lease(connection: connection, inFlight: InFlight(), prepared: PreparedStatements(enabled: false)), reusable: false)
                     throw PostgresDriverError.closed
                 }
                 return connection

@@ -75,16 +75,15 @@ struct KeyLocks: Sendable {
     }
 
     /// The statement taking the key lock `id`.
-    static func key(_ id: Int64, exclusive: Bool) -> PostgresQuery {
-        PostgresQuery(unsafeSQL: exclusive ? "SELECT pg_advisory_xact_lock($1)" : "SELECT pg_advisory_xact_lock_shared($1)",
-                      binds: .of(id))
+    static func key(_ id: Int64, exclusive: Bool) -> Statement {
+        Statement(prepared: exclusive ? "SELECT pg_advisory_xact_lock($1::bigint)" : "SELECT pg_advisory_xact_lock_shared($1::bigint)", .of(id))
     }
 
     /// The statement taking the lock of a whole keyspace.
-    func keyspace(_ keyspace: Int32, exclusive: Bool) -> PostgresQuery {
+    func keyspace(_ keyspace: Int32, exclusive: Bool) -> Statement {
         let function = exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"
         let (space, id) = keyspaceLockKey(keyspace)
-        return PostgresQuery(unsafeSQL: "SELECT \(function)($1, $2)", binds: .of(space, id))
+        return Statement(prepared: "SELECT \(function)($1::int, $2::int)", .of(space, id))
     }
 
     /// The two int4 keys of the lock of `keyspace` (for statements that take it with another).

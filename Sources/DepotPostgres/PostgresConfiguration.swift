@@ -97,6 +97,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// standby reachable runs on the primary. In a URL: `read_replicas=h1:5432,h2:5433`. See
     /// ``PostgresDriver/readingFromPrimary(_:)`` for reads that must see the caller's writes.
     public var readReplicas: [Endpoint]
+    /// Whether each connection prepares the driver's fixed statements (point reads, puts, key
+    /// locks, `BEGIN`) under names, so that the server parses and plans each once per
+    /// connection rather than at every use (true by default). Set false behind a pooler that
+    /// hands each transaction a different server connection (PgBouncer's transaction mode
+    /// without prepared-statement support), where a name prepared on one connection is
+    /// unknown on the next. In a URL: `prepare_statements=false`.
+    public var preparesStatements: Bool
 
     /// A configuration with libpq's defaults for what is not given.
     public init(host: String = "localhost", port: Int = 5432, username: String, password: String? = nil,
@@ -118,6 +125,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.maximumConcurrentWrites = 1024
         self.firstScanPage = 16
         self.alternateHosts = []
+        self.preparesStatements = true
         self.targetSession = .any
         self.readReplicas = []
     }
@@ -158,6 +166,12 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "host": host = value
             case "target_session_attrs": targetSession = try Self.targetSession(value)
             case "read_replicas": readReplicas = try Self.replicaList(value)
+            case "prepare_statements":
+                switch value {
+                case "true", "on", "1": preparesStatements = true
+                case "false", "off", "0": preparesStatements = false
+                default: throw PostgresDriverError.invalidConfiguration("prepare_statements must be true or false")
+                }
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)

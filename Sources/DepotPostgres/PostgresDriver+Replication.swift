@@ -29,7 +29,7 @@ extension PostgresDriver {
             """
         let row: [Int64?] = try withSession { session in
             session.leaveChainedRead()
-            return try session.wait(session.submit([PostgresQuery(unsafeSQL: sql)]) { rows in
+            return try session.wait(session.submit([Statement(sql)]) { rows in
                 guard let row = rows.first else { return [] }
                 let (standby, lag, standbys) = try row.decode((Int64, Int64?, Int64).self)
                 return [standby, lag, standbys]

@@ -84,12 +84,13 @@ public final class PostgresDriver: StorageDriver {
         keyLocks = configuration.writeIsolation == .readCommitted ? KeyLocks(schema: configuration.schema) : nil
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
-                              server: configuration.server, logger: logger, loopThreads: configuration.eventLoopThreads)
+                              server: configuration.server, logger: logger, loopThreads: configuration.eventLoopThreads,
+                              preparesStatements: configuration.preparesStatements)
         readReplicas = configuration.readReplicas.isEmpty ? nil : ReadReplicas(
             pool: ConnectionPool(configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                                  target: .any, maximum: configuration.maximumConnections,
                                  server: configuration.readReplicaServer, logger: logger, rotating: true,
-                                 loopThreads: configuration.eventLoopThreads),
+                                 loopThreads: configuration.eventLoopThreads, preparesStatements: configuration.preparesStatements),
             logger: logger)
         notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
         do {
@@ -202,7 +203,7 @@ public final class PostgresDriver: StorageDriver {
                         // both. Every put that fails aborts the transaction (a dropped keyspace
                         // too: see `lockedPut`), and COMMIT then answers ROLLBACK; so does it
                         // after any failure the closure caught.
-                        let commit = session.submitReturning([PostgresQuery(unsafeSQL: "COMMIT")]) { $0.metadata.command }
+                        let commit = session.submitAnswering([Statement("COMMIT")]) { $0.command }
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
                         txn.publishKeyspaces()
@@ -313,7 +314,7 @@ public final class PostgresDriver: StorageDriver {
     private func setUp() throws {
         try withSession { session in
             session.leaveChainedRead()
-            if try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()).first == 1 { return }
+            if try session.integers("SELECT pg_is_in_recovery()::int::bigint").first == 1 { return }
             try session.execute("BEGIN")
             do {
                 try session.execute("SELECT pg_advisory_xact_lock($1)", .of(PostgresSchema.setupLockKey))

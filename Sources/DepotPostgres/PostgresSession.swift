@@ -16,6 +16,8 @@ final class PostgresSession {
     let server: String
     /// The connection's unanswered statements (failed at once when it closes).
     let inFlight: InFlight
+    /// The connection's named prepared statements.
+    let prepared: PreparedStatements
     /// When the call this session serves must have returned: every wait ends by then.
     let deadline: ContinuousClock.Instant
     /// The call's time limit, for messages.
@@ -38,6 +40,7 @@ final class PostgresSession {
     init(lease: ConnectionPool.Lease, logger: Logger, server: String, deadline: ContinuousClock.Instant, timeout: Duration) {
         connection = lease.connection
         inFlight = lease.inFlight
+        prepared = lease.prepared
         self.logger = logger
         self.server = server
         self.deadline = deadline
@@ -48,11 +51,11 @@ final class PostgresSession {
     /// The statements that start a transaction on this connection: none for a read when a
     /// recent chained read transaction is open, else (a `ROLLBACK` of the chained one and)
     /// `begin`.
-    func starting(_ begin: String, read: Bool) -> [PostgresQuery] {
+    func starting(_ begin: String, read: Bool) -> [Statement] {
         defer { chainedReadSince = nil }
-        guard let since = chainedReadSince else { return [PostgresQuery(unsafeSQL: begin)] }
+        guard let since = chainedReadSince else { return [Statement(prepared: begin)] }
         if read && ContinuousClock.now - since < Self.chainedReadLifetime { return [] }
-        return [PostgresQuery(unsafeSQL: "ROLLBACK"), PostgresQuery(unsafeSQL: begin)]
+        return [Statement(prepared: "ROLLBACK"), Statement(prepared: begin)]
     }
 
     /// Leaves a chained read transaction, if one is open (for statements outside transactions).
@@ -65,20 +68,34 @@ final class PostgresSession {
 
     /// Sends `statements` in order and returns at once; the result is the last statement's rows
     /// through `decode`, or the first failure. A failed statement does not stop later ones
-    /// (the server rejects them inside a failed transaction).
-    func submit<T: Sendable>(_ statements: [PostgresQuery], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
-        submitReturning(statements) { try decode($0.rows) }
+    /// (the server rejects them inside a failed transaction). A preparable statement runs by
+    /// name where this connection has prepared it (see ``PreparedStatements``).
+    func submit<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+        submitAnswering(statements) { try decode($0.rows) }
     }
 
-    /// ``submit(_:decode:)`` with the last statement's whole result (rows and command tag).
-    func submitReturning<T: Sendable>(_ statements: [PostgresQuery], _ decode: @escaping @Sendable (PostgresQueryResult) throws -> T) -> Pending<T> {
+    /// ``submit(_:decode:)`` with the last statement's command tag too (nil for a statement run
+    /// by name, whose tag postgres-nio does not report: only send unprepared statements here
+    /// when the tag matters).
+    func submitAnswering<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T) -> Pending<T> {
         let pending = Pending<T>()
-        let connection = connection, logger = logger, inFlight = inFlight
+        let connection = connection, logger = logger, inFlight = inFlight, prepared = prepared
         // Registered first: if the connection closes before the answers come (or already has),
         // the pending fails at once rather than waiting for its deadline.
         inFlight.add(pending)
         connection.eventLoop.execute {
-            let futures = statements.map { connection.query($0, logger: logger) }
+            var later: [String] = []
+            let futures = statements.map { statement -> EventLoopFuture<Answer> in
+                if statement.preparable {
+                    if let named = prepared.ready(statement.sql) {
+                        return named.execute(statement.parameters).map { Answer(rows: $0, command: nil) }
+                    }
+                    later.append(statement.sql)
+                }
+                return connection.query(statement.query, logger: logger).map { Answer(rows: $0.rows, command: $0.metadata.command) }
+            }
+            // After the statements, so that they never wait for a preparation.
+            for sql in later { prepared.prepare(sql, on: connection) }
             EventLoopFuture.whenAllComplete(futures, on: connection.eventLoop).whenSuccess { results in
                 defer { inFlight.remove(pending) }
                 for case .failure(let error) in results {
@@ -93,6 +110,12 @@ final class PostgresSession {
             }
         }
         return pending
+    }
+
+    /// A statement's rows, and its command tag when postgres-nio reports it.
+    struct Answer: Sendable {
+        let rows: [PostgresRow]
+        let command: String?
     }
 
     /// Waits for a submitted result until the call's deadline, mapping errors. When the
@@ -124,43 +147,50 @@ final class PostgresSession {
     }
 
     /// Runs a statement (after `locks`, sent with it), discarding its rows.
-    func execute(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), after locks: [PostgresQuery] = []) throws {
-        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { _ in () })
+    func execute(_ statement: Statement, after locks: [Statement] = []) throws {
+        try wait(submit(locks + [statement]) { _ in () })
+    }
+
+    /// Runs a statement sent unnamed, discarding its rows.
+    func execute(_ sql: String, _ parameters: Parameters = []) throws {
+        try execute(Statement(sql, parameters))
     }
 
     /// Sends a statement without waiting; a failure closes the connection (so that the pool
     /// drops it).
     func send(_ sql: String) {
         let connection = connection
-        submit([PostgresQuery(unsafeSQL: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
+        submit([Statement(prepared: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
     }
 
     /// Runs a statement returning one bytea column (after `locks`, sent with it).
-    func values(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [[UInt8]] {
-        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
-            try rows.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) }
+    func values(_ statement: Statement, after locks: [Statement] = []) throws -> [[UInt8]] {
+        try wait(submit(locks + [statement]) { rows in
+            try rows.map { try $0.bytes(at: 0) ?? [] }
         })
     }
 
     /// Runs a statement returning two bytea columns (key, value), after `locks`.
-    func pairs(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [(key: [UInt8], value: [UInt8])] {
-        let rows: [[[UInt8]]] = try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
-            try rows.map { row in
-                let (key, value) = try row.decode((ByteBuffer, ByteBuffer).self)
-                return [Array(key.readableBytesView), Array(value.readableBytesView)]
-            }
+    func pairs(_ statement: Statement, after locks: [Statement] = []) throws -> [(key: [UInt8], value: [UInt8])] {
+        let rows: [[[UInt8]]] = try wait(submit(locks + [statement]) { rows in
+            try rows.map { row in [try row.bytes(at: 0) ?? [], try row.bytes(at: 1) ?? []] }
         })
         return rows.compactMap { $0.count == 2 ? ($0[0], $0[1]) : nil }
     }
 
     /// Runs a statement returning one bigint column (after `locks`); its values.
-    func integers(_ sql: String, _ binds: PostgresBindings, after locks: [PostgresQuery] = []) throws -> [Int64] {
-        try wait(submit(locks + [PostgresQuery(unsafeSQL: sql, binds: binds)], decode: Self.integers))
+    func integers(_ statement: Statement, after locks: [Statement] = []) throws -> [Int64] {
+        try wait(submit(locks + [statement], decode: Self.integers))
+    }
+
+    /// Runs a statement sent unnamed returning one bigint column; its values.
+    func integers(_ sql: String, _ parameters: Parameters = []) throws -> [Int64] {
+        try integers(Statement(sql, parameters))
     }
 
     /// Decodes one bigint column.
     @Sendable static func integers(_ rows: [PostgresRow]) throws -> [Int64] {
-        try rows.map { try $0.decode(Int64.self) }
+        try rows.map { try $0.binary(Int64.self, at: 0) }
     }
 
     /// SQLSTATEs with which the server ends a session: `admin_shutdown`, `crash_shutdown`,
@@ -175,57 +205,34 @@ final class PostgresSession {
             return error
         case let error as PSQLError:
             if error.code == .server, let info = error.serverInfo {
-                let state = info[.sqlState] ?? "?????"
-                // The server ended the session (administrator command, crash, shutdown) or the
-                // connection failed: nothing more will come on it.
-                if Self.connectionLossStates.contains(state) || state.hasPrefix("08") {
-                    return .connectionLost(server: server, detail: "the server ended the session (SQLSTATE \(state))")
-                }
-                return .server(sqlState: state, message: info[.message] ?? "")
+                return serverError(state: info[.sqlState], message: info[.message], server: server)
             }
             return .connectionLost(server: server, detail: error.code.description)
-        case is PostgresDecodingError:
+        case let error as PostgresError:
+            // What a named prepared statement (postgres-nio's `PreparedQuery`) fails with.
+            switch error {
+            case .server(let info):
+                return serverError(state: info.fields[.sqlState], message: info.fields[.message], server: server)
+            case .protocol, .connectionClosed:
+                return .connectionLost(server: server, detail: error.description)
+            }
+        case is PostgresDecodingError, is UnexpectedRow:
             return .connectionLost(server: server, detail: "a row did not decode as expected")
         default:
             return .connectionLost(server: server, detail: String(describing: type(of: error)))
         }
     }
-}
 
-extension PostgresBindings {
-    /// Bindings from bytea buffers and integers, in order.
-    static func of(_ values: any PostgresBindable...) -> PostgresBindings {
-        var binds = PostgresBindings(capacity: values.count)
-        for value in values { value.bind(into: &binds) }
-        return binds
+    /// A server's error message: a server error, or the connection lost when the server ended
+    /// the session (administrator command, crash, shutdown) or the connection failed: nothing
+    /// more will come on it.
+    private static func serverError(state: String?, message: String?, server: String) -> PostgresDriverError {
+        let state = state ?? "?????"
+        if Self.connectionLossStates.contains(state) || state.hasPrefix("08") {
+            return .connectionLost(server: server, detail: "the server ended the session (SQLSTATE \(state))")
+        }
+        return .server(sqlState: state, message: message ?? "")
     }
 }
 
-/// A value the driver binds as a statement parameter.
-protocol PostgresBindable {
-    func bind(into binds: inout PostgresBindings)
-}
-
-extension Int32: PostgresBindable {
-    func bind(into binds: inout PostgresBindings) { binds.append(self) }
-}
-
-extension Bool: PostgresBindable {
-    func bind(into binds: inout PostgresBindings) { binds.append(self) }
-}
-
-extension String: PostgresBindable {
-    func bind(into binds: inout PostgresBindings) { binds.append(self) }
-}
-
-extension Int64: PostgresBindable {
-    func bind(into binds: inout PostgresBindings) { binds.append(self) }
-}
-
-/// Bytes bound as bytea (a `[UInt8]` would bind as an array of "char").
-struct Bytea: PostgresBindable {
-    let buffer: ByteBuffer
-    init(_ bytes: some Sequence<UInt8>) { buffer = ByteBuffer(bytes: bytes) }
-    func bind(into binds: inout PostgresBindings) { binds.append(buffer) }
-}
 #endif

@@ -13,18 +13,13 @@ extension PostgresTransaction {
     /// joined to the epoch row (and `txid_current()` when ``prefetchesStamp``). Waits for it;
     /// the epoch, the value found and the transaction ID.
     func firstRead(_ sql: String, handle: KeyspaceHandle, key: UnsafeRawBufferPointer,
-                   after statements: [PostgresQuery]) -> Result<(epoch: Int64, value: [UInt8]?, stamp: Int64?), any Error> {
+                   after statements: [Statement]) -> Result<(epoch: Int64, value: [UInt8]?, stamp: Int64?), any Error> {
         let stamp = prefetchesStamp
-        let query = PostgresQuery(unsafeSQL: "SELECT e.value, x.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
-                                  binds: .of(handle.id, Bytea(key)))
+        let query = Statement(prepared: "SELECT e.value, x.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
+                              .of(handle.id, Bytea(key)))
         let pending = session.submit(statements + [query]) { rows -> (epoch: Int64, value: [UInt8]?, stamp: Int64?) in
             guard let row = rows.first else { throw PostgresDriverError.server(sqlState: "XX000", message: "the keyspace epoch row is missing") }
-            if stamp {
-                let (epoch, value, xid) = try row.decode((Int64, ByteBuffer?, Int64).self)
-                return (epoch, value.map { Array($0.readableBytesView) }, xid)
-            }
-            let (epoch, value) = try row.decode((Int64, ByteBuffer?).self)
-            return (epoch, value.map { Array($0.readableBytesView) }, nil)
+            return (try row.binary(Int64.self, at: 0), try row.bytes(at: 1), stamp ? try row.binary(Int64.self, at: 2) : nil)
         }
         return Result { try run { try session.wait(pending) } }
     }
@@ -49,28 +44,27 @@ extension PostgresTransaction {
             guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
-            var binds = PostgresBindings.of(keyID)
-            var lock = "SELECT pg_advisory_xact_lock($1)"
+            var binds = Parameters.of(keyID)
+            var lock = "SELECT pg_advisory_xact_lock($1::bigint)"
             if keyspaceLocks[handle.id] == nil {
                 // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
                 keyspaceLocks[handle.id] = false
                 let (space, id) = locks.keyspaceLockKey(handle.id)
                 binds = .of(space, id, keyID)
-                lock = "SELECT pg_advisory_xact_lock_shared($1, $2), pg_advisory_xact_lock($3)"
+                lock = "SELECT pg_advisory_xact_lock_shared($1::int, $2::int), pg_advisory_xact_lock($3::bigint)"
             }
-            var insertBinds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value))
+            var insertBinds = Parameters.of(handle.id, Bytea(key), Bytea(value))
             // With the check of a value taken on trust, when it is still to be sent.
             let check = expectationCheck(first: 4, binds: &insertBinds)
-            let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1), \(check.map { "\($0), " } ?? "")"
-                + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 "
+            let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
+                + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
                 + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
                 + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
-                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2) FROM k\(check == nil ? "" : ", c")"
-            let statements = [PostgresQuery(unsafeSQL: lock, binds: binds), PostgresQuery(unsafeSQL: sql, binds: insertBinds)]
+                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea) FROM k\(check == nil ? "" : ", c")"
+            let statements = [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
             let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?) in
                 guard let row = rows.first else { return (false, nil) }
-                let (_, inserted, stored) = try row.decode((Int64, Int64, ByteBuffer?).self)
-                return (inserted > 0, stored.map { Array($0.readableBytesView) })
+                return (try row.binary(Int64.self, at: 1) > 0, try row.bytes(at: 2))
             }
             let answer = Result { try checkingDrop { try run { try session.wait(pending) } } }
             // `BEGIN`'s and the epoch read's failure first. A handle guessed at an older epoch (a

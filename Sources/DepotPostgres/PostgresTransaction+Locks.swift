@@ -10,7 +10,7 @@ extension PostgresTransaction {
     /// keyspace, where writers of its pairs hold it shared), a write exclusively (a pair of a
     /// multi-value keyspace: the key shared and the pair exclusively).
     func keyLocks(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
-                          write: Bool) -> [PostgresQuery] {
+                          write: Bool) -> [Statement] {
         guard let locks else { return [] }
         let keyID = locks.id(keyspace: handle.id, key: key)
         guard handle.multiValue else {
@@ -41,7 +41,7 @@ extension PostgresTransaction {
         let lock = locks.keyspace(handle.id, exclusive: exclusive)
         let check: Pending<[Int64]>
         if held == nil && checkExists {
-            let exists = PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1", binds: .of(handle.id))
+            let exists = Statement(prepared: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1::int", .of(handle.id))
             check = session.submit([lock, exists], decode: PostgresSession.integers)
         } else {
             // An upgrade: the lock's own row (void) is not decoded.
@@ -61,25 +61,24 @@ extension PostgresTransaction {
     /// the transaction: `COMMIT`, sent before this answer is read, then rolls back. The key
     /// lock may be taken inside the statement because an `INSERT … ON CONFLICT` does not
     /// depend on the statement's snapshot (it acts on the latest row version).
-    func lockedPut(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> PostgresQuery {
+    func lockedPut(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Statement {
         let keyID = locks.id(keyspace: handle.id, key: key)
         let lock: String
-        var binds = PostgresBindings.of(handle.id, Bytea(key), Bytea(value), keyID)
+        var binds = Parameters.of(handle.id, Bytea(key), Bytea(value), keyID)
         if handle.multiValue {
-            lock = "SELECT pg_advisory_xact_lock_shared($4), pg_advisory_xact_lock($5)"
-            binds.append(locks.id(keyspace: handle.id, key: key, value: value))
+            lock = "SELECT pg_advisory_xact_lock_shared($4::bigint), pg_advisory_xact_lock($5::bigint)"
+            locks.id(keyspace: handle.id, key: key, value: value).bind(into: &binds)
         } else {
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
-            lock = "SELECT pg_advisory_xact_lock($4)"
+            lock = "SELECT pg_advisory_xact_lock($4::bigint)"
         }
         let insert = handle.multiValue
-            ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
-            : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1, $2, $3 FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+            ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
+            : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
         // With the check of a value taken on trust, when it is still to be sent.
         let check = expectationCheck(first: binds.count + 1, binds: &binds)
-        return PostgresQuery(unsafeSQL: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1), i AS (\(insert))"
-                                 + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k"),
-                             binds: binds)
+        return Statement(prepared: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1::int), i AS (\(insert))"
+                                 + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k"), binds)
     }
 
     /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);

@@ -27,12 +27,12 @@ extension PostgresTransaction {
             var after: (key: [UInt8], value: [UInt8])?
             var page = firstPage
             while true {
-                var parameters: [any PostgresBindable] = [handle.id]
+                var parameters = Parameters.of(handle.id)
                 func parameter(_ bytes: [UInt8]) -> String {
-                    parameters.append(Bytea(bytes))
-                    return "$\(parameters.count)"
+                    Bytea(bytes).bind(into: &parameters)
+                    return "$\(parameters.count)::bytea"
                 }
-                var sql = "SELECT key, value FROM \(table) WHERE keyspace = $1"
+                var sql = "SELECT key, value FROM \(table) WHERE keyspace = $1::int"
                 if let low { sql += " AND key >= \(parameter(low))" }
                 if let high { sql += " AND key < \(parameter(high))" }
                 if let after {
@@ -42,9 +42,8 @@ extension PostgresTransaction {
                         : " AND key \(comparison) \(parameter(after.key))"
                 }
                 sql += " ORDER BY \(order) LIMIT \(page)"
-                var binds = PostgresBindings(capacity: parameters.count)
-                for value in parameters { value.bind(into: &binds) }
-                let rows = try run { try session.pairs(sql, binds) }
+                // Preparable: the texts differ only in the bounds given and the page size.
+                let rows = try run { try session.pairs(Statement(prepared: sql, parameters)) }
                 for row in rows {
                     let goOn = try row.key.withUnsafeBytes { key in try row.value.withUnsafeBytes { value in try body(key, value) } }
                     if !goOn { return }

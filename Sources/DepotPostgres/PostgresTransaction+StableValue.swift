@@ -48,22 +48,22 @@ extension PostgresTransaction {
     /// whose one row's `ok` is 1 when the key still holds the value and 0 otherwise, with
     /// parameters from `$first` (appended to `binds`). nil when there is none to send; marks
     /// it sent.
-    func expectationCheck(first: Int, binds: inout PostgresBindings) -> String? {
+    func expectationCheck(first: Int, binds: inout Parameters) -> String? {
         guard let expected = expectation, !expected.sent else { return nil }
         expectation?.sent = true
-        binds.append(expected.keyspace)
+        expected.keyspace.bind(into: &binds)
         Bytea(expected.key).bind(into: &binds)
         Bytea(expected.value).bind(into: &binds)
-        return "c AS (SELECT count(*) AS ok FROM \(schema.entries) WHERE keyspace = $\(first) AND key = $\(first + 1) AND value = $\(first + 2))"
+        return "c AS (SELECT count(*) AS ok FROM \(schema.entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea AND value = $\(first + 2)::bytea)"
     }
 
     /// Before `COMMIT`: sends the check when no statement carried it yet (not waited for; its
     /// failure aborts the transaction, so `COMMIT` rolls back, and it is read before `COMMIT`'s
     /// answer).
     func sendExpectationCheck() {
-        var binds = PostgresBindings()
+        var binds = Parameters()
         guard let check = expectationCheck(first: 1, binds: &binds) else { return }
-        let pending = session.submit([PostgresQuery(unsafeSQL: "WITH \(check) SELECT 1 / ok FROM c", binds: binds)],
+        let pending = session.submit([Statement(prepared: "WITH \(check) SELECT 1 / ok FROM c", binds)],
                                      decode: PostgresSession.integers)
         unchecked.append { [self] in try checkingDrop { _ = try run { try session.wait(pending) } } }
     }

@@ -27,7 +27,7 @@ final class PostgresTransaction: StorageTransaction {
     private var keyspaces: [String: Keyspace] = [:]
     /// The statements opening the transaction (`BEGIN`; none in a chained read transaction),
     /// until they are sent with the first statement.
-    private var opening: [PostgresQuery]?
+    private var opening: [Statement]?
     /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
     private(set) var start: Pending<Opening>?
     private var epoch: Int64?
@@ -66,7 +66,7 @@ final class PostgresTransaction: StorageTransaction {
     var expectation: Expectation?
     let stableValues: StableValues
 
-    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [PostgresQuery], cache: KeyspaceCache,
+    init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [Statement], cache: KeyspaceCache,
          stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
         self.session = session
         self.schema = schema
@@ -99,19 +99,15 @@ final class PostgresTransaction: StorageTransaction {
         if let start { return start }
         let stamp = prefetchesStamp
         var sql = "SELECT e.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e"
-        var binds = PostgresBindings()
+        var parameters = Parameters()
         if let expectation {
             // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
-            sql += ", (SELECT pg_advisory_xact_lock_shared($1)) l"
-            binds.append(expectation.lock)
+            sql += ", (SELECT pg_advisory_xact_lock_shared($1::bigint)) l"
+            expectation.lock.bind(into: &parameters)
         }
-        let pending = session.submit((opening ?? []) + [PostgresQuery(unsafeSQL: sql, binds: binds)]) { rows in
+        let pending = session.submit((opening ?? []) + [Statement(prepared: sql, parameters)]) { rows in
             guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
-            if stamp {
-                let (epoch, xid) = try row.decode((Int64, Int64).self)
-                return Opening(epoch: epoch, stamp: xid)
-            }
-            return Opening(epoch: try row.decode(Int64.self), stamp: nil)
+            return Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 1) : nil)
         }
         opening = nil
         start = pending
@@ -256,8 +252,8 @@ final class PostgresTransaction: StorageTransaction {
             for _ in 0..<2 {
                 guard let handle = try self.handle(of: keyspace) else { return nil }
                 let sql = handle.multiValue
-                    ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1 AND key = $2 ORDER BY value LIMIT 1"
-                    : "SELECT value FROM \(schema.entries) WHERE keyspace = $1 AND key = $2"
+                    ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1::int AND key = $2::bytea ORDER BY value LIMIT 1"
+                    : "SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea"
                 let locks = keyLocks(handle, key, write: false)
                 let result: Result<[[UInt8]], any Error>
                 if start == nil, let opening {
@@ -268,7 +264,7 @@ final class PostgresTransaction: StorageTransaction {
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }
                 } else {
-                    result = Result { try run { try session.values(sql, .of(handle.id, Bytea(key)), after: locks) } }
+                    result = Result { try run { try session.values(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: locks) } }
                 }
                 // `BEGIN`'s failure, if any, comes first.
                 if try guessHeld() {
@@ -290,12 +286,12 @@ final class PostgresTransaction: StorageTransaction {
             guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
             stableValues.forget(keyspace: handle.id, key: key)
             let sql = handle.multiValue
-                ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
-                : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1, $2, $3) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+                ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT DO NOTHING"
+                : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
             // Not waited for: the answer is checked before the transaction's next wait or its
             // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
             guard let locks else {
-                let pending = session.submit([PostgresQuery(unsafeSQL: sql, binds: .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+                let pending = session.submit([Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
                 unchecked.append { [self] in try run { try session.wait(pending) } }
                 return
             }
@@ -313,11 +309,11 @@ final class PostgresTransaction: StorageTransaction {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
             stableValues.forget(keyspace: handle.id, key: key)
-            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 RETURNING 1::bigint"
+            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea RETURNING 1::bigint"
             // All values of a multi-value key: the key exclusively, as a read of it.
             let locks = keyLocks(handle, key, write: true)
             return try holdingKeyspace(handle, exclusive: false) {
-                try !run { try session.integers(sql, .of(handle.id, Bytea(key)), after: locks) }.isEmpty
+                try !run { try session.integers(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: locks) }.isEmpty
             }
         }
     }
@@ -326,10 +322,10 @@ final class PostgresTransaction: StorageTransaction {
         return try storageCall {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
-            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1 AND key = $2 AND value = $3 RETURNING 1::bigint"
+            let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea AND value = $3::bytea RETURNING 1::bigint"
             let locks = keyLocks(handle, key, value: value, write: true)
             return try holdingKeyspace(handle, exclusive: false) {
-                try !run { try session.integers(sql, .of(handle.id, Bytea(key), Bytea(value)), after: locks) }.isEmpty
+                try !run { try session.integers(Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value))), after: locks) }.isEmpty
             }
         }
     }

@@ -49,7 +49,7 @@ struct FailoverTests {
         #expect(eventually(within: 30) {
             let sync = try? driver.withSession { session in
                 session.leaveChainedRead()
-                return try session.integers("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'", PostgresBindings())
+                return try session.integers("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
             }
             return sync == [1]
         })
@@ -82,7 +82,7 @@ struct FailoverTests {
         #expect(try store.retrieve(Staff.self, id: 501) == staff(501))
         let inRecovery = try driver.withSession { session in
             session.leaveChainedRead()
-            return try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings())
+            return try session.integers("SELECT pg_is_in_recovery()::int::bigint")
         }
         #expect(inRecovery == [0])
     }

@@ -8,7 +8,7 @@ import Testing
 /// Whether the read transaction `txn` runs on a standby (asked in the transaction itself).
 private func onStandby(_ txn: any StorageTransaction) throws -> Bool {
     let session = try #require(txn as? PostgresTransaction).session
-    return try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()) == [1]
+    return try session.integers("SELECT pg_is_in_recovery()::int::bigint") == [1]
 }
 
 /// Standby reads that meet a busy pool or a lost connection (needs the streaming replica of
@@ -81,9 +81,9 @@ struct ReadReplicaRecoveryTests {
                 let session = try #require(txn as? PostgresTransaction).session
                 if standby {
                     // The server ends this session (57P01), as at a standby's shutdown.
-                    _ = try? session.integers("SELECT pg_terminate_backend(pg_backend_pid())::int::bigint", PostgresBindings())
+                    _ = try? session.integers("SELECT pg_terminate_backend(pg_backend_pid())::int::bigint")
                 }
-                return try session.integers("SELECT 7::bigint", PostgresBindings())
+                return try session.integers("SELECT 7::bigint")
             }
             #expect(value == [7])
             #expect(runs == [true, false], "once on the standby, then once on the primary")
@@ -106,7 +106,7 @@ struct ReadReplicaRecoveryTests {
                 try driver.read { txn in
                     let session = try #require(txn as? PostgresTransaction).session
                     runs += 1
-                    _ = try session.integers("SELECT 1 / 0", PostgresBindings())
+                    _ = try session.integers("SELECT 1 / 0")
                 }
             }
             #expect(server?.sqlState == "22012")

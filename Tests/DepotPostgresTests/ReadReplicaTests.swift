@@ -54,7 +54,7 @@ struct ReadReplicaConfigurationTests {
 private func readRunsOnStandby(_ driver: PostgresDriver) throws -> Bool {
     try driver.read { txn in
         let session = try #require(txn as? PostgresTransaction).session
-        return try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()) == [1]
+        return try session.integers("SELECT pg_is_in_recovery()::int::bigint") == [1]
     }
 }
 
@@ -62,7 +62,7 @@ private func readRunsOnStandby(_ driver: PostgresDriver) throws -> Bool {
 private func writeRunsOnStandby(_ driver: PostgresDriver) throws -> Bool {
     try driver.write { txn in
         let session = try #require(txn as? PostgresTransaction).session
-        return try session.integers("SELECT pg_is_in_recovery()::int::bigint", PostgresBindings()) == [1]
+        return try session.integers("SELECT pg_is_in_recovery()::int::bigint") == [1]
     }
 }
 

@@ -145,7 +145,7 @@ struct RoundTripTests {
                     _ = try txn.value([0], in: space)
                     let stamp = try #require(try txn.changeLogStamp())
                     #expect(postgres.prefetchedStamp != nil, "the stamp was not read with the first statement")
-                    let own = try postgres.session.integers("SELECT txid_current()", PostgresBindings()).first
+                    let own = try postgres.session.integers("SELECT txid_current()").first
                     #expect(own.map { UInt64($0) } == stamp)
                     try txn.store([1], forKey: [UInt8(stamp % 200)], in: space)
                 }
