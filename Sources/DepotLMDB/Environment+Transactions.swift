@@ -121,7 +121,7 @@ extension Environment {
         var attempt = 0
         while true {
             attempt += 1
-            let (stripe, cached) = try gate.enterReader()
+            let (stripe, cached, seen) = try gate.enterReader()
             var txn = cached?.pooledHandle
             cached?.pooledHandle = nil
             var rc: Int32 = 0
@@ -131,6 +131,15 @@ extension Environment {
             }
             if txn == nil {
                 rc = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &txn)
+            }
+            if rc == 0, let txn, _slowPath(!gate.readerBeganCleanly(seen)) {
+                // A writer started holding new readers back meanwhile: this snapshot may hold a
+                // database whose handle is not usable in it yet. Begin again (the next attempt
+                // waits for that writer to finish).
+                mdb_txn_abort(txn)
+                _ = gate.exitReader(stripe, returning: nil)
+                attempt -= 1
+                continue
             }
             if rc == 0, let txn {
                 // The stripe's cached object, for a scoped read (it was ended, and held by no one).
@@ -245,6 +254,13 @@ extension Environment {
             }
         }
         if commit {
+            // LMDB makes the handles of databases this transaction created (or opened) usable
+            // only after the commit has written the new snapshot: readers that begin meanwhile
+            // wait (see `TransactionGate.holdNewReaders()`), as they do after a drop.
+            if !txn.openedDatabases.isEmpty && !txn.holdsNewReaders {
+                gate.holdNewReaders()
+                txn.holdsNewReaders = true
+            }
             let rc: Int32
             if _slowPath(takeSimulatedMetaWriteFailure()) {
                 mdb_txn_abort(h)

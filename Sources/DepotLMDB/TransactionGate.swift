@@ -28,8 +28,10 @@ import Darwin
 @usableFromInline
 final class TransactionGate: @unchecked Sendable {
     @usableFromInline let lock = ConditionLock()
-    /// Bit ``exclusiveBit``: map resizing, panic recovery or close wants no reader; bit
-    /// ``closedBit``: closed. Written under `lock` only, read by readers without it.
+    /// Bit ``exclusiveBit``: map resizing, panic recovery or close wants no reader (or a writer
+    /// holds new readers back); bit ``closedBit``: closed; the bits above count the times new
+    /// readers were held back (see ``readerBeganCleanly(_:)``). Written under `lock` only, read by
+    /// readers without it.
     @usableFromInline let state: UnsafeMutablePointer<Int>
     /// ``stripeCount`` stripes of ``stripeStride`` bytes: the reader count (`Int`) at offset 0,
     /// the cached ``Transaction`` (retained, holding a reset `MDB_txn*` in
@@ -39,6 +41,9 @@ final class TransactionGate: @unchecked Sendable {
     @usableFromInline static let stripeStride = 128
     @usableFromInline static let exclusiveBit = 1
     @usableFromInline static let closedBit = 2
+    /// The flag bits of ``state``; the rest is the generation of ``holdNewReaders()``.
+    @usableFromInline static let flagBits = 3
+    @usableFromInline static let generationUnit = 4
     /// The process that opened the environment.
     @usableFromInline let ownerPID: Int32
     /// Set when LMDB reported `MDB_PANIC`: the environment must be reopened before the next
@@ -93,22 +98,35 @@ final class TransactionGate: @unchecked Sendable {
     }
 
     /// Registers a reader on the calling thread's stripe; returns the stripe (to give to
-    /// ``exitReader(_:returning:)``) and the stripe's cached transaction object (holding a reset
-    /// `MDB_txn*`), if it has one.
+    /// ``exitReader(_:returning:)``), the stripe's cached transaction object (holding a reset
+    /// `MDB_txn*`), if it has one, and the ``state`` it saw (for ``readerBeganCleanly(_:)``).
     @inlinable
-    func enterReader() throws(LMDBError) -> (stripe: UnsafeMutableRawPointer, cached: Transaction?) {
+    func enterReader() throws(LMDBError) -> (stripe: UnsafeMutableRawPointer, cached: Transaction?, seen: Int) {
         try checkProcess("begin read transaction")
         let stripe = currentStripe()
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
-        if _slowPath(cdepot_atomic_load(state) != 0) { try enterReaderWaiting(stripe) }
-        guard let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripe), nil) else { return (stripe, nil) }
-        return (stripe, Unmanaged<Transaction>.fromOpaque(cached).takeRetainedValue())
+        var seen = cdepot_atomic_load(state)
+        if _slowPath(seen & Self.flagBits != 0) { seen = try enterReaderWaiting(stripe) }
+        guard let cached = cdepot_atomic_exchange_pointer(Self.cachedSlot(stripe), nil) else { return (stripe, nil, seen) }
+        return (stripe, Unmanaged<Transaction>.fromOpaque(cached).takeRetainedValue(), seen)
+    }
+
+    /// After a reader began its `MDB_txn*`: whether no writer started holding new readers back
+    /// since ``enterReader()`` saw `seen`. When one did, the transaction may have begun while
+    /// that writer committed a database it created or dropped: its snapshot can then hold the
+    /// database while LMDB has not yet made the handle usable (it does so only after the commit
+    /// wrote the new snapshot), so the reader begins again.
+    @inlinable @inline(__always)
+    func readerBeganCleanly(_ seen: Int) -> Bool {
+        // The transaction's reads of LMDB's meta page and handle table come before this load.
+        cdepot_atomic_fence_acquire()
+        return cdepot_atomic_load(state) == seen
     }
 
     /// The reader met an exclusive request or a closed gate: steps back, waits for the request
-    /// to end under the lock, and registers again (or throws when closed).
-    @usableFromInline
-    func enterReaderWaiting(_ stripe: UnsafeMutableRawPointer) throws(LMDBError) {
+    /// to end under the lock, and registers again (or throws when closed); the ``state`` then.
+    @usableFromInline @discardableResult
+    func enterReaderWaiting(_ stripe: UnsafeMutableRawPointer) throws(LMDBError) -> Int {
         _ = cdepot_atomic_add(Self.counter(stripe), -1)
         lock.lock()
         defer { lock.unlock() }
@@ -120,6 +138,7 @@ final class TransactionGate: @unchecked Sendable {
         if cdepot_atomic_load(state) & Self.closedBit != 0 { throw Self.closedError("begin read transaction") }
         // Under the lock: no exclusive request can start before the count is visible.
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
+        return cdepot_atomic_load(state)
     }
 
     /// Unregisters a reader of `stripe`, keeping `cached` (a transaction object no one else holds,
@@ -255,14 +274,17 @@ final class TransactionGate: @unchecked Sendable {
     /// Makes read transactions that begin from now on wait until ``releaseNewReaders()``;
     /// those already open go on (waiting for them here could deadlock: a reader may wait for the
     /// database-open lock that this writer holds). The caller holds the writer. Dropping a
-    /// database closes its handle in the whole environment at once: a read transaction begun
-    /// between the drop and the commit would see the database in its snapshot without a usable
-    /// handle for it. The writer's own thread may still read while it holds readers back.
+    /// database closes its handle in the whole environment at once, and LMDB makes the handle of
+    /// a database created (or opened) in a write transaction usable only after its commit wrote
+    /// the new snapshot: a read transaction begun in between would see the database in its
+    /// snapshot without a usable handle for it. A reader that registered before this call and
+    /// began its transaction after it notices the new generation (``readerBeganCleanly(_:)``)
+    /// and begins again. The writer's own thread may still read while it holds readers back.
     func holdNewReaders() {
         lock.withLock {
             if newReadersHeld { return }
             newReadersHeld = true
-            cdepot_atomic_store(state, cdepot_atomic_load(state) | Self.exclusiveBit)
+            cdepot_atomic_store(state, (cdepot_atomic_load(state) + Self.generationUnit) | Self.exclusiveBit)
         }
     }
 
@@ -346,7 +368,7 @@ final class TransactionGate: @unchecked Sendable {
         try checkProcess(operation)
         let stripe = currentStripe()
         _ = cdepot_atomic_add(Self.counter(stripe), 1)
-        if cdepot_atomic_load(state) != 0 {
+        if cdepot_atomic_load(state) & Self.flagBits != 0 {
             do { try enterReaderWaiting(stripe) } catch { throw Self.closedError("\(operation)") }
         }
         return stripe

@@ -26,6 +26,11 @@ static inline intptr_t cdepot_atomic_add(intptr_t *p, intptr_t delta) {
     return __atomic_add_fetch(p, delta, __ATOMIC_SEQ_CST);
 }
 
+/// An acquire fence: loads before it are ordered before loads and stores after it.
+static inline void cdepot_atomic_fence_acquire(void) {
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
 /// Acquire load of the pointer at `*p`.
 static inline void *cdepot_atomic_load_pointer(void *const *p) {
     return __atomic_load_n(p, __ATOMIC_ACQUIRE);
