@@ -131,6 +131,14 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        // The commonest generic field, written here with its key in one append (the general
+        // path writes a `[String]` natively too, before any reference hook).
+        if T.self == [String].self && key.intValue == nil {
+            let p = position
+            try impl.beginEntryWithoutKey(p.frame, p.start)
+            BinaryWriter.keyedStringArray(key.stringValue, unsafeBitCast(value, to: [String].self), &impl.buffer)
+            return
+        }
         try begin(key)
         try impl.encodeValue(value, key: key, parentDepth: depth)
     }

@@ -1,6 +1,7 @@
-/// The `Codable` encoder's most common entries (a string or integer under a string key, an array
-/// of strings), each written with one append to the output instead of one per part: the bytes are
-/// the same as the part-by-part writers' (`ShortEntryTests` checks both sides of every limit).
+/// The `Codable` encoder's most common entries (a string, an integer or an array of strings under
+/// a string key, an array of strings), each written with one append to the output instead of one
+/// per part: the bytes are the same as the part-by-part writers' (`ShortEntryTests` checks both
+/// sides of every limit).
 extension BinaryWriter {
     /// Writes a string key and a string value (`tag`, length, bytes) with one append when both
     /// are short: the same bytes as ``stringKey(_:_:)`` then ``string(_:tag:_:)``.
@@ -46,30 +47,66 @@ extension BinaryWriter {
     /// Writes an array of strings with one append when it is short: the same bytes as
     /// ``beginContainer(_:_:)``, ``string(_:tag:_:)`` per element, ``endContainer(start:count:_:)``.
     static func stringArray(_ strings: [String], _ b: inout [UInt8]) {
-        var length = 0
-        for s in strings { length += s.utf8.count + 2 }
-        if strings.count < 0x80 && length < 0x80 {
-            let done = ShortBytes.appendIf(to: &b) { out -> Bool in
-                out.byte(BinaryTag.array)
-                out.byte(UInt8(truncatingIfNeeded: strings.count))
-                out.byte(0)
-                for s in strings {
-                    let stored = s.utf8.withContiguousStorageIfAvailable { v -> Bool in
-                        out.byte(BinaryTag.string)
-                        out.varint(UInt64(v.count))
-                        out.bytes(v)
-                        return true
-                    }
-                    if stored == nil { return false }
-                }
-                out.set(2, to: UInt8(truncatingIfNeeded: out.count - 3))
-                return true
+        let length = ShortBytes.stringArrayLength(strings)
+        if length >= 0 && ShortBytes.appendIf(to: &b, { $0.stringArray(strings, length: length) }) { return }
+        stringArrayParts(strings, &b)
+    }
+
+    /// Writes a string key and an array of strings with one append when both are short: the
+    /// same bytes as ``stringKey(_:_:)`` then ``stringArray(_:_:)``.
+    static func keyedStringArray(_ key: String, _ strings: [String], _ b: inout [UInt8]) {
+        let length = ShortBytes.stringArrayLength(strings)
+        let done = length >= 0 && key.utf8.withContiguousStorageIfAvailable { k -> Bool in
+            guard k.count + length <= ShortBytes.room - 20 else { return false }
+            return ShortBytes.appendIf(to: &b) { out in
+                out.varint(UInt64(k.count) << 1)
+                out.bytes(k)
+                return out.stringArray(strings, length: length)
             }
-            if done { return }
+        } ?? false
+        if !done {
+            stringKey(key, &b)
+            stringArray(strings, &b)
         }
+    }
+
+    /// ``stringArray(_:_:)`` part by part.
+    private static func stringArrayParts(_ strings: [String], _ b: inout [UInt8]) {
         let start = beginContainer(BinaryTag.array, &b)
         for s in strings { string(s, tag: BinaryTag.string, &b) }
         endContainer(start: start, count: strings.count, &b)
+    }
+}
+
+extension ShortBytes {
+    /// The payload length of `strings` as an array whose header, element headers and length
+    /// are one byte each (each element a tag, a one-byte length and its bytes), or -1 when
+    /// it is not such an array.
+    @inline(__always)
+    static func stringArrayLength(_ strings: [String]) -> Int {
+        guard strings.count < 0x80 else { return -1 }
+        var length = 0
+        for s in strings { length += s.utf8.count + 2 }
+        return length < 0x80 ? length : -1
+    }
+
+    /// Stores `strings` as an array of `length` payload bytes (``stringArrayLength(_:)``, not -1);
+    /// false when a string's bytes are not contiguous.
+    @inline(__always)
+    mutating func stringArray(_ strings: [String], length: Int) -> Bool {
+        byte(BinaryTag.array)
+        byte(UInt8(truncatingIfNeeded: strings.count))
+        byte(UInt8(truncatingIfNeeded: length))
+        for s in strings {
+            let stored = s.utf8.withContiguousStorageIfAvailable { v -> Bool in
+                byte(BinaryTag.string)
+                varint(UInt64(v.count))
+                bytes(v)
+                return true
+            }
+            if stored == nil { return false }
+        }
+        return true
     }
 }
 
