@@ -154,14 +154,27 @@ struct ShortBytes {
         byte(UInt8(truncatingIfNeeded: v))
     }
 
+    /// Stores the bytes of `source`. Keys and most strings are short: up to 16 bytes are copied
+    /// with a few (overlapping) loads and stores, without a call to `memcpy`.
     @inline(__always)
     mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
-        if let from = source.baseAddress, let to = memory.baseAddress {
-            (to + count).update(from: from, count: source.count)
+        let n = source.count
+        if let from = source.baseAddress, let base = memory.baseAddress {
+            let to = UnsafeMutableRawPointer(base + count), bytes = UnsafeRawPointer(from)
+            if n >= 8 && n <= 16 {
+                to.storeBytes(of: bytes.loadUnaligned(as: UInt64.self), as: UInt64.self)
+                to.storeBytes(of: bytes.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self), toByteOffset: n - 8, as: UInt64.self)
+            } else if n >= 4 && n < 8 {
+                to.storeBytes(of: bytes.loadUnaligned(as: UInt32.self), as: UInt32.self)
+                to.storeBytes(of: bytes.loadUnaligned(fromByteOffset: n - 4, as: UInt32.self), toByteOffset: n - 4, as: UInt32.self)
+            } else if n > 16 {
+                to.copyMemory(from: bytes, byteCount: n)
+            } else if n > 0 { // 1 to 3 bytes: the first, the middle and the last
+                to.storeBytes(of: bytes.load(as: UInt8.self), as: UInt8.self)
+                to.storeBytes(of: bytes.load(fromByteOffset: n >> 1, as: UInt8.self), toByteOffset: n >> 1, as: UInt8.self)
+                to.storeBytes(of: bytes.load(fromByteOffset: n - 1, as: UInt8.self), toByteOffset: n - 1, as: UInt8.self)
+            }
         }
-        count += source.count
+        count += n
     }
-
-    @inline(__always)
-    func set(_ offset: Int, to value: UInt8) { memory[offset] = value }
 }

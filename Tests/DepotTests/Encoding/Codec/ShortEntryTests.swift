@@ -8,7 +8,7 @@ import Testing
 @Suite("Short entries written in one append")
 struct ShortEntryTests {
     static let strings: [String] = [
-        "", "a", "name", "Zoë Ünïcode 🚀",
+        "", "a", "id", "age", "name", "email", "tagsets", "8 bytes!", "0123456789abcdef", "0123456789abcdefg", "Zoë Ünïcode 🚀",
         String(repeating: "x", count: 63), String(repeating: "x", count: 64),
         String(repeating: "y", count: 127), String(repeating: "y", count: 128),
         String(repeating: "z", count: 200), String(repeating: "z", count: 236), String(repeating: "z", count: 237),
