@@ -16,7 +16,12 @@ struct EncoderFrame {
 /// The `Encoder` handed to `Encodable` implementations. Writes straight into one buffer; containers
 /// must be used in nesting order (a container is closed once an outer container writes again).
 final class BinaryEncoderImpl: Encoder {
-    @exclusivity(unchecked) var buffer: [UInt8] = []
+    /// The output, read and changed through ``buffer`` (which first moves the pending entries to it).
+    @exclusivity(unchecked) var output: [UInt8] = []
+    /// Short keyed entries written since the output was last used (``appendShort(_:)``): the
+    /// bytes that follow the output's, moved to it in one copy.
+    @exclusivity(unchecked) var pending: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) var pendingCount = 0
     @exclusivity(unchecked) var frames: [EncoderFrame] = []
     @exclusivity(unchecked) var keyStack: [any CodingKey] = []
     /// Coding-path length of the value currently being encoded.
@@ -47,7 +52,22 @@ final class BinaryEncoderImpl: Encoder {
 
     init() {}
 
-    deinit { scratch?.deallocate() }
+    deinit {
+        scratch?.deallocate()
+        pending?.deallocate()
+    }
+
+    /// The output, pending entries included: every use of the output goes through here.
+    var buffer: [UInt8] {
+        @inline(__always) _read {
+            if pendingCount != 0 { flushPending() }
+            yield output
+        }
+        @inline(__always) _modify {
+            if pendingCount != 0 { flushPending() }
+            yield &output
+        }
+    }
 
     /// Replaces the scratch memory with a block of at least `minimum` bytes holding the first
     /// `keeping` bytes of the old one.

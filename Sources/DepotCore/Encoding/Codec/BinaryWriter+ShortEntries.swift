@@ -6,20 +6,7 @@ extension BinaryWriter {
     /// Writes a string key and a string value (`tag`, length, bytes) with one append when both
     /// are short: the same bytes as ``stringKey(_:_:)`` then ``string(_:tag:_:)``.
     static func keyedString(_ key: String, _ value: String, tag: UInt8, _ b: inout [UInt8]) {
-        let done = key.utf8.withContiguousStorageIfAvailable { k in
-            value.utf8.withContiguousStorageIfAvailable { v -> Bool in
-                guard k.count + v.count <= ShortBytes.room - 20 else { return false }
-                ShortBytes.append(to: &b) { out in
-                    out.varint(UInt64(k.count) << 1)
-                    out.bytes(k)
-                    out.byte(tag)
-                    out.varint(UInt64(v.count))
-                    out.bytes(v)
-                }
-                return true
-            } ?? false
-        } ?? false
-        if !done {
+        if !ShortBytes.appendIf(to: &b, { $0.keyedString(key, value, tag: tag) }) {
             stringKey(key, &b)
             string(value, tag: tag, &b)
         }
@@ -28,17 +15,7 @@ extension BinaryWriter {
     /// Writes a string key and a signed integer value with one append when the key is short: the
     /// same bytes as ``stringKey(_:_:)`` then ``signed(_:_:)``.
     static func keyedSigned(_ key: String, _ value: Int64, _ b: inout [UInt8]) {
-        let done = key.utf8.withContiguousStorageIfAvailable { k -> Bool in
-            guard k.count <= ShortBytes.room - 20 else { return false }
-            ShortBytes.append(to: &b) { out in
-                out.varint(UInt64(k.count) << 1)
-                out.bytes(k)
-                out.byte(BinaryTag.int)
-                out.varint(zigzag(value))
-            }
-            return true
-        } ?? false
-        if !done {
+        if !ShortBytes.appendIf(to: &b, { $0.keyedSigned(key, value) }) {
             stringKey(key, &b)
             signed(value, &b)
         }
@@ -49,36 +26,67 @@ extension BinaryWriter {
     static func stringArray(_ strings: [String], _ b: inout [UInt8]) {
         let length = ShortBytes.stringArrayLength(strings)
         if length >= 0 && ShortBytes.appendIf(to: &b, { $0.stringArray(strings, length: length) }) { return }
-        stringArrayParts(strings, &b)
+        let start = beginContainer(BinaryTag.array, &b)
+        for s in strings { string(s, tag: BinaryTag.string, &b) }
+        endContainer(start: start, count: strings.count, &b)
     }
 
     /// Writes a string key and an array of strings with one append when both are short: the
     /// same bytes as ``stringKey(_:_:)`` then ``stringArray(_:_:)``.
     static func keyedStringArray(_ key: String, _ strings: [String], _ b: inout [UInt8]) {
-        let length = ShortBytes.stringArrayLength(strings)
-        let done = length >= 0 && key.utf8.withContiguousStorageIfAvailable { k -> Bool in
-            guard k.count + length <= ShortBytes.room - 20 else { return false }
-            return ShortBytes.appendIf(to: &b) { out in
-                out.varint(UInt64(k.count) << 1)
-                out.bytes(k)
-                return out.stringArray(strings, length: length)
-            }
-        } ?? false
-        if !done {
+        if !ShortBytes.appendIf(to: &b, { $0.keyedStringArray(key, strings) }) {
             stringKey(key, &b)
             stringArray(strings, &b)
         }
     }
-
-    /// ``stringArray(_:_:)`` part by part.
-    private static func stringArrayParts(_ strings: [String], _ b: inout [UInt8]) {
-        let start = beginContainer(BinaryTag.array, &b)
-        for s in strings { string(s, tag: BinaryTag.string, &b) }
-        endContainer(start: start, count: strings.count, &b)
-    }
 }
 
+/// The short entries themselves, stored in a ``ShortBytes`` (the stack's, or the pending entries
+/// of a `Codable` encoder): each returns false when its entry is not short (what it stored
+/// then is dropped by the caller, who writes the entry part by part).
 extension ShortBytes {
+    /// A string key and a string value (`tag`, length, bytes), when both are short.
+    @inline(__always)
+    mutating func keyedString(_ key: String, _ value: String, tag: UInt8) -> Bool {
+        key.utf8.withContiguousStorageIfAvailable { k in
+            value.utf8.withContiguousStorageIfAvailable { v -> Bool in
+                guard k.count + v.count <= ShortBytes.room - 20 else { return false }
+                varint(UInt64(k.count) << 1)
+                bytes(k)
+                byte(tag)
+                varint(UInt64(v.count))
+                bytes(v)
+                return true
+            } ?? false
+        } ?? false
+    }
+
+    /// A string key and a signed integer value, when the key is short.
+    @inline(__always)
+    mutating func keyedSigned(_ key: String, _ value: Int64) -> Bool {
+        key.utf8.withContiguousStorageIfAvailable { k -> Bool in
+            guard k.count <= ShortBytes.room - 20 else { return false }
+            varint(UInt64(k.count) << 1)
+            bytes(k)
+            byte(BinaryTag.int)
+            varint(BinaryWriter.zigzag(value))
+            return true
+        } ?? false
+    }
+
+    /// A string key and an array of strings, when both are short.
+    @inline(__always)
+    mutating func keyedStringArray(_ key: String, _ strings: [String]) -> Bool {
+        let length = ShortBytes.stringArrayLength(strings)
+        guard length >= 0 else { return false }
+        return key.utf8.withContiguousStorageIfAvailable { k -> Bool in
+            guard k.count + length <= ShortBytes.room - 20 else { return false }
+            varint(UInt64(k.count) << 1)
+            bytes(k)
+            return stringArray(strings, length: length)
+        } ?? false
+    }
+
     /// The payload length of `strings` as an array whose header, element headers and length
     /// are one byte each (each element a tag, a one-byte length and its bytes), or -1 when
     /// it is not such an array.
@@ -90,7 +98,7 @@ extension ShortBytes {
         return length < 0x80 ? length : -1
     }
 
-    /// Stores `strings` as an array of `length` payload bytes (``stringArrayLength(_:)``, not -1);
+    /// `strings` as an array of `length` payload bytes (``stringArrayLength(_:)``, not -1);
     /// false when a string's bytes are not contiguous.
     @inline(__always)
     mutating func stringArray(_ strings: [String], length: Int) -> Bool {
@@ -110,13 +118,20 @@ extension ShortBytes {
     }
 }
 
-/// A few bytes written on the stack with plain stores, then appended to an output in one call
-/// (a short entry costs one append instead of one per part). Writers check the size first: at
+/// A few bytes written with plain stores, on the stack then appended to an output in one call
+/// (a short entry costs one append instead of one per part), or among a `Codable` encoder's
+/// pending entries (``BinaryEncoderImpl/appendShort(_:)``). Writers check the size first: at
 /// most ``room`` bytes.
 struct ShortBytes {
     static let room = 256
     private let memory: UnsafeMutableBufferPointer<UInt8>
     private(set) var count = 0
+
+    /// Bytes stored from the start of `memory` (at least ``room`` bytes).
+    @inline(__always)
+    init(memory: UnsafeMutableBufferPointer<UInt8>) {
+        self.memory = memory
+    }
 
     /// Runs `body` on stack memory, then appends what it wrote to `b`.
     @inline(__always)
