@@ -22,7 +22,7 @@ final class BinaryEncoderImpl: Encoder {
     /// bytes that follow the output's, moved to it in one copy.
     @exclusivity(unchecked) var pending: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var pendingCount = 0
-    @exclusivity(unchecked) var frames: [EncoderFrame] = []
+    @exclusivity(unchecked) var frames = EncoderFrameStack()
     @exclusivity(unchecked) var keyStack: [any CodingKey] = []
     /// Coding-path length of the value currently being encoded.
     @exclusivity(unchecked) var depth = 0
@@ -44,7 +44,7 @@ final class BinaryEncoderImpl: Encoder {
     @exclusivity(unchecked) var reusesContainers = false
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<EncoderPosition>()
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
-    /// fields are stored there with plain stores and moved to `buffer` in one copy.
+    /// fields are stored there with plain stores and moved to `output` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var scratchCapacity = 0
     /// The root type last encoded through `encode(to:)` (see ``encodeRoot(_:)``).
@@ -55,6 +55,7 @@ final class BinaryEncoderImpl: Encoder {
     deinit {
         scratch?.deallocate()
         pending?.deallocate()
+        frames.deallocate()
     }
 
     /// The output, pending entries included: every use of the output goes through here.
@@ -105,7 +106,7 @@ final class BinaryEncoderImpl: Encoder {
         if !keepsHook, hook != nil { hook = nil }
         if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
-        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        if !frames.isEmpty { frames.removeAll() }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if scratchCapacity > Self.scratchKept, let scratch { // one large record does not pin its size
             scratch.deallocate()
