@@ -169,8 +169,11 @@ public struct BinaryDecoder {
     }
 
     /// Decodes a value of type `T` from a byte array.
+    ///
+    /// Inlinable, so that the closure over the bytes is specialized where it is called.
+    @inlinable
     public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
-        try bytes.withUnsafeBytes { try decode(type, from: $0) }
+        try bytes.withUnsafeBytes { try decodePlainDocument(T.self, from: $0, resolver: referenceResolver) }
     }
 
     /// Decodes a value of type `T` from `Data`.

@@ -36,11 +36,14 @@ public struct BinaryEncoder {
     }
 
     /// Encodes `value` into a new byte array.
+    ///
+    /// Inlinable, so that it is specialized where it is called.
     /// - Throws: `EncodingError` if a value cannot be encoded or containers are misused.
+    @inlinable
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(initialCapacity)
-        try encode(value, into: &out)
+        try encode(value, into: &out, hook: referenceHook)
         return out
     }
 

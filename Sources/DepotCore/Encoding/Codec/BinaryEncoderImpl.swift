@@ -16,8 +16,13 @@ struct EncoderFrame {
 /// The `Encoder` handed to `Encodable` implementations. Writes straight into one buffer; containers
 /// must be used in nesting order (a container is closed once an outer container writes again).
 final class BinaryEncoderImpl: Encoder {
-    @exclusivity(unchecked) var buffer: [UInt8] = []
-    @exclusivity(unchecked) var frames: [EncoderFrame] = []
+    /// The output, read and changed through ``buffer`` (which first moves the pending entries to it).
+    @exclusivity(unchecked) var output: [UInt8] = []
+    /// Short keyed entries written since the output was last used (``appendShort(_:)``): the
+    /// bytes that follow the output's, moved to it in one copy.
+    @exclusivity(unchecked) var pending: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) var pendingCount = 0
+    @exclusivity(unchecked) var frames = EncoderFrameStack()
     @exclusivity(unchecked) var keyStack: [any CodingKey] = []
     /// Coding-path length of the value currently being encoded.
     @exclusivity(unchecked) var depth = 0
@@ -39,13 +44,31 @@ final class BinaryEncoderImpl: Encoder {
     @exclusivity(unchecked) var reusesContainers = false
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<EncoderPosition>()
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
-    /// fields are stored there with plain stores and moved to `buffer` in one copy.
+    /// fields are stored there with plain stores and moved to `output` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
     @exclusivity(unchecked) var scratchCapacity = 0
+    /// The root type last encoded through `encode(to:)` (see ``encodeRoot(_:)``).
+    @exclusivity(unchecked) var compositeRoot: ObjectIdentifier?
 
     init() {}
 
-    deinit { scratch?.deallocate() }
+    deinit {
+        scratch?.deallocate()
+        pending?.deallocate()
+        frames.deallocate()
+    }
+
+    /// The output, pending entries included: every use of the output goes through here.
+    var buffer: [UInt8] {
+        @inline(__always) _read {
+            if pendingCount != 0 { flushPending() }
+            yield output
+        }
+        @inline(__always) _modify {
+            if pendingCount != 0 { flushPending() }
+            yield &output
+        }
+    }
 
     /// Replaces the scratch memory with a block of at least `minimum` bytes holding the first
     /// `keeping` bytes of the old one.
@@ -83,7 +106,7 @@ final class BinaryEncoderImpl: Encoder {
         if !keepsHook, hook != nil { hook = nil }
         if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
-        if !frames.isEmpty { frames.removeAll(keepingCapacity: true) }
+        if !frames.isEmpty { frames.removeAll() }
         if !keyStack.isEmpty { keyStack.removeAll(keepingCapacity: true) }
         if scratchCapacity > Self.scratchKept, let scratch { // one large record does not pin its size
             scratch.deallocate()
@@ -129,9 +152,13 @@ final class BinaryEncoderImpl: Encoder {
 
     func encodeRoot<T: Encodable>(_ value: T) throws {
         buffer.append(BinaryFormat.version)
-        if !encodeFast(value) {
-            try encodeComposite(value, key: NoKey(), parentDepth: 0)
+        // A document layer's or a reused encoder encodes one type after another: the type
+        // checks of `encodeFast` are made once per root type written through `encode(to:)`.
+        if compositeRoot != ObjectIdentifier(T.self) {
+            if encodeFast(value) { return } // a scalar: no frame, no deferred error
+            compositeRoot = ObjectIdentifier(T.self)
         }
+        try encodeComposite(value, key: NoKey(), parentDepth: 0)
         closeFrames(downTo: 0)
         if let deferredError { throw deferredError }
     }
@@ -352,59 +379,5 @@ final class BinaryEncoderImpl: Encoder {
             return true
         }
         return encodeFastRare(value)
-    }
-
-    func encodeFastRare<T: Encodable>(_ value: T) -> Bool {
-        let t = T.self
-        if t == [String].self {
-            BinaryWriter.stringArray(unsafeBitCast(value, to: [String].self), &buffer)
-        } else if t == [Int].self {
-            let v = unsafeBitCast(value, to: [Int].self)
-            let s = BinaryWriter.beginContainer(BinaryTag.array, &buffer)
-            for e in v { BinaryWriter.signed(Int64(e), &buffer) }
-            BinaryWriter.endContainer(start: s, count: v.count, &buffer)
-        } else if t == [Double].self {
-            let v = unsafeBitCast(value, to: [Double].self)
-            let s = BinaryWriter.beginContainer(BinaryTag.array, &buffer)
-            for e in v { BinaryWriter.double(e, &buffer) }
-            BinaryWriter.endContainer(start: s, count: v.count, &buffer)
-        } else if t == [UInt8].self {
-            unsafeBitCast(value, to: [UInt8].self).withUnsafeBytes { BinaryWriter.bytes($0, &buffer) }
-        } else if t == Date.self {
-            BinaryWriter.date(unsafeBitCast(value, to: Date.self), &buffer)
-        } else if t == Data.self {
-            unsafeBitCast(value, to: Data.self).withUnsafeBytes { BinaryWriter.bytes($0, &buffer) }
-        } else if t == UUID.self {
-            BinaryWriter.uuid(unsafeBitCast(value, to: UUID.self), &buffer)
-        } else if t == URL.self {
-            BinaryWriter.string(unsafeBitCast(value, to: URL.self).absoluteString, tag: BinaryTag.url, &buffer)
-        } else if t == Decimal.self {
-            BinaryWriter.string(unsafeBitCast(value, to: Decimal.self).description, tag: BinaryTag.decimal, &buffer)
-        } else if t == DocumentValue.self {
-            unsafeBitCast(value, to: DocumentValue.self).write(into: &buffer)
-        } else if t == Float.self {
-            BinaryWriter.float(unsafeBitCast(value, to: Float.self), &buffer)
-        } else if t == Int64.self {
-            BinaryWriter.signed(unsafeBitCast(value, to: Int64.self), &buffer)
-        } else if t == Int32.self {
-            BinaryWriter.signed(Int64(unsafeBitCast(value, to: Int32.self)), &buffer)
-        } else if t == Int16.self {
-            BinaryWriter.signed(Int64(unsafeBitCast(value, to: Int16.self)), &buffer)
-        } else if t == Int8.self {
-            BinaryWriter.signed(Int64(unsafeBitCast(value, to: Int8.self)), &buffer)
-        } else if t == UInt64.self {
-            BinaryWriter.unsigned(unsafeBitCast(value, to: UInt64.self), &buffer)
-        } else if t == UInt.self {
-            BinaryWriter.unsigned(UInt64(unsafeBitCast(value, to: UInt.self)), &buffer)
-        } else if t == UInt32.self {
-            BinaryWriter.unsigned(UInt64(unsafeBitCast(value, to: UInt32.self)), &buffer)
-        } else if t == UInt16.self {
-            BinaryWriter.unsigned(UInt64(unsafeBitCast(value, to: UInt16.self)), &buffer)
-        } else if t == UInt8.self {
-            BinaryWriter.unsigned(UInt64(unsafeBitCast(value, to: UInt8.self)), &buffer)
-        } else {
-            return false
-        }
-        return true
     }
 }

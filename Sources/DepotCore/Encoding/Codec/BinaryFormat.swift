@@ -207,9 +207,12 @@ enum BinaryWriter {
     static func endContainer(start: Int, count: Int, _ b: inout [UInt8]) {
         let payloadStart = start + 3
         let len = b.count - payloadStart
-        if count < 0x80 && len < 0x80 {
-            b[start + 1] = UInt8(truncatingIfNeeded: count)
-            b[start + 2] = UInt8(truncatingIfNeeded: len)
+        if count < 0x80 && len < 0x80 && start >= 0 && len >= 0 {
+            // One uniqueness check for both stores (`start + 2 < b.count`: `len` is not negative).
+            b.withUnsafeMutableBufferPointer { p in
+                p[start + 1] = UInt8(truncatingIfNeeded: count)
+                p[start + 2] = UInt8(truncatingIfNeeded: len)
+            }
             return
         }
         endContainerSlow(start: start, count: count, len: len, &b)

@@ -57,7 +57,10 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         let p = position
         try impl.beginEntryWithoutKey(p.frame, p.start)
         if key.intValue == nil {
-            BinaryWriter.keyedString(key.stringValue, value, tag: BinaryTag.string, &impl.buffer)
+            let name = key.stringValue
+            if impl.appendShort({ $0.keyedString(name, value, tag: BinaryTag.string) }) { return }
+            BinaryWriter.stringKey(name, &impl.buffer)
+            BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
         } else {
             BinaryWriter.codingKey(key, &impl.buffer)
             BinaryWriter.string(value, tag: BinaryTag.string, &impl.buffer)
@@ -78,7 +81,10 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         let p = position
         try impl.beginEntryWithoutKey(p.frame, p.start)
         if key.intValue == nil {
-            BinaryWriter.keyedSigned(key.stringValue, Int64(value), &impl.buffer)
+            let name = key.stringValue
+            if impl.appendShort({ $0.keyedSigned(name, Int64(value)) }) { return }
+            BinaryWriter.stringKey(name, &impl.buffer)
+            BinaryWriter.signed(Int64(value), &impl.buffer)
         } else {
             BinaryWriter.codingKey(key, &impl.buffer)
             BinaryWriter.signed(Int64(value), &impl.buffer)
@@ -131,6 +137,17 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        // The commonest generic field, written here with its key in one append (the general
+        // path writes a `[String]` natively too, before any reference hook).
+        if T.self == [String].self && key.intValue == nil {
+            let p = position
+            try impl.beginEntryWithoutKey(p.frame, p.start)
+            let name = key.stringValue, strings = unsafeBitCast(value, to: [String].self)
+            if impl.appendShort({ $0.keyedStringArray(name, strings) }) { return }
+            BinaryWriter.stringKey(name, &impl.buffer)
+            BinaryWriter.stringArray(strings, &impl.buffer)
+            return
+        }
         try begin(key)
         try impl.encodeValue(value, key: key, parentDepth: depth)
     }

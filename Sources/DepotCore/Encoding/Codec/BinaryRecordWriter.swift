@@ -61,19 +61,20 @@ struct StaticKey: CodingKey {
 /// exactly one writer may exist per record (it is lent to `encodeBinary(into:)`, never given away).
 public struct BinaryRecordWriter: ~Copyable {
     let impl: BinaryEncoderImpl
-    /// Offset in the output (`impl.buffer`) of the object's tag.
+    /// Offset in the output of the object's tag. The writer uses `impl.output` directly: its
+    /// own fields leave no pending `Codable` entries, and its generic fields flush theirs.
     let start: Int
     @usableFromInline var count = 0
     /// Bytes written since the last flush live in the impl's scratch memory (`out`, `used` of
     /// `capacity`), stored with plain stores after one capacity check per field; `flush()` moves
-    /// them to `impl.buffer` in one copy (before a generic field, and at the end).
+    /// them to `impl.output` in one copy (before a generic field, and at the end).
     @usableFromInline var out: UnsafeMutableRawPointer
     @usableFromInline var used = 0
     @usableFromInline var capacity: Int
 
     init(impl: BinaryEncoderImpl) {
         self.impl = impl
-        start = impl.buffer.count
+        start = impl.output.count
         if let scratch = impl.scratch {
             out = scratch
             capacity = impl.scratchCapacity
@@ -87,20 +88,20 @@ public struct BinaryRecordWriter: ~Copyable {
 
     /// Moves the bytes written so far to the output and backpatches the object header.
     mutating func finish() {
-        if impl.buffer.count == start && count < 0x80 && used - 3 < 0x80 {
+        if impl.output.count == start && count < 0x80 && used - 3 < 0x80 {
             out.storeBytes(of: UInt8(truncatingIfNeeded: count), toByteOffset: 1, as: UInt8.self)
             out.storeBytes(of: UInt8(truncatingIfNeeded: used - 3), toByteOffset: 2, as: UInt8.self)
             flush()
             return
         }
         flush()
-        BinaryWriter.endContainer(start: start, count: count, &impl.buffer)
+        BinaryWriter.endContainer(start: start, count: count, &impl.output)
     }
 
     /// Appends the scratch bytes to the output.
     mutating func flush() {
         guard used > 0 else { return }
-        impl.buffer.append(contentsOf: UnsafeRawBufferPointer(start: out, count: used))
+        impl.output.append(contentsOf: UnsafeRawBufferPointer(start: out, count: used))
         used = 0
     }
 
@@ -199,9 +200,9 @@ public struct BinaryRecordWriter: ~Copyable {
     @usableFromInline @inline(never)
     mutating func putLong(_ u: UnsafeBufferPointer<UInt8>, tag: UInt8) {
         flush()
-        impl.buffer.append(tag)
-        BinaryWriter.varint(UInt64(u.count), &impl.buffer)
-        impl.buffer.append(contentsOf: u)
+        impl.output.append(tag)
+        BinaryWriter.varint(UInt64(u.count), &impl.output)
+        impl.output.append(contentsOf: u)
     }
 
     /// Writes a tagged varint (`int` zig-zagged, `uint` plain).
@@ -299,19 +300,19 @@ public struct BinaryRecordWriter: ~Copyable {
     public mutating func encode(_ value: [String], forKey key: StaticString) throws {
         self.key(key, valueRoom: 3)
         // Offsets in the whole output (flushed bytes, then scratch bytes): a long element may flush.
-        let header = impl.buffer.count + used
+        let header = impl.output.count + used
         put(BinaryTag.array)
         put(0)
         put(0)
         for element in value { putString(element, tag: BinaryTag.string) }
-        let flushed = impl.buffer.count
+        let flushed = impl.output.count
         let len = flushed + used - header - 3
         if header >= flushed && value.count < 0x80 && len < 0x80 { // the header is still in scratch
             out.storeBytes(of: UInt8(truncatingIfNeeded: value.count), toByteOffset: header - flushed + 1, as: UInt8.self)
             out.storeBytes(of: UInt8(truncatingIfNeeded: len), toByteOffset: header - flushed + 2, as: UInt8.self)
         } else { // a longer header, or one already moved: written where the bytes can move
             flush()
-            BinaryWriter.endContainer(start: header, count: value.count, &impl.buffer)
+            BinaryWriter.endContainer(start: header, count: value.count, &impl.output)
         }
     }
 
@@ -326,6 +327,8 @@ public struct BinaryRecordWriter: ~Copyable {
         self.key(key, valueRoom: 0)
         flush()
         try impl.encodeValue(value, key: StaticKey(key), parentDepth: 0)
+        // The writer uses the output directly: no `Codable` entry may stay pending past here.
+        if impl.pendingCount != 0 { impl.flushPending() }
         if let error = impl.deferredError { throw error }
     }
 

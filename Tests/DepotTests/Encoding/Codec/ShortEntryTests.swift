@@ -3,12 +3,12 @@ import Foundation
 import Testing
 
 /// The one-append writers of short entries (`BinaryWriter.keyedString`, `keyedSigned`,
-/// `stringArray`) must write exactly the bytes of the part-by-part writers they stand in for, on
+/// `stringArray`, `keyedStringArray`) must write exactly the bytes of the part-by-part writers they stand in for, on
 /// both sides of every size limit (one-byte varints, the stack room, the one-byte container header).
 @Suite("Short entries written in one append")
 struct ShortEntryTests {
     static let strings: [String] = [
-        "", "a", "name", "Zoë Ünïcode 🚀",
+        "", "a", "id", "age", "name", "email", "tagsets", "8 bytes!", "0123456789abcdef", "0123456789abcdefg", "Zoë Ünïcode 🚀",
         String(repeating: "x", count: 63), String(repeating: "x", count: 64),
         String(repeating: "y", count: 127), String(repeating: "y", count: 128),
         String(repeating: "z", count: 200), String(repeating: "z", count: 236), String(repeating: "z", count: 237),
@@ -57,6 +57,23 @@ struct ShortEntryTests {
             var written: [UInt8] = [7]
             BinaryWriter.stringArray(strings, &written)
             #expect(written == expected, "\(strings.count) strings, \(strings.reduce(0) { $0 + $1.utf8.count }) bytes")
+        }
+    }
+
+    @Test func aKeyedStringArrayIsTheKeyThenTheArray() {
+        let arrays: [[String]] = [
+            [], ["a"], ["math", "engines"], Self.strings, Array(repeating: "t", count: 42), Array(repeating: "t", count: 43),
+            [String(repeating: "q", count: 124)], [String(repeating: "q", count: 125)], [String(repeating: "q", count: 126)],
+        ]
+        for key in Self.strings {
+            for strings in arrays {
+                var expected: [UInt8] = [5]
+                BinaryWriter.stringKey(key, &expected)
+                BinaryWriter.stringArray(strings, &expected)
+                var written: [UInt8] = [5]
+                BinaryWriter.keyedStringArray(key, strings, &written)
+                #expect(written == expected, "key of \(key.utf8.count) bytes, \(strings.count) strings")
+            }
         }
     }
 
