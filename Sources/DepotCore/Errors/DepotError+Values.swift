@@ -28,3 +28,25 @@ extension DepotError {
                           collection: collection, id: id, fieldPath: path)
     }
 }
+
+/// Renders a document value ID for messages.
+package func displayID(_ value: DocumentValue) -> String {
+    switch value {
+    case .string(let s): return s
+    case .int(let i): return String(i)
+    case .uint(let u): return String(u)
+    case .uuid(let u): return u.uuidString
+    case .bytes(let b): return "0x" + b.prefix(32).map { String(format: "%02x", $0) }.joined()
+    default: return "(an ID that is not a string, integer or UUID)"
+    }
+}
+
+/// An encoding error described without the value that failed (messages never carry stored values).
+func encodingDetail(_ error: EncodingError) -> String {
+    switch error {
+    case .invalidValue(let value, let context):
+        return "a value of type \(type(of: value)) cannot be encoded: \(context.debugDescription)"
+    @unknown default:
+        return "the value cannot be encoded"
+    }
+}

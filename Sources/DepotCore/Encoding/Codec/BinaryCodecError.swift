@@ -44,3 +44,8 @@ public enum BinaryCodecError: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 }
+
+extension BinaryCodecError: LocalizedError {
+    /// The ``description``.
+    public var errorDescription: String? { description }
+}

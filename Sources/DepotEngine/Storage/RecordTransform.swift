@@ -41,6 +41,19 @@ public struct RecordTransformContext: Sendable, Hashable {
     }
 }
 
+extension RecordTransform {
+    /// `txn` seen through this transform (itself when it already is).
+    package func wrapping(_ txn: any StorageTransaction) -> any StorageTransaction {
+        if txn is TransformingTransaction { return txn }
+        return TransformingTransaction(base: txn, transform: self)
+    }
+}
+
+extension StorageTransaction {
+    /// The driver's transaction under any record transform.
+    package var untransformed: any StorageTransaction { (self as? TransformingTransaction)?.base ?? self }
+}
+
 /// A transaction whose document and key/value records pass through a ``RecordTransform``.
 final class TransformingTransaction: StorageTransaction {
     let base: any StorageTransaction

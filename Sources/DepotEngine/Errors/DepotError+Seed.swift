@@ -45,7 +45,7 @@ extension DepotError {
 
     /// An error with code ``Code/seedFailed``: `problem` in `file` at `jsonPath`; `detail` says
     /// what is wrong (never a stored value).
-    static func seedFailed(_ problem: SeedProblem, file: String, jsonPath: String?, detail: String) -> DepotError {
+    package static func seedFailed(_ problem: SeedProblem, file: String, jsonPath: String?, detail: String) -> DepotError {
         DepotError(code: .seedFailed, message: "seed \(problem.rawValue) in \(file)\(jsonPath.map { " at \($0)" } ?? ""): \(detail)",
                    fieldPath: jsonPath, file: file, seedProblem: problem, underlying: nil)
     }

@@ -136,30 +136,30 @@ extension StorageTransaction {
         try withValue(forKey: key, in: keyspace) { try body($0); return true } ?? false
     }
 
-    func keyspace(named name: String, create: Bool) throws -> Keyspace? {
+    @inlinable package func keyspace(named name: String, create: Bool) throws -> Keyspace? {
         try keyspace(named: name, create: create, multiValue: false)
     }
-    func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+    @inlinable package func scan(_ keyspace: Keyspace, prefix: [UInt8]?, reverse: Bool, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         try scan(keyspace, lower: nil, upper: nil, prefix: prefix, reverse: reverse, body)
     }
-    func put(_ value: [UInt8], forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+    @inlinable package func put(_ value: [UInt8], forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) }
     }
-    func withValue<R>(forKey key: [UInt8], in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    @inlinable package func withValue<R>(forKey key: [UInt8], in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try key.withUnsafeBytes { try withValue(forKey: $0, in: keyspace, body) }
     }
     /// A copy of the value under `key`; nil when absent.
-    package func get(_ key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+    @inlinable package func get(_ key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
         try withValue(forKey: key, in: keyspace) { [UInt8]($0) }
     }
-    func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: Keyspace) throws {
+    @inlinable package func put(_ value: [UInt8], forKey key: [UInt8], in keyspace: Keyspace) throws {
         try value.withUnsafeBytes { v in try key.withUnsafeBytes { k in try put(v, forKey: k, in: keyspace) } }
     }
-    func delete(forKey key: [UInt8], in keyspace: Keyspace) throws -> Bool {
+    @inlinable package func delete(forKey key: [UInt8], in keyspace: Keyspace) throws -> Bool {
         try key.withUnsafeBytes { try delete(forKey: $0, in: keyspace) }
     }
     /// Entries whose keys start with `prefix`, copied.
-    func entries(_ keyspace: Keyspace, prefix: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
+    @inlinable package func entries(_ keyspace: Keyspace, prefix: [UInt8]) throws -> [(key: [UInt8], value: [UInt8])] {
         var result: [(key: [UInt8], value: [UInt8])] = []
         try scan(keyspace, prefix: prefix, reverse: false) { k, v in result.append(([UInt8](k), [UInt8](v))); return true }
         return result

@@ -15,20 +15,25 @@
 /// tell a sealed record from a damaged one (``DepotError/Code/transformRequired``).
 @usableFromInline
 package enum Record {
-    static let version: UInt8 = 1
-    static let headerSize = 14
+    @usableFromInline package static let version: UInt8 = 1
+    @usableFromInline package static let headerSize = 14
     /// Flag bit 0: the record is keyed by its content (an unidentified value).
-    static let contentFlag: UInt8 = 1
+    package static let contentFlag: UInt8 = 1
     /// The first byte of a record sealed by a ``RecordTransform``.
     package static let sealedMarker: UInt8 = 0xE5
 
     package struct Header: Equatable {
-        var flags: UInt8
-        var revision: UInt64
+        package var flags: UInt8
+        package var revision: UInt64
+
+        package init(flags: UInt8, revision: UInt64) {
+            self.flags = flags
+            self.revision = revision
+        }
     }
 
     /// Writes a header placeholder; call ``seal(_:)`` after appending the payload.
-    static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
+    package static func begin(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
         if !buffer.isEmpty { buffer.removeAll(keepingCapacity: true) }
         // One append of the 14 bytes (no temporary array: this runs once per stored record).
         var header: (UInt64, UInt64) = (0, 0)
@@ -41,7 +46,7 @@ package enum Record {
     }
 
     /// Sets the flags and revision of a record begun with ``begin(_:flags:revision:)``.
-    static func setHeader(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
+    package static func setHeader(_ buffer: inout [UInt8], flags: UInt8, revision: UInt64) {
         guard buffer.count >= headerSize else { return }
         buffer.withUnsafeMutableBytes { b in
             b[1] = flags
@@ -50,7 +55,7 @@ package enum Record {
     }
 
     /// Fills in the checksum.
-    static func seal(_ buffer: inout [UInt8]) {
+    package static func seal(_ buffer: inout [UInt8]) {
         guard buffer.count >= headerSize else { return }
         buffer.withUnsafeMutableBytes { all in
             let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[0..<10]))
@@ -75,7 +80,7 @@ package enum Record {
     /// The payload of a sound record (known version, checksum matching), else nil (``open(_:)``
     /// then says what is wrong): the checks of every read, without a header or a typed error.
     @usableFromInline
-    static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+    package static func soundPayload(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard bytes.count >= headerSize, let base = bytes.baseAddress, base.load(as: UInt8.self) == version,
               checksumMatches(base, bytes.count) else { return nil }
         return UnsafeRawBufferPointer(start: base + headerSize, count: bytes.count - headerSize)
@@ -92,7 +97,7 @@ package enum Record {
     }
 
     /// The header without verifying the checksum (for revisions of records about to be replaced).
-    static func peekHeader(_ bytes: UnsafeRawBufferPointer) -> Header? {
+    package static func peekHeader(_ bytes: UnsafeRawBufferPointer) -> Header? {
         guard bytes.count >= headerSize, bytes[0] == version else { return nil }
         return Header(flags: bytes[1], revision: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 2, as: UInt64.self)))
     }

@@ -93,7 +93,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A migration name was registered twice with one ``Migrator``.
         public static let duplicateMigration = Code(rawValue: "duplicateMigration")
 
-        static let all: [Code] = [
+        package static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .invalidCollectionName,
             .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
@@ -121,14 +121,14 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The whole message.
     public let message: String
     /// The lower layer's error (see ``underlyingError``).
-    let underlying: UnderlyingError?
+    package let underlying: UnderlyingError?
 
     /// An error with a code and its context; `message` is the text users see.
     public init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil) {
         self.init(code: code, message: message, alias: alias, collection: collection, id: id, fieldPath: fieldPath, underlying: nil)
     }
 
-    init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil,
+    package init(code: Code, message: String, alias: String? = nil, collection: String? = nil, id: String? = nil, fieldPath: String? = nil,
          file: String? = nil, seedProblem: SeedProblem? = nil, underlying: UnderlyingError?) {
         self.code = code
         self.message = message
@@ -142,7 +142,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A pattern that matches any error with `code` (for `catch DepotError.revisionConflict`).
-    init(pattern code: Code) { self.init(code: code, message: code.rawValue) }
+    package init(pattern code: Code) { self.init(code: code, message: code.rawValue) }
 
     public var description: String { message }
 
@@ -238,11 +238,11 @@ extension DepotError {
     }
     /// A reference the resolver cannot turn into `expected`, before the read that met it says
     /// where it lies (``locatingReference(alias:collection:id:fieldPath:)``).
-    static func unresolvableReference(expected: String) -> DepotError {
+    package static func unresolvableReference(expected: String) -> DepotError {
         DepotError(code: .unknownReferenceType, message: "a reference cannot be read as \(expected) (it refers to another collection or ID kind)")
     }
     /// This error of ``unresolvableReference(expected:)`` naming the document and field that hold the reference.
-    func locatingReference(alias: String, collection: String, id: String, fieldPath: String) -> DepotError {
+    package func locatingReference(alias: String, collection: String, id: String, fieldPath: String) -> DepotError {
         DepotError(code: code, message: "document \(collection)/\(id) in alias '\(alias)' at '\(fieldPath.isEmpty ? "(root)" : fieldPath)': \(message)",
                    alias: alias, collection: collection, id: id, fieldPath: fieldPath)
     }
@@ -347,31 +347,9 @@ extension DepotError {
     }
 }
 
-/// Renders a document value ID for messages.
-package func displayID(_ value: DocumentValue) -> String {
-    switch value {
-    case .string(let s): return s
-    case .int(let i): return String(i)
-    case .uint(let u): return String(u)
-    case .uuid(let u): return u.uuidString
-    case .bytes(let b): return "0x" + b.prefix(32).map { String(format: "%02x", $0) }.joined()
-    default: return "(an ID that is not a string, integer or UUID)"
-    }
-}
-
-/// An encoding error described without the value that failed (messages never carry stored values).
-func encodingDetail(_ error: EncodingError) -> String {
-    switch error {
-    case .invalidValue(let value, let context):
-        return "a value of type \(type(of: value)) cannot be encoded: \(context.debugDescription)"
-    @unknown default:
-        return "the value cannot be encoded"
-    }
-}
-
 extension String {
     /// The bytes as text when they are printable UTF-8 (IDs in messages), else nil.
-    init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
+    package init?(validatingUTF8Bytes bytes: UnsafeRawBufferPointer) {
         guard let text = String(bytes: bytes, encoding: .utf8), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
             return nil
         }

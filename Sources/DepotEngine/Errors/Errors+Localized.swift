@@ -3,11 +3,6 @@ import Foundation
 // `localizedDescription` of Depot's error types shows their message, not "The operation could
 // not be completed"; a `DepotError` bridged to `NSError` carries its context in the user info.
 
-extension BinaryCodecError: LocalizedError {
-    /// The ``description``.
-    public var errorDescription: String? { description }
-}
-
 extension SimpleBackendError: LocalizedError {
     /// The ``description``.
     public var errorDescription: String? { description }

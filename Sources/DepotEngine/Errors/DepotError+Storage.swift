@@ -36,13 +36,13 @@ extension DepotError: WrapsUnderlyingError {
 }
 
 /// A wrapped driver error, compared and hashed by its description (errors are not `Hashable`).
-struct UnderlyingError: Hashable, Sendable {
-    let error: any StorageDriverError
+package struct UnderlyingError: Hashable, Sendable {
+    package let error: any StorageDriverError
     private let text: String
-    init(_ error: any StorageDriverError) {
+    package init(_ error: any StorageDriverError) {
         self.error = error
         text = String(reflecting: error)
     }
-    static func == (a: UnderlyingError, b: UnderlyingError) -> Bool { a.text == b.text }
-    func hash(into hasher: inout Hasher) { hasher.combine(text) }
+    package static func == (a: UnderlyingError, b: UnderlyingError) -> Bool { a.text == b.text }
+    package func hash(into hasher: inout Hasher) { hasher.combine(text) }
 }
