@@ -88,8 +88,9 @@ let package = Package(
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
         // The record engine's foundation: the StorageDriver protocol and its in-memory drivers,
-        // DepotError, the record envelope (header, CRC-32C) and the store's layout of keyspaces
-        // and meta keys. `package` access for what only Depot's modules use. Never LMDB.
+        // DepotError (and the one mapping of codec errors), the binary codec and DocumentValue,
+        // the record envelope (header, CRC-32C) and the store's layout of keyspaces and meta
+        // keys. `package` access for what only Depot's modules use. Never LMDB.
         .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
         // The document layer: documents, queries, kits, over the engine (never LMDB:
         // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.

@@ -56,7 +56,7 @@ extension StorageTransaction {
 
 /// A transaction whose document and key/value records pass through a ``RecordTransform``.
 final class TransformingTransaction: StorageTransaction {
-    let base: any StorageTransaction
+    package let base: any StorageTransaction
     let transform: any RecordTransform
 
     init(base: any StorageTransaction, transform: any RecordTransform) {

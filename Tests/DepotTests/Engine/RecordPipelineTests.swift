@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 
 /// A type whose collection other writers (dynamic objects, seeding) also write.
 struct Gadget: Document, Equatable {

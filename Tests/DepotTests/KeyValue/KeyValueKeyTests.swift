@@ -3,6 +3,7 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 
 extension KeyValueKey {
     static var volume: KeyValueKey<Int> { .init("volume", default: 5) }

@@ -3,6 +3,7 @@ import Testing
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 import DepotDriverTesting
 import DepotLMDB
 

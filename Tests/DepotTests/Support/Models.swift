@@ -3,6 +3,7 @@ import DepotTestSupport
 import Foundation
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 
 struct Department: Document, Equatable {
     var id: String

@@ -1,5 +1,6 @@
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 import Foundation
 import Testing
 import DepotTestSupport

@@ -77,7 +77,7 @@ extension DocumentValue {
 
     /// This value with the scalars at the positions where `typed` holds a date replaced by that
     /// date (seeded JSON made exact from the typed form of the same document).
-    func takingDates(from typed: DocumentValue) -> DocumentValue {
+    package func takingDates(from typed: DocumentValue) -> DocumentValue {
         switch (self, typed) {
         case (_, .date(let d)):
             switch self {

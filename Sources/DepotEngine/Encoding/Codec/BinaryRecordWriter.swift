@@ -21,7 +21,7 @@ public protocol BinaryCodableDocument: Codable {
 extension BinaryCodableDocument {
     /// Encodes `value` (known to be a `Self`) through the generated code: `D` is opened from an
     /// existential metatype cached per type, so no value is ever boxed.
-    static func encodeRecord<T>(_ value: T, into writer: inout BinaryRecordWriter) throws {
+    package static func encodeRecord<T>(_ value: T, into writer: inout BinaryRecordWriter) throws {
         guard T.self == Self.self else {
             throw EncodingError.invalidValue("\(T.self)", EncodingError.Context(
                 codingPath: [], debugDescription: "The generated codec of \(Self.self) cannot encode \(T.self)."))
@@ -30,7 +30,7 @@ extension BinaryCodableDocument {
     }
 
     /// Decodes a `Self` and returns it as `T` (the same type).
-    static func decodeRecord<T>(_: T.Type, from reader: inout BinaryRecordReader) throws -> T {
+    package static func decodeRecord<T>(_: T.Type, from reader: inout BinaryRecordReader) throws -> T {
         guard T.self == Self.self else {
             throw DecodingError.typeMismatch(T.self, DecodingError.Context(
                 codingPath: [], debugDescription: "The generated codec of \(Self.self) cannot decode \(T.self)."))
@@ -63,13 +63,13 @@ public struct BinaryRecordWriter: ~Copyable {
     let impl: BinaryEncoderImpl
     /// Offset in the output (`impl.buffer`) of the object's tag.
     let start: Int
-    @usableFromInline var count = 0
+    @usableFromInline package var count = 0
     /// Bytes written since the last flush live in the impl's scratch memory (`out`, `used` of
     /// `capacity`), stored with plain stores after one capacity check per field; `flush()` moves
     /// them to `impl.buffer` in one copy (before a generic field, and at the end).
-    @usableFromInline var out: UnsafeMutableRawPointer
-    @usableFromInline var used = 0
-    @usableFromInline var capacity: Int
+    @usableFromInline package var out: UnsafeMutableRawPointer
+    @usableFromInline package var used = 0
+    @usableFromInline package var capacity: Int
 
     init(impl: BinaryEncoderImpl) {
         self.impl = impl
@@ -152,7 +152,7 @@ public struct BinaryRecordWriter: ~Copyable {
 
     /// Writes a key header and the key's UTF-8, with room for `valueRoom` bytes after it.
     @inlinable @inline(__always)
-    mutating func key(_ key: StaticString, valueRoom: Int) {
+    package mutating func key(_ key: StaticString, valueRoom: Int) {
         count += 1
         if key.hasPointerRepresentation {
             let n = key.utf8CodeUnitCount
@@ -182,7 +182,7 @@ public struct BinaryRecordWriter: ~Copyable {
     }
 
     @usableFromInline
-    mutating func putString(_ utf8: [UInt8], tag: UInt8) {
+    package mutating func putString(_ utf8: [UInt8], tag: UInt8) {
         utf8.withUnsafeBufferPointer { u in
             if u.count > Self.directBytes { return putLong(u, tag: tag) }
             reserve(u.count + 11)

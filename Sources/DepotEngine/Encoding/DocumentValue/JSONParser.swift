@@ -13,7 +13,7 @@ import Foundation
 /// Integers become `.int` (or `.uint` above `Int64.max`); numbers with a fraction or exponent
 /// become `.double`, rounded to the nearest `Double` as every JSON reader does.
 struct JSONParser {
-    let base: UnsafePointer<UInt8>
+    package let base: UnsafePointer<UInt8>
     let count: Int
     var p = 0
     /// The path of the value being read, for messages: keys and array indexes.
@@ -22,7 +22,7 @@ struct JSONParser {
     /// object of a `depot export` line around its document).
     var enclosingLevels = 0
 
-    enum PathComponent { case key(String), index(Int) }
+    package enum PathComponent { case key(String), index(Int) }
 
     init(_ buffer: UnsafeBufferPointer<UInt8>) {
         base = buffer.baseAddress ?? UnsafePointer(bitPattern: 0x10)!
@@ -96,7 +96,7 @@ struct JSONParser {
         }
     }
 
-    mutating func array(depth: Int) throws -> DocumentValue {
+    package mutating func array(depth: Int) throws -> DocumentValue {
         p += 1
         var items: [DocumentValue] = []
         skipWhitespace()
@@ -115,7 +115,7 @@ struct JSONParser {
         }
     }
 
-    mutating func object(depth: Int) throws -> DocumentValue {
+    package mutating func object(depth: Int) throws -> DocumentValue {
         p += 1
         var fields: [DocumentValue.Field] = []
         var keys = Set<String>()
@@ -160,7 +160,7 @@ struct JSONParser {
         return .object(fields)
     }
 
-    mutating func string() throws -> String {
+    package mutating func string() throws -> String {
         p += 1
         let start = p
         while p < count {

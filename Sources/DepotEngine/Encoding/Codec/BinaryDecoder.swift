@@ -33,7 +33,7 @@ public struct BinaryDecoder {
 
     /// A coder whose resolver stays set between calls (the document layer's, whose resolver is its
     /// transaction's own).
-    init(keepingResolver: Bool) {
+    package init(keepingResolver: Bool) {
         cachedImpl.keepsResolver = keepingResolver
     }
 
@@ -44,7 +44,7 @@ public struct BinaryDecoder {
 
     /// ``decode(_:from:)-(_,UnsafeRawBufferPointer)`` with `resolver` resolving references (the
     /// document layer's decoder keeps its resolver apart, so that the decoder is never copied).
-    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
+    package func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
                               resolver: (any BinaryReferenceDecoding)?) throws -> T {
         try decodePlainDocument(T.self, from: bytes, resolver: resolver)
     }
@@ -53,7 +53,7 @@ public struct BinaryDecoder {
     /// caller holds and `knownUTF8` its UTF-8 bytes (the ID and its key): a string field with
     /// those bytes shares the caller's string (as ``decodeDocument(_:from:resolver:known:knownUTF8:)``).
     @usableFromInline
-    func decodePlainDocument<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
+    package func decodePlainDocument<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer,
                                            resolver: (any BinaryReferenceDecoding)?, known: String? = nil,
                                            knownUTF8: UnsafeRawBufferPointer = .init(start: nil, count: 0)) throws -> T {
         let reader = BinaryReader(bytes)
@@ -101,36 +101,15 @@ public struct BinaryDecoder {
     }
 
     /// Decodes a `T` (a `codec`, by construction) with its generated code.
-    func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type,
+    package func decode<T>(_: T.Type, from bytes: UnsafeRawBufferPointer, generatedBy codec: any BinaryCodableDocument.Type,
                    resolver: (any BinaryReferenceDecoding)?) throws -> T {
         try withRecordReader(bytes, T.self, resolver: resolver) { try codec.decodeRecord(T.self, from: &$0) }
-    }
-
-    /// Decodes a document whose type has a generated codec, dispatched to the type's own
-    /// (specialized) code: no existential, no copy of the value.
-    ///
-    /// Inlinable, so that it is specialized for `D` where the document layer calls it: the
-    /// record is opened and closed by non-generic code and `D`'s generated initializer is called
-    /// directly (no closure, no generic metadata between the read and the fields).
-    ///
-    /// `known` is a string the caller holds and `knownUTF8` its UTF-8 bytes (the ID the document
-    /// is retrieved by and its key): a string field with those bytes shares the caller's string.
-    @inlinable
-    func decodeDocument<D: Document>(_: D.Type, from bytes: UnsafeRawBufferPointer,
-                                     resolver: (any BinaryReferenceDecoding)?,
-                                     known: String? = nil, knownUTF8: UnsafeRawBufferPointer = .init(start: nil, count: 0)) throws -> D {
-        var record = try openRecord(bytes, D.self, resolver: resolver)
-        if let known { record.share(known, bytes: knownUTF8) }
-        defer { record.close() }
-        let value = try D._decodeGenerated(from: &record)
-        try record.finishRoot()
-        return value
     }
 
     /// A reader of the record's top-level object, its decoder state begun (end it with
     /// ``BinaryRecordReader/close()``; check the end with ``BinaryRecordReader/finishRoot()``).
     @usableFromInline
-    func openRecord(_ bytes: UnsafeRawBufferPointer, _ type: Any.Type, resolver: (any BinaryReferenceDecoding)?) throws
+    package func openRecord(_ bytes: UnsafeRawBufferPointer, _ type: Any.Type, resolver: (any BinaryReferenceDecoding)?) throws
         -> BinaryRecordReader {
         let reader = BinaryReader(bytes)
         let p = try BinaryReader.checkHeader(reader)
@@ -149,7 +128,7 @@ public struct BinaryDecoder {
     /// Decodes the value at `offset` of `bytes` (a field found by a projection); references are
     /// resolved by `resolver`.
     @usableFromInline
-    func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int,
+    package func decodeValue<T: Decodable>(_: T.Type, from bytes: UnsafeRawBufferPointer, at offset: Int,
                                    resolver: (any BinaryReferenceDecoding)?) throws -> T {
         let impl = cachedImpl.inUse ? BinaryDecoderImpl() : cachedImpl
         impl.begin(reader: BinaryReader(bytes), resolver: resolver, userInfo: userInfo, offset: offset)

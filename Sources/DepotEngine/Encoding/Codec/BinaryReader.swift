@@ -1,7 +1,7 @@
 import Foundation
 
 /// A stored key inside an object entry.
-enum StoredKey {
+package enum StoredKey {
     case string(start: Int, count: Int)
     case int(Int64)
 }
@@ -9,11 +9,11 @@ enum StoredKey {
 /// Bounds-checked reads over an `UnsafeRawBufferPointer`. Every read validates against `count`
 /// before touching memory, so any byte sequence yields values or thrown `BinaryCodecError`s.
 @usableFromInline
-struct BinaryReader {
-    let base: UnsafeRawPointer
+package struct BinaryReader {
+    package let base: UnsafeRawPointer
     let count: Int
 
-    init(_ buffer: UnsafeRawBufferPointer) {
+    package init(_ buffer: UnsafeRawBufferPointer) {
         if let b = buffer.baseAddress {
             base = b
             count = buffer.count
@@ -27,13 +27,13 @@ struct BinaryReader {
     func byte(_ p: Int) -> UInt8 { base.load(fromByteOffset: p, as: UInt8.self) }
 
     @inline(__always)
-    func tag(at p: Int) throws -> UInt8 {
+    package func tag(at p: Int) throws -> UInt8 {
         guard UInt(bitPattern: p) < UInt(bitPattern: count) else { throw BinaryCodecError.truncated(offset: p) }
         return byte(p)
     }
 
     @inline(__always)
-    func varint(_ p: inout Int) throws -> UInt64 {
+    package func varint(_ p: inout Int) throws -> UInt64 {
         guard UInt(bitPattern: p) < UInt(bitPattern: count) else { throw BinaryCodecError.truncated(offset: p) }
         let b0 = byte(p)
         if b0 < 0x80 {
@@ -72,7 +72,7 @@ struct BinaryReader {
 
     /// Reads a varint length and checks that that many bytes remain.
     @inline(__always)
-    func length(_ p: inout Int) throws -> Int {
+    package func length(_ p: inout Int) throws -> Int {
         let n = try varint(&p)
         guard n <= UInt64(count - p) else { throw BinaryCodecError.malformed(offset: p, reason: "length \(n) exceeds remaining input") }
         return Int(n)
@@ -84,7 +84,7 @@ struct BinaryReader {
     }
 
     @inline(__always)
-    func fixed64(_ p: inout Int) throws -> UInt64 {
+    package func fixed64(_ p: inout Int) throws -> UInt64 {
         try need(p, 8)
         let v = base.loadUnaligned(fromByteOffset: p, as: UInt64.self)
         p += 8
@@ -108,7 +108,7 @@ struct BinaryReader {
 
     /// Makes a validated String from `n` bytes at `p` (bounds already checked).
     @inline(__always)
-    func makeString(_ p: Int, _ n: Int) throws -> String {
+    package func makeString(_ p: Int, _ n: Int) throws -> String {
         if Self.isASCII(base + p, n) { return Self.asciiString(base + p, n) }
         let buf = UnsafeBufferPointer(start: (base + p).assumingMemoryBound(to: UInt8.self), count: n)
         var s = String(decoding: buf, as: UTF8.self)
@@ -138,7 +138,7 @@ struct BinaryReader {
     /// 4 or 2 bytes), the last one overlapping the one before, no call to `memcmp` for these
     /// short runs.
     @inlinable @inline(__always)
-    static func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
+    package static func bytesEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ n: Int) -> Bool {
         if n >= 8 {
             var i = 0
             while i + 8 <= n {
@@ -161,7 +161,7 @@ struct BinaryReader {
     /// Whether the `n` bytes at `bytes` (readable) are all ASCII: word loads, the last one
     /// overlapping the one before instead of a loop over the tail bytes.
     @inlinable @inline(__always)
-    static func isASCII(_ bytes: UnsafeRawPointer, _ n: Int) -> Bool {
+    package static func isASCII(_ bytes: UnsafeRawPointer, _ n: Int) -> Bool {
         var acc: UInt64 = 0
         if n >= 8 {
             var i = 0
@@ -189,7 +189,7 @@ struct BinaryReader {
 
     /// Reads `count` and byte length of a container (after the tag); returns the element count and end offset.
     @inline(__always)
-    func containerHeader(_ p: inout Int, minEntrySize: Int) throws -> (count: Int, end: Int) {
+    package func containerHeader(_ p: inout Int, minEntrySize: Int) throws -> (count: Int, end: Int) {
         let n = try varint(&p)
         let len = try length(&p)
         guard n <= UInt64(len / minEntrySize) else {
@@ -198,7 +198,7 @@ struct BinaryReader {
         return (Int(n), p + len)
     }
 
-    func key(_ p: inout Int) throws -> StoredKey {
+    package func key(_ p: inout Int) throws -> StoredKey {
         let h = try varint(&p)
         if h & 1 == 0 {
             let n = h >> 1
@@ -211,7 +211,7 @@ struct BinaryReader {
         return .int(BinaryWriter.unzigzag(try varint(&p)))
     }
 
-    func keyString(_ p: inout Int) throws -> String {
+    package func keyString(_ p: inout Int) throws -> String {
         switch try key(&p) {
         case .string(let s, let n): return try makeString(s, n)
         case .int(let v): return String(v)
@@ -240,7 +240,7 @@ struct BinaryReader {
     }
 
     /// Returns the offset just past the value starting at `p`. Never recurses more than one level.
-    func skipValue(at p: Int) throws -> Int {
+    package func skipValue(at p: Int) throws -> Int {
         let t = try tag(at: p)
         var q = p + 1
         switch t {
@@ -278,7 +278,7 @@ struct BinaryReader {
     }
 
     /// Checks the version byte and size; returns the offset of the root value.
-    static func checkHeader(_ r: BinaryReader) throws -> Int {
+    package static func checkHeader(_ r: BinaryReader) throws -> Int {
         guard r.count > 0 else { throw BinaryCodecError.emptyInput }
         guard r.count < Int(UInt32.max) else { throw BinaryCodecError.inputTooLarge(r.count) }
         let v = r.byte(0)

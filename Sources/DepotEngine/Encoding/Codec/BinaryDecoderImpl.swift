@@ -108,7 +108,7 @@ final class BinaryDecoderImpl: Decoder {
 
     /// The string of `n` bytes at `p` (bounds checked): ``known`` when those are its bytes.
     @inline(__always)
-    func string(_ p: Int, _ n: Int) throws -> String {
+    package func string(_ p: Int, _ n: Int) throws -> String {
         if n == knownCount, let knownBytes, BinaryReader.bytesEqual(reader.base + p, knownBytes, n) { return known }
         return try reader.makeString(p, n)
     }

@@ -2,34 +2,34 @@ import Foundation
 
 /// Type tags of the Depot binary format, version 1. Every encoded value starts with one tag byte.
 @usableFromInline
-enum BinaryTag {
-    static let null: UInt8 = 0x00
-    static let falseValue: UInt8 = 0x01
-    static let trueValue: UInt8 = 0x02
+package enum BinaryTag {
+    package static let null: UInt8 = 0x00
+    package static let falseValue: UInt8 = 0x01
+    package static let trueValue: UInt8 = 0x02
     /// Zig-zag varint.
-    @inlinable static var int: UInt8 { 0x03 }
+    @inlinable package static var int: UInt8 { 0x03 }
     /// Varint.
-    static let uint: UInt8 = 0x04
+    package static let uint: UInt8 = 0x04
     /// 4 bytes little-endian IEEE 754.
     static let float: UInt8 = 0x05
     /// 8 bytes little-endian IEEE 754.
-    static let double: UInt8 = 0x06
+    package static let double: UInt8 = 0x06
     /// Varint length + UTF-8.
-    @inlinable static var string: UInt8 { 0x07 }
+    @inlinable package static var string: UInt8 { 0x07 }
     /// Varint length + raw bytes.
     static let bytes: UInt8 = 0x08
     /// Varint count, varint byte length, elements.
-    @inlinable static var array: UInt8 { 0x09 }
+    @inlinable package static var array: UInt8 { 0x09 }
     /// Varint count, varint byte length, entries (key + value).
-    static let object: UInt8 = 0x0A
+    package static let object: UInt8 = 0x0A
     /// 8 bytes: Double seconds since the reference date.
     static let date: UInt8 = 0x0B
     /// 16 raw bytes.
     static let uuid: UInt8 = 0x0C
     /// Like a string (absolute URL string).
-    static let url: UInt8 = 0x0D
+    package static let url: UInt8 = 0x0D
     /// Like a string (Decimal description).
-    static let decimal: UInt8 = 0x0E
+    package static let decimal: UInt8 = 0x0E
     /// Collection string payload, then one tagged id value (never itself a reference).
     static let reference: UInt8 = 0x0F
 
@@ -65,9 +65,9 @@ enum BinaryFormat {
 
 /// Low-level append helpers. All functions take the output buffer `inout` so that one call is one access.
 @usableFromInline
-enum BinaryWriter {
+package enum BinaryWriter {
     @inline(__always)
-    static func varint(_ value: UInt64, _ b: inout [UInt8]) {
+    package static func varint(_ value: UInt64, _ b: inout [UInt8]) {
         var v = value
         while v >= 0x80 {
             b.append(UInt8(truncatingIfNeeded: v) | 0x80)
@@ -88,7 +88,7 @@ enum BinaryWriter {
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v >> 63)) }
 
     @inline(__always)
-    static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
+    package static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
 
     @inline(__always)
     static func signed(_ v: Int64, _ b: inout [UInt8]) {
@@ -108,7 +108,7 @@ enum BinaryWriter {
     }
 
     @inline(__always)
-    static func fixed64(_ v: UInt64, _ b: inout [UInt8]) {
+    package static func fixed64(_ v: UInt64, _ b: inout [UInt8]) {
         var x = v
         for _ in 0..<8 {
             b.append(UInt8(truncatingIfNeeded: x))
@@ -117,7 +117,7 @@ enum BinaryWriter {
     }
 
     @inline(__always)
-    static func double(_ v: Double, _ b: inout [UInt8]) {
+    package static func double(_ v: Double, _ b: inout [UInt8]) {
         b.append(BinaryTag.double)
         fixed64(v.bitPattern, &b)
     }
@@ -154,7 +154,7 @@ enum BinaryWriter {
     }
 
     @inline(__always)
-    static func string(_ s: String, tag: UInt8, _ b: inout [UInt8]) {
+    package static func string(_ s: String, tag: UInt8, _ b: inout [UInt8]) {
         b.append(tag)
         stringPayload(s, &b)
     }

@@ -6,7 +6,7 @@ extension DepotError {
     /// `DecodingError` as code ``Code/decodingFailed`` with its field path, a codec error of the
     /// bytes as ``Code/corruptRecord``; any other error (a `DepotError`, or one a type's own
     /// `init(from:)` threw) passes unchanged.
-    static func decoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
+    package static func decoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
         switch error {
         case let error as DecodingError:
             let path = error.fieldPath
@@ -21,7 +21,7 @@ extension DepotError {
 
     /// `error`, thrown while encoding `what`: an `EncodingError` as code ``Code/encodingFailed``
     /// with its field path; any other error passes unchanged.
-    static func encoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
+    package static func encoding(_ error: any Error, of what: String, collection: String? = nil, id: String?) -> any Error {
         guard let error = error as? EncodingError else { return error }
         let path = error.fieldPath
         return DepotError(code: .encodingFailed, message: "\(what) cannot be encoded at '\(path.isEmpty ? "(root)" : path)': \(encodingDetail(error))",
@@ -42,11 +42,22 @@ package func displayID(_ value: DocumentValue) -> String {
 }
 
 /// An encoding error described without the value that failed (messages never carry stored values).
-func encodingDetail(_ error: EncodingError) -> String {
+package func encodingDetail(_ error: EncodingError) -> String {
     switch error {
     case .invalidValue(let value, let context):
         return "a value of type \(type(of: value)) cannot be encoded: \(context.debugDescription)"
     @unknown default:
         return "the value cannot be encoded"
+    }
+}
+
+/// A decoding error described without the value that failed (messages never carry stored values).
+package func decodingDetail(_ error: DecodingError) -> String {
+    switch error {
+    case .typeMismatch(let type, let c): return "expected \(type): \(c.debugDescription)"
+    case .valueNotFound(let type, let c): return "missing \(type) value: \(c.debugDescription)"
+    case .keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
+    case .dataCorrupted(let c): return c.debugDescription
+    @unknown default: return "\(error)"
     }
 }

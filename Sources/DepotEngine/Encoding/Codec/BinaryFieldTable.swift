@@ -12,15 +12,15 @@ public final class BinaryFieldTable: Sendable {
     public let names: [StaticString]
     /// Per name: its stored key as a word (native byte order), the mask of the key's bytes, and
     /// the key's stored length (0 when longer than 8 bytes: matched the general way).
-    @usableFromInline let entries: ContiguousArray<Entry>
+    @usableFromInline package let entries: ContiguousArray<Entry>
 
     @usableFromInline
-    struct Entry: Sendable {
-        @usableFromInline var word: UInt64 = 0
-        @usableFromInline var mask: UInt64 = 0
-        @usableFromInline var length = 0
+    package struct Entry: Sendable {
+        @usableFromInline package var word: UInt64 = 0
+        @usableFromInline package var mask: UInt64 = 0
+        @usableFromInline package var length = 0
         /// The name itself (the reader's current key when this entry matches).
-        @usableFromInline var name: StaticString
+        @usableFromInline package var name: StaticString
     }
 
     /// Prepares `names` (the stored keys, in declaration order).

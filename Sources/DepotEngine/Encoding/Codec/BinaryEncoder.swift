@@ -31,7 +31,7 @@ public struct BinaryEncoder {
 
     /// A coder whose hook stays set between calls (the document layer's, whose hook is its
     /// transaction's own).
-    init(keepingHook: Bool) {
+    package init(keepingHook: Bool) {
         cachedImpl.keepsHook = keepingHook
     }
 
@@ -53,7 +53,7 @@ public struct BinaryEncoder {
     /// ``encode(_:into:)`` with `hook` as the reference hook (the document layer's encoder keeps
     /// its hook apart, so that the encoder is never copied).
     @usableFromInline
-    func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
+    package func encode<T: Encodable>(_ value: T, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl
         impl.begin(hook: hook, userInfo: userInfo)
@@ -86,15 +86,9 @@ public struct BinaryEncoder {
         try withRecordWriter(&buffer, hook: referenceHook) { try value.encodeBinary(into: &$0) }
     }
 
-    /// Appends the encoding of a document whose type has a generated codec, dispatched to the
-    /// type's own (specialized) code. On error, `buffer` is restored to its original length.
-    @usableFromInline
-    func encodeDocument<D: Document>(_ document: D, into buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?) throws {
-        try withRecordWriter(&buffer, hook: hook) { try document._encodeGenerated(into: &$0) }
-    }
-
-    /// Runs `body` with a writer of a record's top-level object appended to `buffer`.
-    private func withRecordWriter(_ buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?,
+    /// Runs `body` with a writer of a record's top-level object appended to `buffer`. On error,
+    /// `buffer` is restored to its original length.
+    package func withRecordWriter(_ buffer: inout [UInt8], hook: (any BinaryReferenceEncoding)?,
                                   _ body: (inout BinaryRecordWriter) throws -> Void) throws {
         let originalCount = buffer.count
         let impl = cachedImpl.inUse ? BinaryEncoderImpl() : cachedImpl

@@ -108,7 +108,7 @@ struct ShortBytes {
     }
 
     @inline(__always)
-    mutating func varint(_ value: UInt64) {
+    package mutating func varint(_ value: UInt64) {
         var v = value
         while v >= 0x80 {
             byte(UInt8(truncatingIfNeeded: v) | 0x80)

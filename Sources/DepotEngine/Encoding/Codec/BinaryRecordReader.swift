@@ -11,24 +11,24 @@ public struct BinaryRecordReader {
     let impl: BinaryDecoderImpl
     /// The record's bytes (the same as `impl.reader`'s), for the inlined fast paths of
     /// ``nextField(in:)-(BinaryFieldTable)`` and the common `decode` overloads.
-    @usableFromInline let base: UnsafeRawPointer
-    @usableFromInline let count: Int
+    @usableFromInline package let base: UnsafeRawPointer
+    @usableFromInline package let count: Int
     /// Current offset: the next entry, or (after `nextField`) the current value.
-    @usableFromInline var p: Int
+    @usableFromInline package var p: Int
     /// Offset of the current value while it is unread, else -1.
-    @usableFromInline var valueStart = -1
+    @usableFromInline package var valueStart = -1
     /// End offset of the object's entries.
-    @usableFromInline let end: Int
-    @usableFromInline var remaining: Int
+    @usableFromInline package let end: Int
+    @usableFromInline package var remaining: Int
     /// The table index expected next (fields are usually stored in declaration order).
-    @usableFromInline var expected = 0
-    @usableFromInline var current: StaticString = ""
+    @usableFromInline package var expected = 0
+    @usableFromInline package var current: StaticString = ""
     /// The UTF-8 bytes of a string the caller already holds (the ID a document is retrieved by,
     /// kept by the decoder state: ``knownString()``), valid while the reader is: a string field
     /// with exactly these bytes is returned as that string, sharing its storage instead of
     /// allocating a copy. `knownCount` is -1 when there is none.
-    @usableFromInline var knownBytes: UnsafeRawPointer? = nil
-    @usableFromInline var knownCount = -1
+    @usableFromInline package var knownBytes: UnsafeRawPointer? = nil
+    @usableFromInline package var knownCount = -1
 
     @inline(__always)
     init(impl: BinaryDecoderImpl, at offset: Int, decoding type: Any.Type) throws {
@@ -161,18 +161,18 @@ public struct BinaryRecordReader {
 
     /// Ends the decode the reader belongs to (its decoder's state is dropped).
     @usableFromInline
-    func close() { impl.end() }
+    package func close() { impl.end() }
 
     /// ``finish()`` for the record's root object, which must also end the input.
     /// Inlinable: the usual end — every entry read, the object ending the input — is one check.
     @inlinable @inline(__always)
-    mutating func finishRoot() throws {
+    package mutating func finishRoot() throws {
         if remaining == 0 && p == end && p != valueStart && end == count { return }
         try finishRootInGeneral()
     }
 
     @usableFromInline
-    mutating func finishRootInGeneral() throws {
+    package mutating func finishRootInGeneral() throws {
         try finish()
         guard end == count else {
             throw BinaryCodecError.malformed(offset: end, reason: "trailing bytes after the root value")
@@ -221,7 +221,7 @@ public struct BinaryRecordReader {
     /// Makes string fields with exactly `bytes` (the UTF-8 of `string`, valid while the reader
     /// is) decode as `string`.
     @usableFromInline
-    mutating func share(_ string: String, bytes: UnsafeRawBufferPointer) {
+    package mutating func share(_ string: String, bytes: UnsafeRawBufferPointer) {
         guard let start = bytes.baseAddress else { return }
         impl.known = string
         knownBytes = start
@@ -230,10 +230,10 @@ public struct BinaryRecordReader {
 
     /// The string whose bytes are `knownBytes`.
     @usableFromInline
-    func knownString() -> String { impl.known }
+    package func knownString() -> String { impl.known }
 
     @usableFromInline
-    mutating func decodeString() throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
+    package mutating func decodeString() throws -> String { try read { try $0.readString(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Double`.
     public mutating func decode(_: Double.Type) throws -> Double { try read { try $0.readDouble(&$1, 0, Self.noKey) } }
     /// Reads the current field as a `Float`.
@@ -265,7 +265,7 @@ public struct BinaryRecordReader {
     }
 
     @usableFromInline
-    mutating func decodeInt() throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, Self.noKey) } }
+    package mutating func decodeInt() throws -> Int { try read { try $0.readInteger(Int.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int8`.
     public mutating func decode(_: Int8.Type) throws -> Int8 { try read { try $0.readInteger(Int8.self, &$1, 0, Self.noKey) } }
     /// Reads the current field as an `Int16`.
@@ -315,7 +315,7 @@ public struct BinaryRecordReader {
     }
 
     @usableFromInline
-    mutating func decodeStringArray() throws -> [String] {
+    package mutating func decodeStringArray() throws -> [String] {
         if let strings = try read({ try $0.readStringArray(&$1, 0, NoKey()) }) { return strings }
         return try impl.decodeValue([String].self, &p, 0, key, advance: true)
     }

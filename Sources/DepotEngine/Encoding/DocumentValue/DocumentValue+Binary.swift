@@ -62,7 +62,7 @@ extension DocumentValue {
 
 extension BinaryReader {
     /// Reads one tagged value at `p` as a `DocumentValue`, advancing `p`. Recursion is capped.
-    func documentValue(_ p: inout Int, depth: Int) throws -> DocumentValue {
+    package func documentValue(_ p: inout Int, depth: Int) throws -> DocumentValue {
         guard depth < BinaryFormat.maxDepth else { throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth) }
         let t = try tag(at: p)
         var q = p + 1

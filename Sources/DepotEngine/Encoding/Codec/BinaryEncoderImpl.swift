@@ -3,7 +3,7 @@ import Foundation
 enum EncoderFrameKind: UInt8 {
     case keyed, unkeyed, pending, filled
 
-    var tag: UInt8 { self == .keyed ? BinaryTag.object : BinaryTag.array }
+    package var tag: UInt8 { self == .keyed ? BinaryTag.object : BinaryTag.array }
 }
 
 /// An open container (or a pending super-encoder slot) whose header still needs backpatching.

@@ -122,7 +122,7 @@ struct JSONWriter {
         }
     }
 
-    mutating func string(_ s: String) {
+    package mutating func string(_ s: String) {
         out.append(UInt8(ascii: "\""))
         for c in s.utf8 {
             switch c {
