@@ -7,7 +7,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A top-level GarageStorage object, declared with GarageStorage's protocol names.
 private struct GCPerson: Mappable, Syncable, Equatable {

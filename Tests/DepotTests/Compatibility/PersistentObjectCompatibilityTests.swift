@@ -8,7 +8,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 @Suite("Compatibility: PersistentObject")
 struct PersistentObjectCompatibilityTests {

@@ -4,7 +4,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// The cross-process change log is trimmed by the watchers, never by the writers: a writer only
 /// appends (on a server, a writer that scanned the log would lock it against every other writer).

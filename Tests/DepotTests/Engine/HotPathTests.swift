@@ -4,7 +4,6 @@ import Synchronization
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// How often the hand-written generated codec below ran (tests in this file only).
 private let generatedCalls = Mutex((encoded: 0, decoded: 0))

@@ -4,7 +4,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A value of a class type: it can change in place after it was handed to a kit.
 final class ICProfile: Codable, @unchecked Sendable {

@@ -4,7 +4,6 @@ import Synchronization
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// `store.read {}` reuses each thread's read view from one transaction to the next (see
 /// `ReadSessions`): what it resolved must never outlive a change that invalidates it, and a view

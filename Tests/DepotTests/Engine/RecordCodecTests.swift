@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A nested value written through the generic `Codable` path of the record writer.
 private struct Inner: Codable, Equatable {

@@ -4,7 +4,6 @@ import Testing
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// Seeded random damage to stored records, read back through the store: a damaged record must
 /// be reported (checksum or record error naming collection and ID), never decoded as something

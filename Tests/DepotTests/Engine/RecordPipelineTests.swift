@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A type whose collection other writers (dynamic objects, seeding) also write.
 struct Gadget: Document, Equatable {

@@ -4,7 +4,6 @@ import Synchronization
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// How often `IDBadge`'s generated decoder ran.
 private let idBadgeDecodes = Mutex(0)

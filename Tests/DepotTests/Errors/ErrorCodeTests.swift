@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// Misuse is reported under a code that says what was wrong (one code per kind of mistake, not
 /// one catch-all), so that a caller can tell them apart with `catch DepotError.<code>`.

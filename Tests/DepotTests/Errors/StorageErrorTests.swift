@@ -4,7 +4,6 @@ import DepotLMDB
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 private struct Mine: Error, Equatable {}
 

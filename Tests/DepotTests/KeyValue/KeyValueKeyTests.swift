@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 extension KeyValueKey {
     static var volume: KeyValueKey<Int> { .init("volume", default: 5) }

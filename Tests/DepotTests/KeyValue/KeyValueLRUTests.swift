@@ -2,7 +2,6 @@ import DepotTestSupport
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 @Suite("Key/value cache: eviction order")
 struct KeyValueLRUTests {

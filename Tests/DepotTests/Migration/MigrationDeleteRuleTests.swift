@@ -4,7 +4,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 struct MRWorker: Document, Equatable {
     static var collection: String { "Worker" }

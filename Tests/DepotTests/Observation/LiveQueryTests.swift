@@ -4,7 +4,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// What a consuming task saw, shared with the test (guarded by `lock`).
 final class Seen<Value: Sendable>: @unchecked Sendable {

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 // DLData's CorporateMayhem model and seeded store for DLDataPortTests.swift (ported from
 // dagerydoo/DLData's tests, DLData/Tests/Tests/*.m).

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 // Ports of dagerydoo/DLData's own test cases (DLData/Tests/Tests/*.m, GHUnit) to Depot.
 

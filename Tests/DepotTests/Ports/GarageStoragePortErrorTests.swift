@@ -7,7 +7,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 // MARK: - SwiftSyncableTests
 

@@ -9,7 +9,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 // MARK: - SwiftCodableTests
 

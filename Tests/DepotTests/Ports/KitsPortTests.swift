@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 // Ports of the test cases (or, where a library ships none, the README behaviour) of three of the
 // libraries Depot promises to stand in for (DLData's are in DLDataPortTests.swift):

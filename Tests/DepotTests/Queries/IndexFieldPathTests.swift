@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// Index keys read straight from stored bytes (`IndexFieldPath`) against the keys of the
 /// decoded document (`DocumentValue[path:]`), which they replace on the write path; and unique

@@ -4,7 +4,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A link to a gadget that is nulled when the gadget goes (indexed reference and tag).
 struct RPNullLink: Document, Equatable {

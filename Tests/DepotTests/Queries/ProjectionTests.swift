@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A requirement that `Employee` meets with a stored property: `\P.salary` formed in generic code
 /// is a key path to the protocol's (computed) requirement, not to the stored property.

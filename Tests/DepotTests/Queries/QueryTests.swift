@@ -3,7 +3,6 @@ import Testing
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 import DepotLMDB
 
 struct Staff: Document, Equatable {

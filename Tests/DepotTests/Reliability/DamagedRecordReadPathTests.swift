@@ -5,7 +5,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 struct FZUnit: Document, Equatable {
     static var collection: String { "FZUnit" }

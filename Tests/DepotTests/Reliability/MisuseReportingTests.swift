@@ -5,7 +5,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// Issue 30 item 5: a failed `depot seed` into a new folder leaves no store there, and
 /// `depot export --skip-damaged` exports every sound document and reports each damaged one.

@@ -5,7 +5,6 @@ import Testing
 
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// Issue 30 item 2: every public numeric option is checked where it is given; an out-of-range
 /// value is a typed error naming the option and its range, never a trap, a hang or a spin.

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 import DepotLMDB
 
 /// Transactions used to keep their document-layer state alive (transaction ↔ context), which kept

@@ -4,7 +4,6 @@ import Testing
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// A stored value that must never appear in an error message.
 let secret = "TOP-SECRET-7f3a9"

@@ -4,7 +4,6 @@ import DepotTestSupport
 import DepotLMDB
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// The document layer (DepotCore) knows LMDB only through `EnvironmentBackedDriver`; these check
 /// that the LMDB driver (module Depot) keeps what the core assumes of it.

@@ -3,7 +3,6 @@ import Foundation
 import Testing
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 import DepotLMDB
 
 /// A toy transform for the hook's tests (not encryption): XOR with a key byte, bound to the

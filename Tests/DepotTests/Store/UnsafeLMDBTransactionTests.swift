@@ -4,7 +4,6 @@ import DepotLMDB
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 /// `unsafeLMDBTransaction` lends the LMDB transaction out for raw work in databases of the
 /// caller's own; Depot's databases are refused through it.

@@ -3,7 +3,6 @@ import DepotTestSupport
 import Foundation
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 
 struct Department: Document, Equatable {
     var id: String

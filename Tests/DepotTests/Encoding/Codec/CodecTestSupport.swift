@@ -1,6 +1,5 @@
 @testable import Depot
 @testable import DepotCore
-@testable import DepotEngine
 import Foundation
 import Testing
 import DepotTestSupport
