@@ -87,9 +87,14 @@ let package = Package(
         .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic", "DepotSupport"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
-        // The document layer: records, documents, queries, kits, over the StorageDriver protocol
-        // only (never LMDB: scripts/check-layers.sh checks that its closure has no CLMDB).
-        .target(name: "DepotCore", dependencies: ["DepotSupport", "CDepotCRC", "CDepotAtomic"]),
+        // The record engine's foundation: the StorageDriver protocol and its in-memory drivers,
+        // DepotError (and the one mapping of codec errors), the binary codec and DocumentValue,
+        // the record envelope (header, CRC-32C) and the store's layout of keyspaces and meta
+        // keys. `package` access for what only Depot's modules use. Never LMDB.
+        .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
+        // The document layer: documents, queries, kits, over the engine (never LMDB:
+        // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.
+        .target(name: "DepotCore", dependencies: ["DepotEngine", "DepotSupport", "CDepotAtomic"]),
         // The LMDB driver, re-exporting DepotCore: `import Depot` is documents on LMDB.
         .target(name: "Depot", dependencies: ["DepotCore", "DepotLMDB"]),
         .target(name: "DepotDriverTesting", dependencies: ["DepotCore"]),
@@ -157,7 +162,7 @@ let package = Package(
         // Helpers shared by the test targets (temporary folders, child processes).
         .target(name: "DepotTestSupport", path: "Tests/DepotTestSupport"),
         .testTarget(name: "DepotLMDBTests", dependencies: ["DepotLMDB", "depot", "DepotTestSupport"]),
-        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotCore", "DepotDriverTesting", "depot", "DepotTestSupport"]),
+        .testTarget(name: "DepotTests", dependencies: ["Depot", "DepotCore", "DepotEngine", "DepotDriverTesting", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotCLITests", dependencies: ["Depot", "depot", "DepotTestSupport"]),
         .testTarget(name: "DepotLoggingTests", dependencies: ["DepotLogging", "Depot", "DepotTestSupport"]),
         // Empty without their trait (`swift test --traits Macros`, …).

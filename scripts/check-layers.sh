@@ -4,7 +4,8 @@
 # liblmdb.
 #
 #   CLMDB ← DepotLMDB ← Depot (the LMDB driver, re-exporting DepotCore)
-#   DepotSupport ← DepotCore (documents over the StorageDriver protocol) ← DepotPostgres, DepotCrypto, …
+#   DepotSupport ← DepotEngine (storage protocols, records, errors, layout)
+#                ← DepotCore (documents over the engine) ← DepotPostgres, DepotCrypto, …
 #
 # Reads the target graph from `swift package describe --type json` (needs jq) and the sources'
 # imports, and that only the record engine writes storage. Exits non-zero, naming the offending
@@ -34,7 +35,8 @@ forbid() { # target, forbidden dependency...
         fi
     done
 }
-forbid DepotSupport DepotLMDB DepotCore Depot CLMDB
+forbid DepotSupport DepotLMDB DepotEngine DepotCore Depot CLMDB
+forbid DepotEngine CLMDB DepotLMDB DepotCore Depot
 forbid DepotLMDB DepotCore Depot
 forbid DepotCore CLMDB DepotLMDB Depot
 for target in DepotPostgres DepotCrypto DepotDriverTesting DepotMacros; do
@@ -43,19 +45,25 @@ done
 
 # A module can import another that happens to be built first without declaring it: check the
 # sources as well.
-for dir in Sources/DepotSupport Sources/DepotCore Sources/DepotPostgres Sources/DepotCrypto Sources/DepotDriverTesting Sources/DepotMacros; do
+for dir in Sources/DepotSupport Sources/DepotEngine Sources/DepotCore Sources/DepotPostgres Sources/DepotCrypto Sources/DepotDriverTesting Sources/DepotMacros; do
     if grep -rnE '^\s*(@_exported |@testable )?import (CLMDB|DepotLMDB|Depot)\s*$' "$dir" --include='*.swift'; then
         echo "check-layers: $dir imports LMDB or the Depot umbrella (above)" >&2
         status=1
     fi
 done
-# The record engine (Sources/DepotCore/Engine) is the only writer of records, index entries and
-# meta records: a feature folder that calls a storage transaction's put, putIfAbsent, delete,
-# clear or drop itself is a side door past the write pipeline (indexes, checksums, change sets).
-if grep -rnE '[tT]xn\??\.(put|putIfAbsent|delete|clear|drop)\(|\.(put|putIfAbsent)\(.*forKey:.*in:|\.delete\(forKey:' \
-        Sources/DepotCore --include='*.swift' | grep -vE '^Sources/DepotCore/(Engine|Storage)/'; then
-    echo "check-layers: a feature of DepotCore writes storage itself (above); go through the engine (Sources/DepotCore/Engine)" >&2
+# The engine sits below the document layer: it never imports it.
+if grep -rnE '^\s*(@_exported |@testable )?import DepotCore\s*$' Sources/DepotEngine --include='*.swift'; then
+    echo "check-layers: Sources/DepotEngine imports DepotCore (above); the engine sits below it" >&2
     status=1
 fi
-[ "$status" -eq 0 ] && echo "check-layers: ok (DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB; only the engine writes storage)"
+# The record engine (Sources/DepotEngine, and the parts still in Sources/DepotCore/Engine) is the
+# only writer of records, index entries and meta records: a feature folder that calls a storage
+# transaction's put, putIfAbsent, delete, clear or drop itself is a side door past the write
+# pipeline (indexes, checksums, change sets).
+if grep -rnE '[tT]xn\??\.(put|putIfAbsent|delete|clear|drop)\(|\.(put|putIfAbsent)\(.*forKey:.*in:|\.delete\(forKey:' \
+        Sources/DepotCore Sources/DepotEngine --include='*.swift' | grep -vE '^Sources/(DepotCore/Engine|DepotEngine)/'; then
+    echo "check-layers: a feature of DepotCore writes storage itself (above); go through the engine (Sources/DepotEngine, Sources/DepotCore/Engine)" >&2
+    status=1
+fi
+[ "$status" -eq 0 ] && echo "check-layers: ok (DepotEngine, DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB; only the engine writes storage)"
 exit "$status"

@@ -244,8 +244,7 @@ package final class StoreCore: @unchecked Sendable {
     /// `txn` seen through the record transform (itself when there is none).
     func wrap(_ txn: any StorageTransaction) -> any StorageTransaction {
         guard readState.read({ $0.hasTransform }), let transform = readState.read({ $0.transform }) else { return txn }
-        if txn is TransformingTransaction { return txn }
-        return TransformingTransaction(base: txn, transform: transform)
+        return transform.wrapping(txn)
     }
 
     // MARK: Delete rules

@@ -193,7 +193,7 @@ package final class TransactionContext {
     }
 
     /// The driver's transaction under any record transform.
-    package var baseTransaction: any StorageTransaction { (txn as? TransformingTransaction)?.base ?? txn }
+    package var baseTransaction: any StorageTransaction { txn.untransformed }
 
     /// Appends what was recorded since the last call to the change log (when watchers exist).
     /// The document layer calls it at the end of every write closure, inside the transaction.

@@ -220,13 +220,3 @@ public final class DocumentTransaction {
             .map { String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self) }
     }
 }
-
-func decodingDetail(_ error: DecodingError) -> String {
-    switch error {
-    case .typeMismatch(let type, let c): return "expected \(type): \(c.debugDescription)"
-    case .valueNotFound(let type, let c): return "missing \(type) value: \(c.debugDescription)"
-    case .keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
-    case .dataCorrupted(let c): return c.debugDescription
-    @unknown default: return "\(error)"
-    }
-}

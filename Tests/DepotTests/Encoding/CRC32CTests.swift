@@ -1,6 +1,7 @@
 import Testing
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 
 /// The hardware CRC-32C path (SSE 4.2 / ARMv8 CRC) and the software table agree on every length
 /// and alignment, and when chained with `continuing:`.

@@ -3,6 +3,7 @@ import Testing
 import DepotTestSupport
 @testable import Depot
 @testable import DepotCore
+@testable import DepotEngine
 import DepotDriverTesting
 
 /// A dictionary backend that can be told to fail, counting what it is asked.

@@ -1,4 +1,5 @@
 @testable import DepotCore
+@testable import DepotEngine
 import Foundation
 import Testing
 

@@ -1,0 +1,146 @@
+import Foundation
+
+extension DocumentValue {
+    /// Parses JSON text (UTF-8). Integers stay `.int`/`.uint`, numbers with a fraction or exponent
+    /// become `.double` (so `3.0` is a double and `3` an int), `true`/`false` become `.bool`.
+    /// `{"$ref": {"collection": C, "id": ID}}` becomes `.reference`. Nesting is capped at 512. A
+    /// UTF-8 byte-order mark before the text is ignored.
+    ///
+    /// Strict: a key repeated in one object, an integer beyond 64 bits and a number that would
+    /// become infinity or 0 as a `Double` are refused with `BinaryCodecError.rejectedJSON`,
+    /// naming the JSON path (never the value).
+    /// - Throws: `BinaryCodecError.invalidJSON`, `.rejectedJSON` or `.nestingTooDeep`.
+    public init(json: Data) throws {
+        self = try json.withUnsafeBytes { raw in
+            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            return try parser.parseDocument()
+        }
+    }
+
+    /// Parses one line of `depot export` output, `{"collection": C, "id": ID, "document": {…}}`,
+    /// as ``init(json:)`` does, except that the line's own object does not count towards the
+    /// nesting cap: the deepest document the store takes (512 levels) parses inside it.
+    public init(exportedLine json: Data) throws {
+        self = try json.withUnsafeBytes { raw in
+            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            parser.enclosingLevels = 1
+            return try parser.parseDocument()
+        }
+    }
+
+    /// Parses JSON text.
+    public init(jsonString: String) throws {
+        try self.init(json: Data(jsonString.utf8))
+    }
+
+    /// Writes compact JSON. Dates become ISO-8601 strings, UUIDs their string form, bytes base64,
+    /// references `{"$ref": {"collection": C, "id": ID}}`.
+    ///
+    /// Never fails on stored data: a non-finite `Double` (which JSON cannot hold; records written
+    /// before the strict reader, or by Swift code, may contain one) is written as the string
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"`. Read back, it is a string.
+    /// - Parameter sortedKeys: Sort object keys by their UTF-8 bytes instead of keeping field order.
+    public func jsonData(sortedKeys: Bool = false) throws -> Data {
+        var w = JSONWriter(sortedKeys: sortedKeys)
+        try w.write(self)
+        return Data(w.out)
+    }
+
+    /// Compact JSON as a `String`.
+    public func jsonString(sortedKeys: Bool = false) throws -> String {
+        var w = JSONWriter(sortedKeys: sortedKeys)
+        try w.write(self)
+        return String(decoding: w.out, as: UTF8.self)
+    }
+
+    /// Formats a date as ISO-8601 in UTC, with fractional seconds only when needed.
+    static func formatISO8601(_ date: Date) -> String {
+        let t = date.timeIntervalSinceReferenceDate
+        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: t.rounded(.down) != t, timeZone: .gmt)
+        return style.format(date)
+    }
+
+    /// Parses an ISO-8601 date with or without fractional seconds.
+    static func parseISO8601(_ s: String) -> Date? {
+        if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
+        return try? Date.ISO8601FormatStyle().parse(s)
+    }
+}
+
+/// Compact JSON serializer for `DocumentValue`.
+struct JSONWriter {
+    var out: [UInt8] = []
+    let sortedKeys: Bool
+
+    init(sortedKeys: Bool) {
+        self.sortedKeys = sortedKeys
+        out.reserveCapacity(256)
+    }
+
+    mutating func raw(_ s: String) { out.append(contentsOf: s.utf8) }
+
+    mutating func write(_ v: DocumentValue) throws {
+        switch v {
+        case .null: raw("null")
+        case .bool(let b): raw(b ? "true" : "false")
+        case .int(let i): raw(String(i))
+        case .uint(let u): raw(String(u))
+        case .double(let d):
+            if d.isFinite {
+                raw(d.description)
+            } else {
+                string(d.isNaN ? "NaN" : (d < 0 ? "-Infinity" : "Infinity"))
+            }
+        case .string(let s): string(s)
+        case .bytes(let b): string(Data(b).base64EncodedString())
+        case .date(let d): string(DocumentValue.formatISO8601(d))
+        case .uuid(let u): string(u.uuidString)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                try write(item)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let fields):
+            let ordered = sortedKeys
+                ? fields.sorted { DocumentValue.compareUTF8($0.key, $1.key) == .orderedAscending } : fields
+            out.append(UInt8(ascii: "{"))
+            for (i, f) in ordered.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                string(f.key)
+                out.append(UInt8(ascii: ":"))
+                try write(f.value)
+            }
+            out.append(UInt8(ascii: "}"))
+        case .reference(let collection, let id):
+            raw("{\"$ref\":{\"collection\":")
+            string(collection)
+            raw(",\"id\":")
+            try write(id)
+            raw("}}")
+        }
+    }
+
+    package mutating func string(_ s: String) {
+        out.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): raw("\\\"")
+            case UInt8(ascii: "\\"): raw("\\\\")
+            case 0x0A: raw("\\n")
+            case 0x0D: raw("\\r")
+            case 0x09: raw("\\t")
+            case 0x08: raw("\\b")
+            case 0x0C: raw("\\f")
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                raw("\\u00")
+                out.append(hex[Int(c >> 4)])
+                out.append(hex[Int(c & 0xF)])
+            default: out.append(c)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}
