@@ -4,8 +4,8 @@
 // ``DynamicObject`` of the same entity (`DynamicObject(entity: "MyObject")`, Cargo's
 // `initWithEntityName:`), whose properties are read and written by name (`object.firstname`);
 // a typed ``Document`` is the typed alternative. A Cargo storage driver
-// (`CargoStorageDriverProtocol`) is a ``SimpleStorageBackend`` wrapped in a
-// ``SimpleBackendDriver``: `saveDocument:forEntityName:` is `save(_:forKey:)`,
+// (`CargoStorageDriverProtocol`) is a `SimpleStorageBackend` wrapped in a
+// `SimpleBackendDriver`: `saveDocument:forEntityName:` is `save(_:forKey:)`,
 // `getDocumentForEntityName:` is `load(forKey:)`, `deleteEntityName:` is `delete(forKey:)`, and
 // `keys()` lists what is stored; Depot orders, snapshots and commits on top of it. Cargo's
 // `+CargoStorageDriverClass` is the driver given to `Store(driver:)`.

@@ -100,8 +100,8 @@ extension Store {
 
     /// DLData's `seedDataStore:`: forwards to ``seed(from:options:)`` with the default options.
     ///
-    /// All or nothing, in one write transaction; throws ``DepotError`` (code
-    /// ``DepotError/Code/seedFailed``) naming the file and JSON path (DLData logged and went on).
+    /// All or nothing, in one write transaction; throws `DepotError` (code
+    /// `DepotError.Code/seedFailed`) naming the file and JSON path (DLData logged and went on).
     @discardableResult
     public func seedDataStore(_ url: URL) throws -> SeedSummary {
         try seed(from: url)
@@ -128,7 +128,7 @@ extension Store {
     /// DLData's `undo`: forwards to ``UndoHistory/undo()`` of ``undoHistory``.
     ///
     /// Returns false, doing nothing, when undo is not enabled (``enableUndo(levels:)``) or there
-    /// is nothing to undo; throws ``DepotError/Code/undoConflict`` when someone else changed a
+    /// is nothing to undo; throws `DepotError.Code/undoConflict` when someone else changed a
     /// record of the step since.
     @discardableResult
     public func undo() throws -> Bool {

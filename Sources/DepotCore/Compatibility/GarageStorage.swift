@@ -25,7 +25,7 @@ import Foundation
 
 /// GarageStorage's `Mappable` (`Codable & Identifiable`): a Depot ``Document``.
 ///
-/// A `Document`'s ID is a ``DocumentID`` (`String`, `UUID`, fixed-width integers), where
+/// A `Document`'s ID is a `DocumentID` (`String`, `UUID`, fixed-width integers), where
 /// GarageStorage took any `LosslessStringConvertible` and stored it as a string.
 public typealias Mappable = Document
 
@@ -112,7 +112,7 @@ extension Store {
     }
 
     /// GarageStorage's `deleteObject(_:)`: forwards to ``delete(_:)``, which throws
-    /// ``DepotError/Code/notStored`` when the object is not stored, as GarageStorage did.
+    /// `DepotError.Code/notStored` when the object is not stored, as GarageStorage did.
     public func deleteObject<D: Document>(_ document: D) throws {
         try delete(document)
     }

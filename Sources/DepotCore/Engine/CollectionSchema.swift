@@ -85,7 +85,7 @@ struct CollectionSchema: Equatable, Sendable {
     }
 
     /// ``version(meta:txn:)`` at the start of a transaction, read with
-    /// ``StorageTransaction/stableValue(forKey:in:)``: a driver may take the value it saw last
+    /// `StorageTransaction.stableValue(forKey:in:)`: a driver may take the value it saw last
     /// on trust and check it before the commit (a change by another process then fails the
     /// write, which runs again). A transaction that changes the schema reads the version itself
     /// (``bumpVersion(meta:txn:)``).

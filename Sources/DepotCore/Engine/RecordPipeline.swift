@@ -25,7 +25,7 @@ final class RecordTarget {
     var deleteRules: [RegisteredDeleteRule]?
 
     /// Whether the keyspace handles of this target (and of its loaded schema's indexes) still
-    /// name the same keyspaces in `txn` (see ``StorageTransaction/isCurrent(_:)``).
+    /// name the same keyspaces in `txn` (see `StorageTransaction.isCurrent(_:)`).
     func keyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
         guard txn.isCurrent(keyspace) else { return false }
         if let syncKeyspace, !txn.isCurrent(syncKeyspace) { return false }

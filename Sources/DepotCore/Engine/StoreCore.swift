@@ -15,8 +15,8 @@ package final class StoreCore: @unchecked Sendable {
     /// The storage's key limit, read from its first transaction (see ``maxKeySize()``).
     private let keyLimit = Published<Int?>(nil)
 
-    /// A read transaction of the driver; its errors (``StorageDriverError``) come wrapped in a
-    /// ``DepotError`` with code `storage`. Every read of the document layer begins here.
+    /// A read transaction of the driver; its errors (`StorageDriverError`) come wrapped in a
+    /// `DepotError` with code `storage`. Every read of the document layer begins here.
     package func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         do {
             return try driver.read(body)
@@ -35,7 +35,7 @@ package final class StoreCore: @unchecked Sendable {
         }
     }
 
-    /// The longest key the storage accepts (``StorageTransaction/maxKeySize``), read once.
+    /// The longest key the storage accepts (`StorageTransaction.maxKeySize`), read once.
     func maxKeySize() throws -> Int {
         if let known = keyLimit.value { return known }
         let limit = try read { $0.maxKeySize }

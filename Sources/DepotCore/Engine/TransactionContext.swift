@@ -163,7 +163,7 @@ package final class TransactionContext {
     }
 
     /// Whether every keyspace handle kept from earlier transactions is still current (see
-    /// ``StorageTransaction/isCurrent(_:)``): a handle that an earlier read transaction opened
+    /// `StorageTransaction.isCurrent(_:)`): a handle that an earlier read transaction opened
     /// itself is closed when it ends, and its number may be reused.
     private func keptKeyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
         // Handles unchanged since they were last checked: all still current (the usual case).
@@ -176,7 +176,7 @@ package final class TransactionContext {
         return true
     }
 
-    /// The driver's ``StorageTransaction/keyspaceHandlesVersion`` when the kept handles were
+    /// The driver's `StorageTransaction.keyspaceHandlesVersion` when the kept handles were
     /// last found current.
     @exclusivity(unchecked) private var checkedHandlesVersion: Int?
     /// Set when a view other than the one it was made for uses this context (`alias(_:)`):

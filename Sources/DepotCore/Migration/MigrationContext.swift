@@ -63,7 +63,7 @@ public final class MigrationContext {
     /// indexes are built again on the new name when it is next used). No delete rule runs:
     /// the documents move, none is deleted.
     ///
-    /// - Throws: ``DepotError`` when `newName` already holds documents.
+    /// - Throws: `DepotError` when `newName` already holds documents.
     public func renameCollection(_ collection: String, to newName: String) throws {
         if let existing = try context.existingTarget(alias: transaction.alias, collection: newName), try context.txn.count(existing.keyspace) > 0 {
             throw DepotError.migrationConflict("cannot rename collection '\(collection)' to '\(newName)': '\(newName)' already holds documents")

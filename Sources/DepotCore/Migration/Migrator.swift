@@ -17,11 +17,11 @@ import Foundation
 /// Each migration runs once per alias, in registration order, in one write transaction that also
 /// records it (meta key `migration/<alias>/<name>`): a crash leaves the store before or after
 /// a migration, never inside one, and the next `migrate` resumes with the first one not
-/// recorded. Steps work on stored documents as ``DocumentValue``s, without the old Swift types,
+/// recorded. Steps work on stored documents as `DocumentValue`s, without the old Swift types,
 /// and write through the record pipeline (indexes, sync status and change sets stay right).
 ///
 /// A name can be registered once: a second ``register(_:_:)`` with the same name throws
-/// ``DepotError/Code/duplicateMigration``. ``completedMigrations(in:)`` and
+/// `DepotError.Code/duplicateMigration`. ``completedMigrations(in:)`` and
 /// ``hasBeenSuperseded(in:)`` tell an app whether a store is behind, up to date, or already
 /// migrated by a newer version of the app (a migration applied that this migrator does not know).
 ///
@@ -39,7 +39,7 @@ public struct Migrator: Sendable {
     ///   - name: The migration's name, recorded in the store once it has run; unique in this
     ///     migrator.
     ///   - body: The migration's steps, run in one write transaction.
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/duplicateMigration`` when `name` is
+    /// - Throws: `DepotError` with code `DepotError.Code/duplicateMigration` when `name` is
     ///   already registered (nothing is registered then).
     public mutating func register(_ name: String, _ body: @escaping @Sendable (MigrationContext) throws -> Void) throws {
         if migrations.contains(where: { $0.name == name }) {

@@ -7,7 +7,7 @@ import Foundation
 /// Start one with ``Store/watchExternalChanges(every:)``; it polls every `interval` (50 ms by
 /// default): for LMDB it first compares the last transaction ID (`mdb_env_info`), a read of
 /// shared memory, and reads the change log only when it moved. A driver with
-/// ``StorageDriver/changeNotices()`` (PostgreSQL: `LISTEN`/`NOTIFY`) wakes it when another
+/// `StorageDriver.changeNotices()` (PostgreSQL: `LISTEN`/`NOTIFY`) wakes it when another
 /// writer committed logged changes, so it reads at once; the interval then only bounds the wait
 /// (the fallback when notices are lost or unavailable). While it runs it holds a lease
 /// that makes writers (in every process) log their changes; stop it (or release it) and writers
@@ -172,8 +172,8 @@ extension Store {
     ///
     /// - Parameter interval: how often to poll, from ``ExternalChangeWatcher/minimumInterval``
     ///   (1 ms) to ``ExternalChangeWatcher/maximumInterval`` (5 s). Where the driver wakes the
-    ///   watcher (``StorageDriver/changeNotices()``, PostgreSQL), the longest wait between reads.
-    /// - Throws: ``DepotError`` `.invalidOption` naming `watchExternalChanges(every:)` and the
+    ///   watcher (`StorageDriver.changeNotices()`, PostgreSQL), the longest wait between reads.
+    /// - Throws: `DepotError` `.invalidOption` naming `watchExternalChanges(every:)` and the
     ///   range when `interval` is outside it; a storage error when the lease cannot be written.
     public func watchExternalChanges(every interval: Duration = .milliseconds(50)) throws -> ExternalChangeWatcher {
         try ExternalChangeWatcher(store: self, interval: interval)

@@ -136,7 +136,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         do { try reload(notify: true) } catch { logError("persistent object: reloading after an external change failed", error) }
     }
 
-    /// The value stored as `bytes`; codec errors as ``DepotError`` naming the key and field path.
+    /// The value stored as `bytes`; codec errors as `DepotError` naming the key and field path.
     private static func decoded(_ bytes: [UInt8], key: String) throws -> Value {
         do {
             return try BinaryDecoder().decode(Value.self, from: bytes)
@@ -145,7 +145,7 @@ public final class Persistent<Value: Codable & Sendable>: @unchecked Sendable {
         }
     }
 
-    /// The bytes of `value`; an encoding error as ``DepotError`` naming the key and field path.
+    /// The bytes of `value`; an encoding error as `DepotError` naming the key and field path.
     private static func encoded(_ value: Value, key: String) throws -> [UInt8] {
         do {
             return try BinaryEncoder().encode(value)
@@ -285,7 +285,7 @@ public final class FileRepository: PersistentRepository, @unchecked Sendable {
     public static let intervalRange: ClosedRange<Double> = 0.001...3_600
 
     /// Files in `folder` (created if missing); changes polled every `interval` seconds.
-    /// - Throws: ``DepotError`` `.invalidOption` naming `FileRepository(interval:)` and its range
+    /// - Throws: `DepotError` `.invalidOption` naming `FileRepository(interval:)` and its range
     ///   when `interval` is outside ``intervalRange`` (or not a number); the file system's error
     ///   when the folder cannot be created.
     public init(folder: URL, interval: Double = 0.1) throws {

@@ -19,7 +19,7 @@ import Foundation
 ///
 /// The field path defaults to the key path's name (`\.address.zip` → `"address.zip"`); pass
 /// `field:` when the coded name differs (custom `CodingKeys`). A mismatch is reported as
-/// ``DepotError`` with code ``DepotError/Code/invalidIndex`` at the first park, never a silently
+/// `DepotError` with code `DepotError.Code/invalidIndex` at the first park, never a silently
 /// wrong index.
 public struct DocumentIndex<D: Document>: @unchecked Sendable {
     // @unchecked Sendable: `extract` only applies a Sendable key path to its argument (pure).

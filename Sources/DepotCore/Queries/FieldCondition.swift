@@ -104,7 +104,7 @@ extension FieldCondition {
     /// scalar when it parses (`42`, `true`, `"text"`), else as text. JSON that Depot's strict reader
     /// refuses (`1e999`, a 30-digit integer) is an error, not silently text.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/invalidQuery`` naming the word at fault.
+    /// - Throws: `DepotError` with code `DepotError.Code/invalidQuery` naming the word at fault.
     package init(field: String, operator op: String, text: String) throws {
         guard !field.isEmpty else { throw DepotError.invalidQuery("--where: the field is empty") }
         guard let parsed = Operator(rawValue: op) else {

@@ -4,7 +4,7 @@ import Foundation
 /// the index key of the value it names read straight from a stored payload's bytes.
 ///
 /// The key is the one `IndexKeyEncoding.encode(document[path: field] ?? .null)` gives for the
-/// payload's ``DocumentValue`` (the same steps as ``DocumentValue/subscript(path:)``), without
+/// payload's `DocumentValue` (the same steps as `DocumentValue.subscript(path:)`), without
 /// building the document: only the containers on the path are entered, everything else is
 /// skipped by its stored length, and a scalar value is encoded from its bytes.
 struct IndexFieldPath: Hashable, Sendable {
@@ -29,7 +29,7 @@ struct IndexFieldPath: Hashable, Sendable {
     /// walked through objects only, without the general steps.
     let names: [Name]?
 
-    /// Parses `field` as ``DocumentValue/subscript(path:)`` reads it.
+    /// Parses `field` as `DocumentValue.subscript(path:)` reads it.
     init(_ field: String) {
         steps = Self.parse(field)
         var names: [Name] = []
@@ -159,7 +159,7 @@ extension IndexKeyEncoding {
     }
 
     /// Appends the key of the stored value at `p`: scalars from their bytes, anything else
-    /// through its ``DocumentValue``.
+    /// through its `DocumentValue`.
     static func appendStored(_ reader: BinaryReader, at p: Int, to out: inout [UInt8]) throws {
         var q = p + 1
         switch try reader.tag(at: p) {

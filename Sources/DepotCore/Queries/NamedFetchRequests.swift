@@ -50,8 +50,8 @@ public struct Substitutions: @unchecked Sendable {
 
     /// The value of `name` as `T`.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/missingSubstitution`` when no value was
-    ///   given, ``DepotError/Code/mistypedSubstitution`` when it is not a `T` (or `name` was not
+    /// - Throws: `DepotError` with code `DepotError.Code/missingSubstitution` when no value was
+    ///   given, `DepotError.Code/mistypedSubstitution` when it is not a `T` (or `name` was not
     ///   declared in `variables:`).
     public subscript<T>(_ name: String, as type: T.Type = T.self) -> T {
         get throws {
@@ -110,9 +110,9 @@ extension DocumentTransaction {
     /// The registered request `name`, built with `substitutions`, to adjust (limit, sort) before
     /// executing it.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/unknownFetchRequest``,
-    ///   ``DepotError/Code/fetchRequestTypeMismatch``, ``DepotError/Code/missingSubstitution`` or
-    ///   ``DepotError/Code/mistypedSubstitution``.
+    /// - Throws: `DepotError` with code `DepotError.Code/unknownFetchRequest`,
+    ///   `DepotError.Code/fetchRequestTypeMismatch`, `DepotError.Code/missingSubstitution` or
+    ///   `DepotError.Code/mistypedSubstitution`.
     public func fetchRequest<D: Document>(named name: String, as type: D.Type = D.self, substitutions: [String: Any] = [:]) throws -> FetchRequest<D> {
         guard let template = context.core.template(named: name) else { throw DepotError.unknownFetchRequest(name) }
         guard template.documentType == D.self else {

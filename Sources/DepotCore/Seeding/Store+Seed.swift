@@ -29,7 +29,7 @@ extension Store {
     /// linked instances are stored as their own records and referenced; `""` in an identifying
     /// attribute (`id`, else `<entity>ID` such as `companyID`) asks for a generated unique ID.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/seedFailed`` naming the file and JSON path; the store is left as it was.
+    /// - Throws: `DepotError` with code `DepotError.Code/seedFailed` naming the file and JSON path; the store is left as it was.
     @discardableResult
     public func seed(from url: URL, options: SeedOptions = SeedOptions()) throws -> SeedSummary {
         let started = Date()
@@ -50,7 +50,7 @@ extension Store {
     /// be imported (`depot seed` into a new folder). Types registered with
     /// ``registerSeedType(_:)`` on a store are checked only when seeding that store.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/seedFailed`` naming the file and JSON path.
+    /// - Throws: `DepotError` with code `DepotError.Code/seedFailed` naming the file and JSON path.
     public static func checkSeedTree(at url: URL, options: SeedOptions = SeedOptions()) throws {
         _ = try plan(url, options: options, types: [:])
     }

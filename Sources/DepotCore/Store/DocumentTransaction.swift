@@ -124,7 +124,7 @@ public final class DocumentTransaction {
     }
 
     /// Stores `document` only if its stored revision is `expected` (0: only if absent) —
-    /// optimistic concurrency. Throws ``DepotError`` with code ``DepotError/Code/revisionConflict``.
+    /// optimistic concurrency. Throws `DepotError` with code `DepotError.Code/revisionConflict`.
     ///
     /// Inlinable, so that it is specialized for `D` where it is called: the document's ID and
     /// codec are reached without generic metadata; the record is written by the non-generic

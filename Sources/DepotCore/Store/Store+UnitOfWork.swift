@@ -94,14 +94,14 @@ extension Store {
 
     /// Deletes `document` now, or in the unit of work when autosave is off.
     ///
-    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    /// - Throws: `DepotError.Code/notStored` when no such document is stored (nor parked in
     ///   the unit of work), as GarageStorage's `deleteObject` does;
     ///   `DocumentTransaction.delete(_:)` returns false instead.
     public func delete<D: Document>(_ document: D) throws { try delete(D.self, id: document.id) }
 
     /// Deletes by ID now, or in the unit of work when autosave is off.
     ///
-    /// - Throws: ``DepotError/Code/notStored`` when no such document is stored (nor parked in
+    /// - Throws: `DepotError.Code/notStored` when no such document is stored (nor parked in
     ///   the unit of work).
     public func delete<D: Document>(_ type: D.Type, id: D.ID) throws {
         if autosave {
@@ -122,7 +122,7 @@ extension Store {
     /// (GarageStorage's `setSyncStatus`; `save()` applies it, `rollback()` drops it, reads
     /// through the store see it). A later park of the document stores its own status again.
     ///
-    /// - Throws: ``DepotError/Code/notStored`` when the document is not stored (nor parked in
+    /// - Throws: `DepotError.Code/notStored` when the document is not stored (nor parked in
     ///   the unit of work).
     public func setSyncStatus<D: Document>(_ status: SyncStatus, for document: D) throws {
         try setSyncStatus(status, for: D.self, ids: [document.id])
@@ -149,7 +149,7 @@ extension Store {
     /// Sets the sync status of the documents of `D` with `ids`, now or in the unit of work: all
     /// of them or, when one is not stored, none.
     ///
-    /// - Throws: ``DepotError/Code/notStored`` naming the first ID that is not stored (nor
+    /// - Throws: `DepotError.Code/notStored` naming the first ID that is not stored (nor
     ///   parked in the unit of work), as GarageStorage's `setSyncStatus` does;
     ///   ``DocumentTransaction/setSyncStatus(_:for:ids:)`` returns the missing IDs instead.
     public func setSyncStatus<D: Document>(_ status: SyncStatus, for type: D.Type, ids: [D.ID]) throws {
@@ -198,7 +198,7 @@ extension Store {
     /// Whether a document of type `D` with `id` is stored (seeing unsaved changes).
     public func exists<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool { try readThrough { try $0.exists(D.self, id: id) } }
 
-    /// ``DepotError/Code/notStored`` for the first of `missing` (not empty).
+    /// `DepotError.Code/notStored` for the first of `missing` (not empty).
     private func notStored<D: Document>(_ operation: String, _ type: D.Type, _ missing: [D.ID]) -> DepotError {
         DepotError.notStored(operation: operation, alias: alias, collection: D.collection,
                              id: missing.first.map { displayID($0.documentValue) } ?? "", others: max(0, missing.count - 1))

@@ -28,11 +28,11 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Checks that `name` can name an alias (1 to 100 bytes, no '/', no control characters).
-    /// - Throws: ``DepotError`` `.invalidAliasName` saying what is wrong.
+    /// - Throws: `DepotError` `.invalidAliasName` saying what is wrong.
     public static func validateAliasName(_ name: String) throws { try StoreLayout.validateAlias(name) }
 
     /// Checks that `name` can name a collection (1 to 300 bytes, no '/', no control characters).
-    /// - Throws: ``DepotError`` `.invalidCollectionName` saying what is wrong.
+    /// - Throws: `DepotError` `.invalidCollectionName` saying what is wrong.
     public static func validateCollectionName(_ name: String) throws { try StoreLayout.validateCollection(name) }
 
     package let core: StoreCore
@@ -47,14 +47,14 @@ public final class Store: @unchecked Sendable {
     /// The undo history, when recorded (guarded by `lock`); see `UndoHistory.swift`.
     var undoHistoryValue: UndoHistory?
 
-    /// A store on any storage driver (see ``StorageDriver``; ``InMemoryDriver`` for tests and
+    /// A store on any storage driver (see `StorageDriver`; `InMemoryDriver` for tests and
     /// previews). Stores on the same driver object share observers and caches.
     /// - Parameters:
     ///   - driver: Where the records are kept.
     ///   - autosave: Whether parks and deletes made outside a transaction commit at once
     ///     (`StoreOptions/autosave`).
     ///   - recordTransform: A transform every document and key/value record passes through
-    ///     (encryption: see ``RecordTransform``); stores on the same driver object share the first one given.
+    ///     (encryption: see `RecordTransform`); stores on the same driver object share the first one given.
     public convenience init(driver: any StorageDriver, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
         let core = try StoreCore.core(for: driver)
         try core.adopt(recordTransform)

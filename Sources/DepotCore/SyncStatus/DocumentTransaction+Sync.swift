@@ -80,7 +80,7 @@ extension DocumentTransaction {
     /// A new unique 64-bit ID, allocated in this write transaction from the store's persistent
     /// counter: strictly increasing across threads, processes and restarts, never reused.
     ///
-    /// - Throws: ``DepotError`` `.readOnlyTransaction` in a read transaction.
+    /// - Throws: `DepotError` `.readOnlyTransaction` in a read transaction.
     public func nextUniqueID() throws -> UInt64 {
         try context.requireWritable("allocate a unique ID")
         return try UniqueIDs.allocate(count: 1, in: context.txn, core: context.core)

@@ -7,7 +7,7 @@ public enum DeleteRule: String, Sendable, Hashable {
     case nullify
     /// The referencing documents are deleted too (and their own rules applied).
     case cascade
-    /// The delete fails with ``DepotError/Code/deleteDenied`` while any document references it.
+    /// The delete fails with `DepotError.Code/deleteDenied` while any document references it.
     case deny
 }
 
@@ -53,7 +53,7 @@ extension Store {
     /// ``registerCascade(from:via:)`` for a collection and a field path, for collections without
     /// a Swift type (seeded or schemaless documents).
     ///
-    /// - Throws: ``DepotError/Code/invalidCollectionName`` or ``DepotError/Code/invalidDeleteRule``
+    /// - Throws: `DepotError.Code/invalidCollectionName` or `DepotError.Code/invalidDeleteRule`
     ///   for an invalid collection name or an empty field path.
     public func registerCascade(fromCollection collection: String, field: String) throws {
         try StoreLayout.validateCollection(collection)

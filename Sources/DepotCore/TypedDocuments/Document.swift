@@ -23,7 +23,7 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     static var tracksSyncStatus: Bool { get }
     /// The version of the type's stored form (1 by default). Writing records the highest version
     /// seen per collection; reading a collection written by a newer version is
-    /// ``DepotError/Code/newerVersion``, never a silent misreading.
+    /// `DepotError.Code/newerVersion`, never a silent misreading.
     static var version: Int { get }
     /// Values for fields that older records lack, by field path (lightweight migration: adding
     /// `var rating: Int = 3` and `["rating": .int(3)]` here needs no migration step).
@@ -32,7 +32,7 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
     static var dateStrategy: DateStrategy? { get }
 
     /// Reads a record through the type's generated codec (`@BinaryCodable`). The document layer
-    /// calls it only for types that conform to ``BinaryCodableDocument``; for them the default
+    /// calls it only for types that conform to `BinaryCodableDocument`; for them the default
     /// calls the generated code (a conformance declared in another module is found at run time),
     /// for other types it throws.
     /// An implementation detail, kept as a requirement so that the call is dispatched to code
@@ -43,7 +43,7 @@ public protocol Document: Codable, Identifiable where ID: DocumentID {
 }
 
 extension Document {
-    /// The generated codec found at run time (a ``BinaryCodableDocument`` conformance declared
+    /// The generated codec found at run time (a `BinaryCodableDocument` conformance declared
     /// apart from the `Document` one, in another module); throws for types without one.
     public static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self {
         guard let codec = Self.self as? any BinaryCodableDocument.Type else {
@@ -64,11 +64,11 @@ extension Document {
 }
 
 extension Document where Self: BinaryCodableDocument {
-    /// The generated ``BinaryCodableDocument/init(binaryRecord:)``.
+    /// The generated `BinaryCodableDocument.init(binaryRecord:)`.
     public static func _decodeGenerated(from reader: inout BinaryRecordReader) throws -> Self {
         try Self(binaryRecord: &reader)
     }
-    /// The generated ``BinaryCodableDocument/encodeBinary(into:)``.
+    /// The generated `BinaryCodableDocument.encodeBinary(into:)`.
     public func _encodeGenerated(into writer: inout BinaryRecordWriter) throws {
         try encodeBinary(into: &writer)
     }

@@ -9,7 +9,7 @@ import Foundation
 /// index entries come back, the revision moves forward — and observers see it as an ordinary
 /// change set; ``redo()`` applies the step again. A record changed by anyone else since the step
 /// (another handle, another process, a later write) makes undo or redo fail with
-/// ``DepotError/Code/undoConflict`` and change nothing: never a silent overwrite.
+/// `DepotError.Code/undoConflict` and change nothing: never a silent overwrite.
 ///
 /// Not recorded: group-committed `try await write {}` closures (they share a transaction with
 /// other callers). Don't undo while other threads write through the same handle.
@@ -91,7 +91,7 @@ public final class UndoHistory: @unchecked Sendable {
 
     /// Undoes the latest step. Returns false when there is none.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/undoConflict`` when a record of the
+    /// - Throws: `DepotError` with code `DepotError.Code/undoConflict` when a record of the
     ///   step was changed since; the step stays and nothing is written.
     @discardableResult
     public func undo() throws -> Bool {

@@ -82,7 +82,7 @@ public struct ExportedDocument: Sendable, Hashable {
     public var collection: String
     /// Its ID (a content hash for unidentified documents).
     public var id: DocumentValue
-    /// Its content; references appear as ``DocumentValue/reference(collection:id:)``.
+    /// Its content; references appear as `DocumentValue.reference(collection:id:)`.
     public var document: DocumentValue
     /// The record's revision.
     public var revision: UInt64
@@ -103,7 +103,7 @@ extension DocumentTransaction {
     /// - Parameters:
     ///   - collection: the collection to export; nil (the default) exports every collection.
     ///   - damaged: called, instead of throwing, for each record that is damaged (a
-    ///     ``DepotError`` `.checksumMismatch`, `.corruptRecord` or `.decodingFailed` naming its
+    ///     `DepotError` `.checksumMismatch`, `.corruptRecord` or `.decodingFailed` naming its
     ///     collection and ID); the export goes on with the next record. Nil (the default): the
     ///     first damaged record ends the export with that error.
     ///   - body: called with each document; return false to stop.

@@ -69,7 +69,7 @@ public struct DynamicObject: Sendable, Hashable {
 
     /// Decodes the object as a typed document.
     ///
-    /// - Throws: ``DepotError`` with code ``DepotError/Code/decodingFailed`` naming the entity,
+    /// - Throws: `DepotError` with code `DepotError.Code/decodingFailed` naming the entity,
     ///   the ID and the field path.
     public func decode<D: Decodable>(as type: D.Type) throws -> D {
         do {

@@ -35,7 +35,7 @@ extension DocumentTransaction {
     }
 
     /// The document of `collection` with ID `id` as a schemaless value (references as
-    /// ``DocumentValue/reference(collection:id:)``), or nil.
+    /// `DocumentValue.reference(collection:id:)`), or nil.
     public func document(in collection: String, id: DocumentValue) throws -> DocumentValue? {
         guard let target = try context.existingTarget(alias: alias, collection: collection),
               let key = target.kind.key(for: id) else { return nil }
@@ -53,7 +53,7 @@ extension DocumentTransaction {
     /// The ID is keyed by the collection's stored kind; a new collection takes `idKind`, else
     /// the kind ``inferredIDKind(id:document:)`` gives. Returns the record's new revision.
     ///
-    /// - Throws: ``DepotError`` `.invalidKey` when `id` does not fit the kind, `.invalidDocument`
+    /// - Throws: `DepotError` `.invalidKey` when `id` does not fit the kind, `.invalidDocument`
     ///   when `document` is not an object, `.idKindMismatch` when `idKind` contradicts the
     ///   stored kind, `.uniqueIndexViolation`.
     @discardableResult
