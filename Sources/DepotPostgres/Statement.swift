@@ -84,18 +84,20 @@ extension PostgresRow {
     /// binary, but the rows of a named prepared statement (its `PreparedQuery`) describe their
     /// columns as text: the format is set here, so that both kinds of row decode alike.
     func binary<T: PostgresDecodable>(_ type: T.Type, at index: Int) throws -> T {
-        let cells = makeRandomAccess()
-        guard index < cells.count else { throw UnexpectedRow() }
-        var cell = cells[index]
+        var cell = try cell(at: index)
         cell.format = .binary
         return try cell.decode(T.self)
     }
 
     /// Column `index` as bytes, nil for SQL NULL.
     func bytes(at index: Int) throws -> [UInt8]? {
-        let cells = makeRandomAccess()
-        guard index < cells.count else { throw UnexpectedRow() }
-        return cells[index].bytes.map { Array($0.readableBytesView) }
+        try cell(at: index).bytes.map { Array($0.readableBytesView) }
+    }
+
+    /// Column `index`, walked to in place (no random-access copy of the row per column).
+    private func cell(at index: Int) throws -> PostgresCell {
+        guard index >= 0, let cell = dropFirst(index).first else { throw UnexpectedRow() }
+        return cell
     }
 }
 #endif

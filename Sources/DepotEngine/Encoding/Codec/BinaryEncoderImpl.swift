@@ -215,7 +215,9 @@ final class BinaryEncoderImpl: Encoder {
 
     @inline(__always)
     func prepareWrite(_ frame: Int, _ start: Int) throws {
-        if frame + 1 == frames.count && frames[frame].start == start { return }
+        // `frame` is -1 for a container that failed to open (a misbehaving `Codable`
+        // conformance): the slow path refuses it.
+        if frame >= 0 && frame + 1 == frames.count && frames[frame].start == start { return }
         try prepareWriteSlow(frame, start)
     }
 

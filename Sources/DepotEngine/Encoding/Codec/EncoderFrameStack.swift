@@ -16,7 +16,10 @@ struct EncoderFrameStack {
 
     var isEmpty: Bool { count == 0 }
 
-    /// Frame `i` (0 ..< ``count``; any other index stops the program, as an array's would).
+    /// Frame `i` (0 ..< ``count``; any other index stops the program, as an array's would,
+    /// rather than touch memory outside the stack). No input reaches that: every caller checks
+    /// the index against ``count`` first (`BinaryEncoderImpl.prepareWrite` and the container
+    /// openers refuse a failed container's `-1` with an `EncodingError`).
     subscript(i: Int) -> EncoderFrame {
         @inline(__always) get {
             precondition(UInt(bitPattern: i) < UInt(bitPattern: count), "Encoder frame out of range")
@@ -36,7 +39,8 @@ struct EncoderFrameStack {
         count += 1
     }
 
-    /// Closes the innermost frame (there is one) and returns it.
+    /// Closes the innermost frame and returns it; only called while ``count`` is above the
+    /// frame to keep (`closeFrames(downTo:)`), so the precondition is never met by input.
     @inline(__always)
     mutating func removeLast() -> EncoderFrame {
         precondition(count > 0, "No encoder frame to close")
