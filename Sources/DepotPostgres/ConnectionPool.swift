@@ -17,15 +17,17 @@ import PostgresNIO
 /// wait, never through Swift's cooperative pool (no task executor, no timers on the global
 /// executor).
 final class ConnectionPool: @unchecked Sendable {
-    /// A leased connection, and since when it has been waiting in a chained read transaction
-    /// (`COMMIT AND CHAIN` after a read: the next read needs no `BEGIN`), if it is.
+    /// A leased connection, and the transaction `COMMIT AND CHAIN` left it in, if any (see
+    /// ``PostgresSession/chained``).
     struct Lease: Sendable {
         let connection: PostgresConnection
         /// The connection's unanswered statements, failed at once when its channel closes.
         let inFlight: InFlight
         /// The connection's named prepared statements.
         let prepared: PreparedStatements
-        var chainedReadSince: ContinuousClock.Instant?
+        var chained: PostgresSession.Chained?
+        /// The key the connection's next read transaction reads with its epoch.
+        var readHint: ReadHint?
 
         /// Whether the connection can still serve statements.
         var isUsable: Bool { !connection.isClosed && !inFlight.isLost }

@@ -28,7 +28,7 @@ extension PostgresDriver {
                    (CASE WHEN pg_is_in_recovery() THEN 0 ELSE (SELECT count(*) FROM pg_stat_replication) END)::bigint
             """
         let row: [Int64?] = try withSession { session in
-            session.leaveChainedRead()
+            session.leaveChained()
             return try session.wait(session.submit([Statement(sql)]) { rows in
                 guard let row = rows.first else { return [] }
                 let (standby, lag, standbys) = try row.decode((Int64, Int64?, Int64).self)

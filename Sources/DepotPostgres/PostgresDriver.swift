@@ -34,8 +34,9 @@ import PostgresNIO
 /// when every cooperative thread is blocked in the driver. Still, prefer calling the driver (the
 /// `Store`) from threads of your own rather than from async tasks.
 ///
-/// Round trips: a read sends `BEGIN` (none when the connection's last read chained into a new
-/// read transaction) and the keyspace epoch read at once, and its statements without waiting
+/// Round trips: a read sends `BEGIN` (none when the connection's last call ended with
+/// `COMMIT AND CHAIN` into a transaction of the same kind; `SET TRANSACTION` when into another
+/// kind) and the keyspace epoch read at once, and its statements without waiting
 /// for them; a write sends `BEGIN` with its first statement, and a first point read reads the
 /// epoch in the same statement. Keyspace handles are cached across transactions (and
 /// invalidated by drops, on any host); a read's `COMMIT` is not waited for, and a write's goes
@@ -140,17 +141,17 @@ public final class PostgresDriver: StorageDriver {
     /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try withReadSession { session in
-            let txn = begin(session, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", readOnly: true)
+            let txn = begin(session, Self.readCharacteristics, readOnly: true)
             do {
                 let result = try body(txn)
                 txn.finish()
                 // A transaction that sent nothing yet opens first (not waited for either).
                 txn.opened()
                 // A read-only commit cannot fail but with the connection, so nobody waits for
-                // it; AND CHAIN opens the next read transaction (without a snapshot yet), so
-                // that the next read on this connection needs no BEGIN.
+                // it; AND CHAIN opens the next transaction (without a snapshot yet), so that the
+                // next call on this connection needs no BEGIN.
                 session.send("COMMIT AND CHAIN")
-                session.chainedReadSince = .now
+                session.chained = .init(characteristics: Self.readCharacteristics, since: .now)
                 return result
             } catch {
                 txn.finish()
@@ -191,7 +192,8 @@ public final class PostgresDriver: StorageDriver {
             }
             let outcome = Result { () throws -> (R, [() -> Void], UInt64?) in
                 try withSession(until: deadline) { session in
-                    let txn = begin(session, "BEGIN ISOLATION LEVEL \(configuration.writeIsolation.rawValue)", readOnly: false)
+                    let characteristics = "ISOLATION LEVEL \(configuration.writeIsolation.rawValue) READ WRITE"
+                    let txn = begin(session, characteristics, readOnly: false)
                     var committing = false
                     do {
                         let result = try body(txn)
@@ -202,10 +204,13 @@ public final class PostgresDriver: StorageDriver {
                         // COMMIT goes out behind the puts not answered yet: one round trip for
                         // both. Every put that fails aborts the transaction (a dropped keyspace
                         // too: see `lockedPut`), and COMMIT then answers ROLLBACK; so does it
-                        // after any failure the closure caught.
-                        let commit = session.submitAnswering([Statement("COMMIT")]) { $0.command }
+                        // after any failure the closure caught. AND CHAIN opens the next transaction
+                        // at once (the next call on this connection needs no BEGIN); after a
+                        // rollback the catch below ends it.
+                        let commit = session.submitAnswering([Statement("COMMIT AND CHAIN")]) { $0.command }
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
+                        session.chained = .init(characteristics: characteristics, since: .now)
                         txn.publishKeyspaces()
                         if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
                         return (result, txn.handlers, txn.loggedStamp)
@@ -252,13 +257,17 @@ public final class PostgresDriver: StorageDriver {
 
     // MARK: - Connections
 
+    /// The characteristics of a read transaction (as `BEGIN` takes them).
+    static let readCharacteristics = "ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
     /// Wraps the session in a transaction. A read sends `BEGIN` and the epoch read now (not
     /// waited for): its snapshot is taken then, so it never sees a commit made after the read
     /// began. A write (`READ COMMITTED`, where every statement takes a snapshot of its own)
-    /// sends `BEGIN` with its first statement.
-    private func begin(_ session: PostgresSession, _ beginSQL: String, readOnly: Bool) -> PostgresTransaction {
+    /// sends `BEGIN` with its first statement. On a connection left in a chained transaction
+    /// (``PostgresSession/starting(_:)``) no `BEGIN` goes out, or a `SET TRANSACTION` instead.
+    private func begin(_ session: PostgresSession, _ characteristics: String, readOnly: Bool) -> PostgresTransaction {
         let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
-                                      opening: session.starting(beginSQL, read: readOnly), cache: keyspaceCache, stableValues: stableValues, locks: keyLocks,
+                                      opening: session.starting(characteristics), cache: keyspaceCache, stableValues: stableValues, locks: keyLocks,
                                       stampHint: stampHint)
         if readOnly || configuration.writeIsolation != .readCommitted { txn.opened() }
         return txn
@@ -280,7 +289,8 @@ public final class PostgresDriver: StorageDriver {
                                       deadline: deadline, timeout: configuration.callTimeout)
         defer {
             var returned = lease
-            returned.chainedReadSince = session.chainedReadSince
+            returned.chained = session.chained
+            returned.readHint = session.readHint
             pool.give(back: returned, reusable: !session.isBroken)
         }
         return try body(session)
@@ -313,7 +323,7 @@ public final class PostgresDriver: StorageDriver {
     /// the primary, and the driver serves reads (writes fail with the server's SQLSTATE 25006).
     private func setUp() throws {
         try withSession { session in
-            session.leaveChainedRead()
+            session.leaveChained()
             if try session.integers("SELECT pg_is_in_recovery()::int::bigint").first == 1 { return }
             try session.execute("BEGIN")
             do {
@@ -377,7 +387,7 @@ extension PostgresDriver {
     /// Deletes the driver's schema with every keyspace in it (for tests and teardown).
     func dropSchema() throws {
         try withSession { session in
-            session.leaveChainedRead()
+            session.leaveChained()
             try session.execute("DROP SCHEMA IF EXISTS \(schema.quoted) CASCADE") }
     }
 }

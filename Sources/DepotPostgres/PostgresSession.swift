@@ -27,15 +27,26 @@ final class PostgresSession {
     /// Whether a statement found the connection lost (the server ended the session, the
     /// connection failed or closed), even one whose error the caller caught.
     private(set) var lostConnection = false
-    /// Since when the connection has been in a chained read transaction (a read ended with
-    /// `COMMIT AND CHAIN`: a new `REPEATABLE READ READ ONLY` transaction, whose snapshot is only
-    /// taken by its first statement), if it is.
-    var chainedReadSince: ContinuousClock.Instant?
+    /// The transaction the connection was left in by `COMMIT AND CHAIN`, if any: a read or a
+    /// write that committed that way opened the next transaction at once (one `BEGIN` less for
+    /// the next call on this connection). Its snapshot is only taken by its first statement, so
+    /// a later call may still choose its characteristics (``starting(_:)``).
+    var chained: Chained?
 
-    /// How long a chained read transaction is reused; older ones are rolled back first, so that
-    /// a server's `idle_in_transaction_session_timeout` (if any, and above this) never ends one
-    /// under a reader.
-    static let chainedReadLifetime: Duration = .seconds(1)
+    /// The key the connection's next read transaction reads with its epoch (see ``ReadHint``).
+    var readHint: ReadHint?
+
+    /// A transaction opened by `COMMIT AND CHAIN`: its characteristics (as `BEGIN` takes them,
+    /// such as `ISOLATION LEVEL REPEATABLE READ READ ONLY`) and since when it has been open.
+    struct Chained: Sendable {
+        let characteristics: String
+        let since: ContinuousClock.Instant
+    }
+
+    /// How long a chained transaction is reused; older ones are rolled back first, so that a
+    /// server's `idle_in_transaction_session_timeout` (if any, and above this) never ends one
+    /// under a caller.
+    static let chainedLifetime: Duration = .seconds(1)
 
     init(lease: ConnectionPool.Lease, logger: Logger, server: String, deadline: ContinuousClock.Instant, timeout: Duration) {
         connection = lease.connection
@@ -45,23 +56,28 @@ final class PostgresSession {
         self.server = server
         self.deadline = deadline
         self.timeout = timeout
-        chainedReadSince = lease.chainedReadSince
+        chained = lease.chained
+        readHint = lease.readHint
     }
 
-    /// The statements that start a transaction on this connection: none for a read when a
-    /// recent chained read transaction is open, else (a `ROLLBACK` of the chained one and)
-    /// `begin`.
-    func starting(_ begin: String, read: Bool) -> [Statement] {
-        defer { chainedReadSince = nil }
-        guard let since = chainedReadSince else { return [Statement(prepared: begin)] }
-        if read && ContinuousClock.now - since < Self.chainedReadLifetime { return [] }
-        return [Statement(prepared: "ROLLBACK"), Statement(prepared: begin)]
+    /// The statements that start a transaction with `characteristics` (as `BEGIN` takes them)
+    /// on this connection: none when a recent chained transaction has them; one
+    /// `SET TRANSACTION` when it has others (allowed until its first statement took a
+    /// snapshot, and none did); else (a `ROLLBACK` of an old chained one and) `BEGIN`.
+    func starting(_ characteristics: String) -> [Statement] {
+        defer { chained = nil }
+        guard let chained else { return [Statement(prepared: "BEGIN " + characteristics)] }
+        guard ContinuousClock.now - chained.since < Self.chainedLifetime else {
+            return [Statement(prepared: "ROLLBACK"), Statement(prepared: "BEGIN " + characteristics)]
+        }
+        if chained.characteristics == characteristics { return [] }
+        return [Statement(prepared: "SET TRANSACTION " + characteristics)]
     }
 
-    /// Leaves a chained read transaction, if one is open (for statements outside transactions).
-    func leaveChainedRead() {
-        if chainedReadSince != nil {
-            chainedReadSince = nil
+    /// Leaves a chained transaction, if one is open (for statements outside transactions).
+    func leaveChained() {
+        if chained != nil {
+            chained = nil
             send("ROLLBACK")
         }
     }

@@ -8,6 +8,8 @@ import PostgresNIO
 struct Opening: Sendable {
     let epoch: Int64
     let stamp: Int64?
+    /// The value of the read's hinted key (see ``ReadHint``), when the opening statement read it.
+    var hinted: [UInt8]? = nil
 }
 
 /// Whether the driver's last write logged changes (a change watcher exists): the next writes

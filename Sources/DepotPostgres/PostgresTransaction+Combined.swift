@@ -37,36 +37,57 @@ extension PostgresTransaction {
                 try put(value, forKey: key, in: keyspace)
                 return true
             }
-            // Not waiting for `BEGIN` and the epoch read when they went out already (with the lock
-            // of a value taken on trust): the insert follows them in the same wait. `BEGIN` fails
-            // only with its connection, and then nothing after it runs.
-            try check(write: true, guessing: start != nil)
+            // Not waiting for `BEGIN` and the epoch read when they went out already; when nothing
+            // went out yet (a value taken on trust defers them), they go out with the locks and
+            // the insert, which reads the epoch: one statement less. `BEGIN` fails only with its
+            // connection, and then nothing after it runs.
+            try check(write: true, guessing: true)
+            let combining = start == nil
             guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
-            var binds = Parameters.of(keyID)
-            var lock = "SELECT pg_advisory_xact_lock($1::bigint)"
+            var binds = Parameters()
+            var calls: [String] = []
+            if combining, let expectation {
+                // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
+                expectation.lock.bind(into: &binds)
+                calls.append("pg_advisory_xact_lock_shared($\(binds.count)::bigint)")
+            }
             if keyspaceLocks[handle.id] == nil {
                 // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
                 keyspaceLocks[handle.id] = false
                 let (space, id) = locks.keyspaceLockKey(handle.id)
-                binds = .of(space, id, keyID)
-                lock = "SELECT pg_advisory_xact_lock_shared($1::int, $2::int), pg_advisory_xact_lock($3::bigint)"
+                space.bind(into: &binds)
+                id.bind(into: &binds)
+                calls.append("pg_advisory_xact_lock_shared($\(binds.count - 1)::int, $\(binds.count)::int)")
             }
+            keyID.bind(into: &binds)
+            calls.append("pg_advisory_xact_lock($\(binds.count)::bigint)")
+            let lock = "SELECT " + calls.joined(separator: ", ")
             var insertBinds = Parameters.of(handle.id, Bytea(key), Bytea(value))
             // With the check of a value taken on trust, when it is still to be sent.
             let check = expectationCheck(first: 4, binds: &insertBinds)
+            let stamp = combining && prefetchesStamp
+            let opening = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
             let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
                 + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
                 + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
                 + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
-                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea) FROM k\(check == nil ? "" : ", c")"
-            let statements = [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
-            let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?) in
-                guard let row = rows.first else { return (false, nil) }
-                return (try row.binary(Int64.self, at: 1) > 0, try row.bytes(at: 2))
+                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(opening) FROM k\(check == nil ? "" : ", c")"
+            let statements = (combining ? self.opening ?? [] : []) + [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
+            if combining { self.opening = nil }
+            let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?, opening: Opening?) in
+                guard let row = rows.first else { return (false, nil, nil) }
+                let opening = combining ? Opening(epoch: try row.binary(Int64.self, at: 3), stamp: stamp ? try row.binary(Int64.self, at: 4) : nil) : nil
+                return (try row.binary(Int64.self, at: 1) > 0, try row.bytes(at: 2), opening)
             }
             let answer = Result { try checkingDrop { try run { try session.wait(pending) } } }
+            if combining {
+                // The transaction's opening answered with the insert (its failure is the insert's).
+                start = Pending(answer.flatMap { answer in
+                    answer.opening.map { .success($0) } ?? .failure(PostgresDriverError.server(sqlState: "XX000", message: "the keyspace epoch row is missing"))
+                })
+            }
             // `BEGIN`'s and the epoch read's failure first. A handle guessed at an older epoch (a
             // keyspace was dropped meanwhile, maybe another) is looked up again, which also brings
             // the shared cache to the new epoch: the same ID is the same keyspace (IDs are never
@@ -74,7 +95,7 @@ extension PostgresTransaction {
             if try !guessHeld() {
                 guard let current = try self.handle(of: keyspace), current.id == handle.id else { throw droppedMeanwhile() }
             }
-            let (inserted, stored) = try answer.get()
+            let (inserted, stored, _) = try answer.get()
             if inserted { return true }
             // Not inserted and nothing stored can only be a writer that ignored the key's lock:
             // retried rather than guessed.

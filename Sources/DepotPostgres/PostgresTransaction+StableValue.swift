@@ -4,8 +4,8 @@ import PostgresNIO
 
 /// ``StorageTransaction/stableValue(forKey:in:)``: in a `READ COMMITTED` write with key locks,
 /// the value the driver read last is taken on trust, without a read. The key's lock (shared, as
-/// a read takes it) goes out with the epoch read, in the statement that follows `BEGIN` (no
-/// statement more); the check that the key still holds the value rides along with the
+/// a read takes it) goes out with the transaction's first statement: the epoch read that
+/// follows `BEGIN`, or the key locks of a document insert (no statement more); the check that the key still holds the value rides along with the
 /// transaction's first data statement (the insert of ``putIfAbsent(_:forKey:in:existing:)``
 /// or a put), or goes out alone in front of `COMMIT`: no wait more. Every statement after the
 /// lock takes its snapshot after the lock was granted, so a writer that changed the key
@@ -13,6 +13,18 @@ import PostgresNIO
 /// check fails its statement (division by zero, as a keyspace dropped meanwhile: see
 /// ``checkingDrop(_:)``), which aborts the transaction and makes the write retryable; the
 /// driver forgets the value, so the next attempt reads it.
+/// In a read, ``StorageTransaction/stableValue(forKey:in:)`` names a key that the next reads
+/// will most likely ask for first too (the document layer's schema version): the connection
+/// remembers it, and its next read transaction reads it in its opening statement, with the
+/// keyspace epoch, in the same snapshot (one round trip less). The value is used only when no
+/// keyspace was dropped since the hint was taken (the epoch is the same), so its keyspace ID
+/// still names the same keyspace. Connection-confined, like the chained transaction: no lock.
+struct ReadHint: Sendable {
+    let keyspace: Int32
+    let key: [UInt8]
+    let epoch: Int64
+}
+
 extension PostgresTransaction {
     /// A value taken on trust and the check it still needs.
     struct Expectation {
@@ -32,12 +44,27 @@ extension PostgresTransaction {
             // On trust only when the lock can still go out with the epoch read (nothing sent yet).
             if let locks, start == nil, expectation == nil, !handle.multiValue, !guessedWrong,
                let value = stableValues.value(keyspace: handle.id, key: key) {
+                // The lock goes out with the transaction's opening, which waits for the next
+                // operation: a document insert then carries the opening, the locks and the
+                // epoch read in its own two statements (see putIfAbsent(_:forKey:in:existing:)).
                 expectation = Expectation(keyspace: handle.id, key: key, value: value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
-                opened()
+                return value
+            }
+            if isReadOnly && !handle.multiValue {
+                // Read with the epoch when the connection's last read asked for it first: valid
+                // when the handle was right (a guessed one is checked) and no keyspace was
+                // dropped since the hint was taken (IDs are never reused).
+                if let hint = sentHint, hint.keyspace == handle.id, hint.key == key, try guessHeld(), try started() == hint.epoch {
+                    return hintedValue
+                }
+                let value = try get(key, in: keyspace)
+                if let read = try self.handle(of: keyspace) {
+                    session.readHint = ReadHint(keyspace: read.id, key: key, epoch: try started())
+                }
                 return value
             }
             let value = try get(key, in: keyspace)
-            if let value, locks != nil, !isReadOnly, let read = try self.handle(of: keyspace) {
+            if let value, locks != nil, let read = try self.handle(of: keyspace) {
                 stableValues.store(value, keyspace: read.id, key: key)
             }
             return value

@@ -27,9 +27,9 @@ final class PostgresTransaction: StorageTransaction {
     private var keyspaces: [String: Keyspace] = [:]
     /// The statements opening the transaction (`BEGIN`; none in a chained read transaction),
     /// until they are sent with the first statement.
-    private var opening: [Statement]?
+    var opening: [Statement]?
     /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
-    private(set) var start: Pending<Opening>?
+    var start: Pending<Opening>?
     private var epoch: Int64?
     /// The epoch of the cached handles handed out before `start` answered (a point read then
     /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
@@ -64,6 +64,9 @@ final class PostgresTransaction: StorageTransaction {
     var firstServerError: PostgresDriverError?
     /// A value taken on trust by ``stableValue(forKey:in:)``, with its check.
     var expectation: Expectation?
+    /// The key a read's opening statement also read (see ``ReadHint``), and what it found.
+    var sentHint: ReadHint?
+    var hintedValue: [UInt8]?
     let stableValues: StableValues
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [Statement], cache: KeyspaceCache,
@@ -83,11 +86,12 @@ final class PostgresTransaction: StorageTransaction {
     /// Waits for `BEGIN` and the epoch read (sending them if nothing was sent yet); throws their
     /// failure.
     @discardableResult
-    private func started() throws -> Int64 {
+    func started() throws -> Int64 {
         if let epoch { return epoch }
         let value = try run { try session.wait(opened()) }
         epoch = value.epoch
         if let stamp = value.stamp { prefetchedStamp = stamp }
+        hintedValue = value.hinted
         return value.epoch
     }
 
@@ -98,16 +102,25 @@ final class PostgresTransaction: StorageTransaction {
     func opened() -> Pending<Opening> {
         if let start { return start }
         let stamp = prefetchesStamp
-        var sql = "SELECT e.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e"
+        var sql = "SELECT e.value\(stamp ? ", txid_current()" : "")"
         var parameters = Parameters()
+        // A read also reads the key its connection's last read asked for first (see ReadHint).
+        let hint = isReadOnly && !guessedWrong ? session.readHint : nil
+        if let hint {
+            sql += ", (SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)"
+            parameters = .of(hint.keyspace, Bytea(hint.key))
+        }
+        sql += " FROM \(schema.epoch) e"
         if let expectation {
             // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
-            sql += ", (SELECT pg_advisory_xact_lock_shared($1::bigint)) l"
             expectation.lock.bind(into: &parameters)
+            sql += ", (SELECT pg_advisory_xact_lock_shared($\(parameters.count)::bigint)) l"
         }
+        sentHint = hint
         let pending = session.submit((opening ?? []) + [Statement(prepared: sql, parameters)]) { rows in
             guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
-            return Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 1) : nil)
+            return Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 1) : nil,
+                           hinted: hint == nil ? nil : try row.bytes(at: stamp ? 2 : 1))
         }
         opening = nil
         start = pending
@@ -259,7 +272,9 @@ final class PostgresTransaction: StorageTransaction {
                 if start == nil, let opening {
                     // The transaction's first statement: `BEGIN` goes with it and it reads the
                     // epoch too (one statement and no wait more).
-                    let first = firstRead(sql, handle: handle, key: key, after: opening + locks)
+                    // With the lock of a value taken on trust (see stableValue(forKey:in:)).
+                    let trusted = expectation.map { [KeyLocks.key($0.lock, exclusive: false)] } ?? []
+                    let first = firstRead(sql, handle: handle, key: key, after: opening + trusted + locks)
                     start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }

@@ -157,7 +157,7 @@ struct ChangeNoticeTests {
             // The listener connects at the watcher's first wait: retry until it is there.
             let terminated = try eventually(within: 10) {
                 let count = try drivers[2].withSession { session in
-                    session.leaveChainedRead()
+                    session.leaveChained()
                     return try session.integers(
                         "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
                         .of("LISTEN \"\(channel)\"%"))

@@ -48,7 +48,7 @@ struct FailoverTests {
         // Precondition: the standby is attached as a synchronous standby.
         #expect(eventually(within: 30) {
             let sync = try? driver.withSession { session in
-                session.leaveChainedRead()
+                session.leaveChained()
                 return try session.integers("SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'")
             }
             return sync == [1]
@@ -81,7 +81,7 @@ struct FailoverTests {
         try store.write { tx in try tx.park(staff(501)) }
         #expect(try store.retrieve(Staff.self, id: 501) == staff(501))
         let inRecovery = try driver.withSession { session in
-            session.leaveChainedRead()
+            session.leaveChained()
             return try session.integers("SELECT pg_is_in_recovery()::int::bigint")
         }
         #expect(inRecovery == [0])
