@@ -28,6 +28,8 @@ final class ConnectionPool: @unchecked Sendable {
         var chained: PostgresSession.Chained?
         /// The key the connection's next read transaction reads with its epoch.
         var readHint: ReadHint?
+        /// The keyspaces the connection's next write locks first.
+        var writeHint: WriteHint?
 
         /// Whether the connection can still serve statements.
         var isUsable: Bool { !connection.isClosed && !inFlight.isLost }

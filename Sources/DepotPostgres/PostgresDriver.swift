@@ -211,6 +211,7 @@ public final class PostgresDriver: StorageDriver {
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
                         session.chained = .init(characteristics: characteristics, since: .now)
+                        session.writeHint = txn.lockedKeyspaces()
                         txn.publishKeyspaces()
                         if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
                         return (result, txn.handlers, txn.loggedStamp)
@@ -291,6 +292,7 @@ public final class PostgresDriver: StorageDriver {
             var returned = lease
             returned.chained = session.chained
             returned.readHint = session.readHint
+            returned.writeHint = session.writeHint
             pool.give(back: returned, reusable: !session.isBroken)
         }
         return try body(session)

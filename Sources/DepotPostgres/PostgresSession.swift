@@ -35,6 +35,8 @@ final class PostgresSession {
 
     /// The key the connection's next read transaction reads with its epoch (see ``ReadHint``).
     var readHint: ReadHint?
+    /// The keyspaces the connection's next write locks first (see ``WriteHint``).
+    var writeHint: WriteHint?
 
     /// A transaction opened by `COMMIT AND CHAIN`: its characteristics (as `BEGIN` takes them,
     /// such as `ISOLATION LEVEL REPEATABLE READ READ ONLY`) and since when it has been open.
@@ -58,6 +60,7 @@ final class PostgresSession {
         self.timeout = timeout
         chained = lease.chained
         readHint = lease.readHint
+        writeHint = lease.writeHint
     }
 
     /// The statements that start a transaction with `characteristics` (as `BEGIN` takes them)

@@ -53,6 +53,9 @@ extension PostgresTransaction {
                 expectation.lock.bind(into: &binds)
                 calls.append("pg_advisory_xact_lock_shared($\(binds.count)::bigint)")
             }
+            // The keyspaces the connection's last write locked, ahead of use (see WriteHint).
+            calls += hintedKeyspaceLocks(binds: &binds)
+            usedKeyspaces.insert(handle.id)
             if keyspaceLocks[handle.id] == nil {
                 // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
                 keyspaceLocks[handle.id] = false

@@ -35,22 +35,53 @@ extension PostgresTransaction {
     /// its own sent after the lock (a put does, in its own statement).
     func lockKeyspace(_ handle: KeyspaceHandle, exclusive: Bool, checkExists: Bool = true) -> (() throws -> Void)? {
         guard let locks else { return nil }
+        usedKeyspaces.insert(handle.id)
         let held = keyspaceLocks[handle.id]
-        guard held == nil || (exclusive && held == false) else { return nil }
-        keyspaceLocks[handle.id] = exclusive || held == true
-        let lock = locks.keyspace(handle.id, exclusive: exclusive)
+        let needsLock = held == nil || (exclusive && held == false)
+        // A keyspace locked ahead of use (see WriteHint) was not checked yet.
+        let needsCheck = checkExists && (held == nil || unverifiedKeyspaces.contains(handle.id))
+        guard needsLock || needsCheck else { return nil }
+        if needsLock { keyspaceLocks[handle.id] = exclusive || held == true }
+        if needsCheck { unverifiedKeyspaces.remove(handle.id) }
+        let lock = needsLock ? [locks.keyspace(handle.id, exclusive: exclusive)] : []
         let check: Pending<[Int64]>
-        if held == nil && checkExists {
+        if needsCheck {
             let exists = Statement(prepared: "SELECT count(*) FROM \(schema.keyspaces) WHERE id = $1::int", .of(handle.id))
-            check = session.submit([lock, exists], decode: PostgresSession.integers)
+            check = session.submit(lock + [exists], decode: PostgresSession.integers)
         } else {
             // An upgrade: the lock's own row (void) is not decoded.
-            check = session.submit([lock]) { _ in [1] }
+            check = session.submit(lock) { _ in [1] }
         }
         return { [self] in
             let found = try run { try session.wait(check) }
-            if held == nil && checkExists && found.first == 0 { throw droppedMeanwhile() }
+            if needsCheck && found.first == 0 { throw droppedMeanwhile() }
         }
+    }
+
+    /// The keyspaces this write used under a shared lock, for the connection's next write
+    /// (see ``WriteHint``), in ID order (the order its first lock statement takes them in).
+    func lockedKeyspaces() -> WriteHint? {
+        guard locks != nil else { return nil }
+        let shared = usedKeyspaces.filter { keyspaceLocks[$0] == false }.sorted()
+        return shared.isEmpty ? nil : WriteHint(keyspaces: Array(shared.prefix(WriteHint.limit)))
+    }
+
+    /// The shared locks of the keyspaces the connection's last write locked (see
+    /// ``WriteHint``) and this transaction does not hold yet, as calls for the transaction's
+    /// first lock statement, with their parameters appended to `binds`; sent once.
+    func hintedKeyspaceLocks(binds: inout Parameters) -> [String] {
+        guard let locks, !hintedLocksSent else { return [] }
+        hintedLocksSent = true
+        var calls: [String] = []
+        for id in session.writeHint?.keyspaces ?? [] where keyspaceLocks[id] == nil {
+            keyspaceLocks[id] = false
+            unverifiedKeyspaces.insert(id)
+            let (space, key) = locks.keyspaceLockKey(id)
+            space.bind(into: &binds)
+            key.bind(into: &binds)
+            calls.append("pg_advisory_xact_lock_shared($\(binds.count - 1)::int, $\(binds.count)::int)")
+        }
+        return calls
     }
 
     /// A put under key locks as one statement: the key lock(s) (exclusive; in a multi-value

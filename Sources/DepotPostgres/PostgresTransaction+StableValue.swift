@@ -25,6 +25,19 @@ struct ReadHint: Sendable {
     let epoch: Int64
 }
 
+/// The keyspaces a write on a connection locked (shared), which its next write most likely
+/// writes too (a collection and its indexes): that write takes their locks in its first lock
+/// statement, so that a put into one of them later needs no lock statement of its own (one
+/// statement less per index). A keyspace locked ahead is not known to exist: a put checks
+/// that in its own statement anyway, and a scan or count checks it before it relies on it
+/// (``PostgresTransaction/lockKeyspace(_:exclusive:checkExists:)``). A stale ID (a dropped
+/// keyspace) only takes a lock nobody else asks for. Connection-confined: no lock.
+struct WriteHint: Sendable {
+    /// At most ``limit`` keyspace IDs.
+    let keyspaces: [Int32]
+    static let limit = 8
+}
+
 extension PostgresTransaction {
     /// A value taken on trust and the check it still needs.
     struct Expectation {

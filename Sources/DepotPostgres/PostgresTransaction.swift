@@ -44,6 +44,13 @@ final class PostgresTransaction: StorageTransaction {
     let locks: KeyLocks?
     /// The keyspaces whose lock this transaction holds (true: exclusively).
     var keyspaceLocks: [Int32: Bool] = [:]
+    /// Keyspaces locked (shared) ahead of use because the connection's last write locked them
+    /// (see ``WriteHint``): nobody checked yet that they still exist.
+    var unverifiedKeyspaces: Set<Int32> = []
+    /// The keyspaces this transaction locked for use (not only ahead of it).
+    var usedKeyspaces: Set<Int32> = []
+    /// Whether the locks of ``WriteHint`` went out (with the transaction's first lock statement).
+    var hintedLocksSent = false
     /// The key locks this transaction took shared for a read that found the key (a write of
     /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
     var readShared: Set<Int64> = []
@@ -368,6 +375,7 @@ final class PostgresTransaction: StorageTransaction {
                 keyspaces.removeAll()
                 // Locks taken inside the savepoint were released with it: take them again.
                 keyspaceLocks.removeAll()
+                unverifiedKeyspaces.removeAll()
                 try run {
                     try session.execute("ROLLBACK TO SAVEPOINT \(name)")
                     try session.execute("RELEASE SAVEPOINT \(name)")

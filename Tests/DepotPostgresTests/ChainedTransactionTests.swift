@@ -132,5 +132,45 @@ struct ChainedTransactionTests {
         #expect(last.value == [5])
         #expect(last.hinted)
     }
+    /// A write takes the shared locks of the keyspaces its connection's last write used in its
+    /// first lock statement (``WriteHint``); a keyspace dropped and created again meanwhile by
+    /// another driver is still written under its new ID, and a count after such a lock checks
+    /// that the keyspace exists.
+    @Test func aWriteLocksItsConnectionsLastKeyspacesAhead() throws {
+        let schema = PostgresTestServer.uniqueSchema()
+        let writer = try PostgresTestServer.driver(schema: schema) { $0.maximumConnections = 1 }
+        defer { writer.close() }
+        let other = try PostgresTestServer.driver(schema: schema)
+        defer {
+            try? other.dropSchema()
+            other.close()
+        }
+        func space(_ txn: any StorageTransaction, _ name: String) throws -> Keyspace {
+            try #require(try txn.keyspace(named: name, create: true, multiValue: false))
+        }
+        /// Inserts `i` into `a` and puts it into `b`; the keyspaces locked ahead, and `b`'s count.
+        func write(_ i: UInt8) throws -> (ahead: Set<Int32>, count: Int) {
+            try writer.write { txn in
+                let a = try space(txn, "a"), b = try space(txn, "b")
+                _ = try [i].withUnsafeBytes { k in try [i].withUnsafeBytes { v in try txn.putIfAbsent(v, forKey: k, in: a) { _ in } } }
+                let ahead = try #require(txn as? PostgresTransaction).unverifiedKeyspaces
+                try [i].withUnsafeBytes { k in try [i].withUnsafeBytes { try txn.put($0, forKey: k, in: b) } }
+                return (ahead, try txn.count(b))
+            }
+        }
+        #expect(try write(1) == ([], 1))
+        let second = try write(2)
+        #expect(!second.ahead.isEmpty, "the second write locks b ahead")
+        #expect(second.count == 2)
+        try other.write { txn in
+            try txn.drop(try space(txn, "b"))
+            try [99].withUnsafeBytes { k in try [99].withUnsafeBytes { try txn.put($0, forKey: k, in: try space(txn, "b")) } }
+        }
+        // The hint names the dropped keyspace's ID: b is written under its new one.
+        #expect(try write(3).count == 2)
+        #expect(try write(4).count == 3)
+        let stored = try other.read { txn in try txn.count(try #require(try txn.keyspace(named: "b", create: false, multiValue: false))) }
+        #expect(stored == 3)
+    }
 }
 #endif
