@@ -101,8 +101,11 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// A connection: an idle one, a new one, or the first one given back before `deadline`.
     /// With `connectDeadline`, a new connection must open by then, and its failure is thrown
-    /// as ``ConnectFailure``.
-    func lease(until deadline: Date, connectingUntil connectDeadline: Date? = nil) throws -> Lease {
+    /// as ``ConnectFailure``. Among the most recently returned idle connections, one left in a
+    /// chained transaction with `characteristics` (see ``PostgresSession/chained``) is taken
+    /// first: a write then finds a write's chain and a read a read's, and neither needs a
+    /// `SET TRANSACTION`.
+    func lease(until deadline: Date, connectingUntil connectDeadline: Date? = nil, preferring characteristics: String? = nil) throws -> Lease {
         if isEventLoopThread { throw PostgresDriverError.calledFromDriverThread }
         let id: Int
         condition.lock()
@@ -110,6 +113,10 @@ final class ConnectionPool: @unchecked Sendable {
             if closed {
                 condition.unlock()
                 throw PostgresDriverError.closed
+            }
+            if let characteristics, let index = idle.indices.reversed().prefix(Self.preferenceWindow)
+                .first(where: { idle[$0].chained?.characteristics == characteristics }) {
+                idle.swapAt(index, idle.count - 1)
             }
             while let lease = idle.popLast() {
                 if lease.isUsable {
@@ -244,6 +251,10 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// Gives a leased connection back; one that failed (`reusable` false) or closed is closed
     /// and forgotten.
+    /// How many of the most recently returned idle connections ``lease(until:connectingUntil:preferring:)``
+    /// looks at for a matching chained transaction.
+    static let preferenceWindow = 8
+
     func give(back lease: Lease, reusable: Bool) {
         let shutDown: Bool = condition.withLock {
             if reusable && !closed && lease.isUsable {

@@ -141,7 +141,7 @@ extension PostgresDriver {
                 // On the primary, below.
             }
         }
-        return try withSession(until: deadline, body)
+        return try withSession(until: deadline, preferring: Self.readCharacteristics, body)
     }
 }
 #endif

@@ -191,8 +191,8 @@ public final class PostgresDriver: StorageDriver {
                 throw PostgresDriverError.deadlineExceeded(server: configuration.server, timeout: configuration.callTimeout)
             }
             let outcome = Result { () throws -> (R, [() -> Void], UInt64?) in
-                try withSession(until: deadline) { session in
-                    let characteristics = "ISOLATION LEVEL \(configuration.writeIsolation.rawValue) READ WRITE"
+                try withSession(until: deadline, preferring: writeCharacteristics) { session in
+                    let characteristics = writeCharacteristics
                     let txn = begin(session, characteristics, readOnly: false)
                     var committing = false
                     do {
@@ -261,6 +261,9 @@ public final class PostgresDriver: StorageDriver {
     /// The characteristics of a read transaction (as `BEGIN` takes them).
     static let readCharacteristics = "ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
+    /// The characteristics of a write transaction (as `BEGIN` takes them).
+    var writeCharacteristics: String { "ISOLATION LEVEL \(configuration.writeIsolation.rawValue) READ WRITE" }
+
     /// Wraps the session in a transaction. A read sends `BEGIN` and the epoch read now (not
     /// waited for): its snapshot is taken then, so it never sees a commit made after the read
     /// began. A write (`READ COMMITTED`, where every statement takes a snapshot of its own)
@@ -277,9 +280,10 @@ public final class PostgresDriver: StorageDriver {
     /// Leases a connection for the duration of `body`; every wait of the session ends by
     /// `deadline` (now plus the call timeout when nil). The connection goes back to the pool
     /// however `body` ends; a broken one is closed.
-    func withSession<R>(until deadline: ContinuousClock.Instant? = nil, _ body: (PostgresSession) throws -> R) throws -> R {
+    func withSession<R>(until deadline: ContinuousClock.Instant? = nil, preferring characteristics: String? = nil,
+                        _ body: (PostgresSession) throws -> R) throws -> R {
         let deadline = deadline ?? callDeadline()
-        return try withLease(try pool.lease(until: Self.date(deadline)), from: pool, until: deadline, body)
+        return try withLease(try pool.lease(until: Self.date(deadline), preferring: characteristics), from: pool, until: deadline, body)
     }
 
     /// Runs `body` on a session over `lease`, then gives the connection back to `pool` (closed

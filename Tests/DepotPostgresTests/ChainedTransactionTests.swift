@@ -172,5 +172,33 @@ struct ChainedTransactionTests {
         let stored = try other.read { txn in try txn.count(try #require(try txn.keyspace(named: "b", create: false, multiValue: false))) }
         #expect(stored == 3)
     }
+    /// With a read's chain and a write's chain idle, a read takes the connection with the
+    /// read's and a write the one with the write's (no `SET TRANSACTION`), whatever the order
+    /// they came back in.
+    @Test func aCallTakesTheConnectionChainedForItsKind() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 2 }) { driver in
+            func connection(_ txn: any StorageTransaction) throws -> ObjectIdentifier {
+                ObjectIdentifier(try #require(txn as? PostgresTransaction).session.connection)
+            }
+            func put(_ txn: any StorageTransaction) throws {
+                let space = try #require(try txn.keyspace(named: "kinds", create: true, multiValue: false))
+                try [1].withUnsafeBytes { k in try [1].withUnsafeBytes { try txn.put($0, forKey: k, in: space) } }
+            }
+            // A write on one connection with a read inside it on the other: the read's
+            // connection comes back first, the write's last (so it would be taken first).
+            let (writing, reading) = try driver.write { txn in
+                try put(txn)
+                return (try connection(txn), try driver.read { try connection($0) })
+            }
+            #expect(writing != reading)
+            for _ in 0..<3 {
+                #expect(try driver.read { try connection($0) } == reading)
+                #expect(try driver.write { txn in
+                    try put(txn)
+                    return try connection(txn)
+                } == writing)
+            }
+        }
+    }
 }
 #endif
