@@ -66,16 +66,22 @@ public final class Environment: @unchecked Sendable {
     @usableFromInline let gate: TransactionGate
     let databaseLock = ConditionLock(recursive: true)
     /// Database handles by name (`""` for the main database); changed under `databaseLock`.
-    /// Every change publishes an immutable copy that transactions read without the lock.
+    /// Every change publishes an immutable copy that transactions read without the lock (see
+    /// ``DatabaseCacheSnapshot`` for how old copies are freed).
     var databaseCache: [String: DatabaseRecord] = [:] {
         didSet { publishDatabaseCache() }
     }
-    /// The published copy of ``databaseCache`` (an unretained `DatabaseCacheSnapshot`), read and
-    /// written atomically.
+    /// The published copy of ``databaseCache`` (an unretained ``DatabaseCacheSnapshot``, kept
+    /// alive by ``currentDatabaseSnapshot``), read and written atomically.
     let publishedDatabases = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
-    /// Every snapshot published, kept until the environment goes away: a reader may still be
-    /// looking at an older one. Database opens are rare (at most `maxDatabases` names).
-    var databaseSnapshots: [DatabaseCacheSnapshot] = []
+    /// The ``DatabaseCacheSnapshot/version`` of the published copy, stored after the pointer
+    /// (read by ``databaseHandlesVersion`` without dereferencing the copy).
+    let publishedDatabasesVersion = UnsafeMutablePointer<Int>.allocate(capacity: 1)
+    /// The published copy; changed under `databaseLock`.
+    var currentDatabaseSnapshot: DatabaseCacheSnapshot?
+    /// Copies replaced but perhaps still being read by a look-up that began before; freed once
+    /// every stripe was seen with no look-up in progress. Changed under `databaseLock`.
+    var retiredDatabaseSnapshots: [DatabaseCacheSnapshot] = []
     let registryKey: EnvironmentRegistry.Key
     var asyncWriterStorage: AsyncWriter?
     let asyncWriterLock = ConditionLock()
@@ -83,30 +89,6 @@ public final class Environment: @unchecked Sendable {
     public let groupCommitOptions: GroupCommitOptions
 
     struct DatabaseRecord: Sendable { let dbi: MDB_dbi; let flags: DatabaseFlags }
-
-    /// An immutable copy of the database cache.
-    final class DatabaseCacheSnapshot: Sendable {
-        let records: [String: DatabaseRecord]
-        init(_ records: [String: DatabaseRecord]) { self.records = records }
-    }
-
-    /// Publishes ``databaseCache`` for lock-free readers. The caller holds `databaseLock`.
-    func publishDatabaseCache() {
-        let snapshot = DatabaseCacheSnapshot(databaseCache)
-        databaseSnapshots.append(snapshot)
-        cdepot_atomic_store_pointer(publishedDatabases, Unmanaged.passUnretained(snapshot).toOpaque())
-    }
-
-    /// The identity of the published database cache (see `Transaction.databaseHandlesVersion`):
-    /// copies are never freed before the environment, so identities are never reused.
-    var databaseHandlesVersion: Int { Int(bitPattern: cdepot_atomic_load_pointer(publishedDatabases)) }
-
-    /// The published handle of database `name`, without the lock.
-    @inline(__always)
-    func publishedDatabase(_ name: String) -> DatabaseRecord? {
-        guard let raw = cdepot_atomic_load_pointer(publishedDatabases) else { return nil }
-        return Unmanaged<DatabaseCacheSnapshot>.fromOpaque(raw)._withUnsafeGuaranteedRef { $0.records[name] }
-    }
 
     /// The version of the LMDB library loaded at run time, such as `"LMDB 0.9.24: (July 24, 2019)"`.
     public static var libraryVersion: String { String(cString: mdb_version(nil, nil, nil)) }
@@ -173,6 +155,7 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc, "open environment") }
         self.handle = env
         publishedDatabases.initialize(to: nil)
+        publishedDatabasesVersion.initialize(to: 0)
         self.path = path
         self.options = options
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
@@ -184,7 +167,10 @@ public final class Environment: @unchecked Sendable {
     }
 
     deinit {
-        defer { publishedDatabases.deallocate() }
+        defer {
+            publishedDatabases.deallocate()
+            publishedDatabasesVersion.deallocate()
+        }
         // In a forked child the handle is the parent's: never touch LMDB (closing it would
         // clear the parent's reader slots), only forget it.
         guard gate.isOwnerProcess else { return }

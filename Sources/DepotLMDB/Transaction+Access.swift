@@ -249,7 +249,8 @@ extension Transaction {
 
     /// Identifies the environment's table of database handles as it is now: it changes whenever
     /// a database is opened, created or dropped. While it is the same, every handle found in it
-    /// earlier (and usable in an earlier transaction) is usable in this one.
+    /// earlier (and usable in an earlier transaction) is usable in this one. A counter of the
+    /// changes: it only rises, and never repeats.
     package var databaseHandlesVersion: Int { unownedEnvironment.databaseHandlesVersion }
 
     /// Whether `dbi`, a handle of the database `name` (`nil`: the main database) obtained in an

@@ -21,7 +21,9 @@ import Darwin
 /// so every core keeps it cached); an exclusive request stores ``state`` first, then sums the
 /// counts. Both use sequentially consistent atomics, so at least one of the two sees the other
 /// (Dekker's argument): a reader that sees the request steps back and waits on the lock, and the
-/// requester waits until the counts are zero. Writers, close and resizing use the lock.
+/// requester waits until the counts are zero. Writers, close and resizing use the lock. The
+/// stripe also counts look-ups of the published database cache in progress, so that a replaced
+/// copy is freed only when none can still read it (see `Environment.DatabaseCacheSnapshot`).
 ///
 /// `@unchecked Sendable`: the stripes and ``state`` are accessed with atomics only; every other
 /// stored property is read and written with `lock` held.
@@ -35,7 +37,9 @@ final class TransactionGate: @unchecked Sendable {
     @usableFromInline let state: UnsafeMutablePointer<Int>
     /// ``stripeCount`` stripes of ``stripeStride`` bytes: the reader count (`Int`) at offset 0,
     /// the cached ``Transaction`` (retained, holding a reset `MDB_txn*` in
-    /// ``Transaction/pooledHandle``) at offset 8, and at offset 16 whether this stripe may cache one.
+    /// ``Transaction/pooledHandle``) at offset 8, at offset 16 whether this stripe may cache one,
+    /// and at offset 24 the count of look-ups of the published database cache in progress
+    /// (see `Environment.DatabaseCacheSnapshot`).
     @usableFromInline let stripes: UnsafeMutableRawPointer
     @usableFromInline static let stripeCount = 64
     @usableFromInline static let stripeStride = 128

@@ -41,6 +41,16 @@ static inline void cdepot_atomic_store_pointer(void **p, void *value) {
     __atomic_store_n(p, value, __ATOMIC_RELEASE);
 }
 
+/// Sequentially consistent load of the pointer at `*p`.
+static inline void *cdepot_atomic_load_pointer_seq_cst(void *const *p) {
+    return __atomic_load_n(p, __ATOMIC_SEQ_CST);
+}
+
+/// Sequentially consistent store of `value` to the pointer at `*p`.
+static inline void cdepot_atomic_store_pointer_seq_cst(void **p, void *value) {
+    __atomic_store_n(p, value, __ATOMIC_SEQ_CST);
+}
+
 /// Replaces the pointer at `*p` with `value` and returns the one it held.
 static inline void *cdepot_atomic_exchange_pointer(void **p, void *value) {
     return __atomic_exchange_n(p, value, __ATOMIC_ACQ_REL);

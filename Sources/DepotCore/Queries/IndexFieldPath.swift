@@ -112,7 +112,7 @@ struct IndexFieldPath: Hashable, Sendable {
         var q = p + 1
         let (n, _) = try reader.containerHeader(&q, minEntrySize: 1)
         guard i >= 0, i < n else { return nil }
-        for _ in 0..<i { q = try reader.skipValue(at: q) }
+        for _ in 0..<i { q = try reader.skipValueInline(at: q) }
         return q
     }
 
@@ -139,7 +139,7 @@ struct IndexFieldPath: Hashable, Sendable {
                 matches = String(value) == name
             }
             if matches { return q }
-            q = try reader.skipValue(at: q)
+            q = try reader.skipValueInline(at: q)
         }
         return nil
     }

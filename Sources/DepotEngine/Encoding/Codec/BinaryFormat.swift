@@ -1,37 +1,39 @@
 import Foundation
 
 /// Type tags of the Depot binary format, version 1. Every encoded value starts with one tag byte.
+/// Inlinable constants, not stored ones: another module (DepotCore's index keys) would reach a
+/// `static let` through a call to its addressor at every comparison.
 @usableFromInline
 package enum BinaryTag {
-    package static let null: UInt8 = 0x00
-    package static let falseValue: UInt8 = 0x01
-    package static let trueValue: UInt8 = 0x02
+    @inlinable package static var null: UInt8 { 0x00 }
+    @inlinable package static var falseValue: UInt8 { 0x01 }
+    @inlinable package static var trueValue: UInt8 { 0x02 }
     /// Zig-zag varint.
     @inlinable package static var int: UInt8 { 0x03 }
     /// Varint.
-    package static let uint: UInt8 = 0x04
+    @inlinable package static var uint: UInt8 { 0x04 }
     /// 4 bytes little-endian IEEE 754.
-    static let float: UInt8 = 0x05
+    @inlinable package static var float: UInt8 { 0x05 }
     /// 8 bytes little-endian IEEE 754.
-    package static let double: UInt8 = 0x06
+    @inlinable package static var double: UInt8 { 0x06 }
     /// Varint length + UTF-8.
     @inlinable package static var string: UInt8 { 0x07 }
     /// Varint length + raw bytes.
-    static let bytes: UInt8 = 0x08
+    @inlinable package static var bytes: UInt8 { 0x08 }
     /// Varint count, varint byte length, elements.
     @inlinable package static var array: UInt8 { 0x09 }
     /// Varint count, varint byte length, entries (key + value).
-    package static let object: UInt8 = 0x0A
+    @inlinable package static var object: UInt8 { 0x0A }
     /// 8 bytes: Double seconds since the reference date.
-    static let date: UInt8 = 0x0B
+    @inlinable package static var date: UInt8 { 0x0B }
     /// 16 raw bytes.
-    static let uuid: UInt8 = 0x0C
+    @inlinable package static var uuid: UInt8 { 0x0C }
     /// Like a string (absolute URL string).
-    package static let url: UInt8 = 0x0D
+    @inlinable package static var url: UInt8 { 0x0D }
     /// Like a string (Decimal description).
-    package static let decimal: UInt8 = 0x0E
+    @inlinable package static var decimal: UInt8 { 0x0E }
     /// Collection string payload, then one tagged id value (never itself a reference).
-    static let reference: UInt8 = 0x0F
+    @inlinable package static var reference: UInt8 { 0x0F }
 
     static func name(_ tag: UInt8) -> String {
         switch tag {
@@ -87,7 +89,7 @@ package enum BinaryWriter {
     @inlinable @inline(__always)
     static func zigzag(_ v: Int64) -> UInt64 { UInt64(bitPattern: (v &<< 1) ^ (v >> 63)) }
 
-    @inline(__always)
+    @inlinable @inline(__always)
     package static func unzigzag(_ v: UInt64) -> Int64 { Int64(bitPattern: (v >> 1) ^ (0 &- (v & 1))) }
 
     @inline(__always)
