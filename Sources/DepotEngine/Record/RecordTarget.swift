@@ -2,11 +2,12 @@
 /// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
 /// Resolved once per transaction (see DepotCore's `TransactionContext`).
 ///
-/// Its mutable state is stored privately, `@exclusivity(unchecked)` as the context's is (a target
-/// belongs to one transaction, so to one thread at a time, and no accessor overlaps another),
-/// behind `package` accessors: DepotCore, another module, accessing a stored variable directly
-/// pays a dynamic exclusivity check each time (the attribute does not cross modules), about 250
-/// instructions per document write (callgrind, doc_insert).
+/// Its mutable state is stored `@exclusivity(unchecked)`, as the context's is (a target belongs
+/// to one transaction, so to one thread at a time, and no accessor overlaps another), behind
+/// inlinable `package` accessors: DepotCore, another module, accessing a stored variable
+/// directly pays a dynamic exclusivity check each time (the attribute does not cross modules;
+/// about 250 instructions per document write, callgrind doc_insert), while an accessor's body,
+/// compiled here, is inlined with its accesses unchecked.
 @usableFromInline
 package final class RecordTarget {
     /// The alias (store) the collection belongs to.
@@ -18,45 +19,45 @@ package final class RecordTarget {
     /// The kind of the records' keys.
     package let kind: IDKind
     /// The savepoint depth the target was resolved at.
-    package var depth: Int {
+    @inlinable package var depth: Int {
         get { _depth }
         set { _depth = newValue }
     }
-    @exclusivity(unchecked) private var _depth: Int
+    @usableFromInline @exclusivity(unchecked) var _depth: Int
     /// The change recorder's slot for this collection (nil: nobody records).
     package let slot: Int?
     /// Whether ``schema`` and the keyspaces below are loaded for writing.
-    package var schemaLoaded: Bool {
+    @inlinable package var schemaLoaded: Bool {
         get { _schemaLoaded }
         set { _schemaLoaded = newValue }
     }
-    @exclusivity(unchecked) private var _schemaLoaded: Bool = false
+    @usableFromInline @exclusivity(unchecked) var _schemaLoaded: Bool = false
     /// The collection's schema (once ``schemaLoaded``).
-    package var schema: CollectionSchema {
+    @inlinable package var schema: CollectionSchema {
         get { _schema }
         set { _schema = newValue }
     }
-    @exclusivity(unchecked) private var _schema: CollectionSchema = CollectionSchema.empty
+    @usableFromInline @exclusivity(unchecked) var _schema: CollectionSchema = CollectionSchema.empty
     /// Keyspaces of `schema.indexes`, in the same order.
-    package var indexKeyspaces: [Keyspace] {
+    @inlinable package var indexKeyspaces: [Keyspace] {
         get { _indexKeyspaces }
         set { _indexKeyspaces = newValue }
     }
-    @exclusivity(unchecked) private var _indexKeyspaces: [Keyspace] = []
+    @usableFromInline @exclusivity(unchecked) var _indexKeyspaces: [Keyspace] = []
     /// The alias's sync-status keyspace, when the collection tracks sync status.
-    package var syncKeyspace: Keyspace? {
+    @inlinable package var syncKeyspace: Keyspace? {
         get { _syncKeyspace }
         set { _syncKeyspace = newValue }
     }
-    @exclusivity(unchecked) private var _syncKeyspace: Keyspace?
+    @usableFromInline @exclusivity(unchecked) var _syncKeyspace: Keyspace?
     /// Whether this is the key/value kit's keyspace (not a document collection).
     package let isKeyValue: Bool
     /// The delete rules whose target is this collection (loaded on the first delete).
-    package var deleteRules: [RegisteredDeleteRule]? {
+    @inlinable package var deleteRules: [RegisteredDeleteRule]? {
         get { _deleteRules }
         set { _deleteRules = newValue }
     }
-    @exclusivity(unchecked) private var _deleteRules: [RegisteredDeleteRule]?
+    @usableFromInline @exclusivity(unchecked) var _deleteRules: [RegisteredDeleteRule]?
 
     /// Whether the keyspace handles of this target (and of its loaded schema's indexes) still
     /// name the same keyspaces in `txn` (see `StorageTransaction.isCurrent(_:)`).

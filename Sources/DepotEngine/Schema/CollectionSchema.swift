@@ -45,6 +45,7 @@ package struct IndexDefinition: Hashable, Sendable {
 /// What the record pipeline maintains for one collection of one alias, as stored in the meta
 /// records: its secondary indexes and whether it keeps a sync-status index. Every writer reads
 /// it, so an index stays right whichever path wrote the document.
+@usableFromInline
 package struct CollectionSchema: Equatable, Sendable {
     package var indexes: [IndexDefinition] = []
     /// Index records in the old format (to be rebuilt by the next reconciliation).

@@ -13,6 +13,7 @@ public enum DeleteRule: String, Sendable, Hashable {
 /// A registered rule: documents of `source` whose `field` references a document of `target`;
 /// or, `owning`, a cascade from a deleted `source` (== `target`) to the documents its `field`
 /// references.
+@usableFromInline
 package struct RegisteredDeleteRule: Sendable, Hashable {
     package var rule: DeleteRule
     package var source: String
