@@ -90,7 +90,8 @@ let package = Package(
         // The record engine's foundation: the StorageDriver protocol and its in-memory drivers,
         // DepotError (and the one mapping of codec errors), the binary codec and DocumentValue,
         // the record envelope (header, CRC-32C) and the store's layout of keyspaces and meta
-        // keys. `package` access for what only Depot's modules use. Never LMDB.
+        // keys, the collection schema (index definitions, field paths, index keys), change sets
+        // and the change log. `package` access for what only Depot's modules use. Never LMDB.
         .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
         // The document layer: documents, queries, kits, over the engine (never LMDB:
         // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.

@@ -4,7 +4,7 @@
 # liblmdb.
 #
 #   CLMDB ← DepotLMDB ← Depot (the LMDB driver, re-exporting DepotCore)
-#   DepotSupport ← DepotEngine (storage protocols, records, errors, layout)
+#   DepotSupport ← DepotEngine (storage protocols, records, errors, layout, schema, changes, undo)
 #                ← DepotCore (documents over the engine) ← DepotPostgres, DepotCrypto, …
 #
 # Reads the target graph from `swift package describe --type json` (needs jq) and the sources'

@@ -1,48 +1,3 @@
-
-/// A keyspace of records as the record pipeline writes it: a collection of an alias (or the
-/// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
-/// Resolved once per transaction (see ``TransactionContext``).
-@usableFromInline
-final class RecordTarget {
-    let alias: String
-    /// The collection name, as change sets report it.
-    let collection: String
-    @usableFromInline let keyspace: Keyspace
-    let kind: IDKind
-    /// The savepoint depth the target was resolved at.
-    var depth: Int
-    /// The change recorder's slot for this collection (nil: nobody records).
-    let slot: Int?
-    /// Whether ``schema`` and the keyspaces below are loaded for writing.
-    var schemaLoaded = false
-    var schema = CollectionSchema.empty
-    /// Keyspaces of `schema.indexes`, in the same order.
-    var indexKeyspaces: [Keyspace] = []
-    var syncKeyspace: Keyspace?
-    /// Whether this is the key/value kit's keyspace (not a document collection).
-    let isKeyValue: Bool
-    /// The delete rules whose target is this collection (loaded on the first delete).
-    var deleteRules: [RegisteredDeleteRule]?
-
-    /// Whether the keyspace handles of this target (and of its loaded schema's indexes) still
-    /// name the same keyspaces in `txn` (see `StorageTransaction.isCurrent(_:)`).
-    func keyspacesAreCurrent(in txn: any StorageTransaction) -> Bool {
-        guard txn.isCurrent(keyspace) else { return false }
-        if let syncKeyspace, !txn.isCurrent(syncKeyspace) { return false }
-        return indexKeyspaces.allSatisfy { txn.isCurrent($0) }
-    }
-
-    init(alias: String, collection: String, keyspace: Keyspace, kind: IDKind, depth: Int, slot: Int?, isKeyValue: Bool = false) {
-        self.isKeyValue = isKeyValue
-        self.alias = alias
-        self.collection = collection
-        self.keyspace = keyspace
-        self.kind = kind
-        self.depth = depth
-        self.slot = slot
-    }
-}
-
 /// The record pipeline: the one path by which every writer — typed parks, unidentified values,
 /// dynamic objects, seeding, the key/value kit, sync-status changes and deletes — changes a
 /// record. For each record it checks the key against the storage's real limit, reads the old
@@ -372,9 +327,4 @@ extension DocumentTransaction {
             try k.withUnsafeBytes { try context.txn.put(key, forKey: $0, in: ks) }
         }
     }
-}
-
-/// Renders a stored key of `kind` for messages.
-func displayIDOfKey(_ key: UnsafeRawBufferPointer, kind: IDKind) -> String {
-    displayID(kind.value(ofKey: key))
 }

@@ -254,7 +254,7 @@ package final class TransactionContext {
     /// The collection `collection` of `alias` as the record pipeline writes it, checking (and
     /// on first write recording) the kind of its IDs. Returns nil when it does not exist and
     /// `create` is false; `create` in a read-only transaction is a typed error.
-    func target(alias: String, collection: String, kind: IDKind, create: Bool) throws -> RecordTarget? {
+    package func target(alias: String, collection: String, kind: IDKind, create: Bool) throws -> RecordTarget? {
         let key = CollectionName(alias: alias, collection: collection)
         if let cached = targets[key] {
             if cached.kind != kind {
@@ -311,7 +311,7 @@ package final class TransactionContext {
     }
 
     /// The key/value kit's records of `alias` (reported as collection `$kv`, string keys).
-    func keyValueTarget(alias: String, create: Bool) throws -> RecordTarget? {
+    package func keyValueTarget(alias: String, create: Bool) throws -> RecordTarget? {
         if let cached = kvTargets[alias] { return cached }
         if create { try requireWritable("write key/value entries") }
         guard let ks = try txn.keyspace(named: StoreLayout.keyValueDatabase(alias: alias), create: create) else { return nil }

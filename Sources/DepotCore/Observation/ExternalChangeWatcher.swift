@@ -1,7 +1,7 @@
 import Foundation
 
 /// Notices commits made by other processes (or other environments on the same files) and
-/// reports what they changed, as ``ChangeSet``s with ``ChangeSet/isExternal`` true, to the
+/// reports what they changed, as `ChangeSet`s with `isExternal` true, to the
 /// store's observers and `changes()` streams.
 ///
 /// Start one with ``Store/watchExternalChanges(every:)``; it polls every `interval` (50 ms by

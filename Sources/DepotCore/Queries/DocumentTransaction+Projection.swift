@@ -86,23 +86,6 @@ extension DocumentTransaction {
     }
 }
 
-/// A stored field path (`address.zip`), split into its segments' UTF-8 bytes.
-@usableFromInline
-struct StoredFieldPath {
-    let name: String
-    let segments: [[UInt8]]
-    /// Whether the path names stored properties. A key path to a computed property, or to a
-    /// protocol requirement formed in generic code (`\P.age` with `P` generic), describes
-    /// itself as `<computed 0x… (Int)>`: no stored field to walk to.
-    @usableFromInline let isStored: Bool
-
-    init(_ name: String) {
-        self.name = name
-        segments = name.split(separator: ".", omittingEmptySubsequences: false).map { Array($0.utf8) }
-        isStored = !name.isEmpty && !name.contains("<") && !name.contains(" ")
-    }
-}
-
 extension AnyTypeFacts {
     /// The stored field path of a key path worked out earlier in this transaction. Found by the
     /// key path object's identity (key path literals are one object per call site); the entry
@@ -135,49 +118,5 @@ extension TypeFacts {
         }
         if fieldPaths.count < 64 { fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path) }
         return path
-    }
-}
-
-extension BinaryReader {
-    /// The offset of the value at `segments` below the value at `root`, or nil when a segment
-    /// is missing. Only the containers on the path are entered; everything else is skipped.
-    func offset(ofPath segments: [Substring], from root: Int) throws -> Int? {
-        try offset(ofPath: segments.map { Array($0.utf8) }, from: root)
-    }
-
-    /// The offset of the value at `segments` (UTF-8 bytes of each segment) below the value at `root`.
-    func offset(ofPath segments: [[UInt8]], from root: Int) throws -> Int? {
-        var p = root
-        for wanted in segments {
-            let t = try tag(at: p)
-            var q = p + 1
-            if t == BinaryTag.object {
-                let (n, _) = try containerHeader(&q, minEntrySize: 2)
-                var found: Int?
-                for _ in 0..<n {
-                    let matches: Bool
-                    switch try key(&q) {
-                    case .string(let start, let count):
-                        matches = count == wanted.count && wanted.withUnsafeBytes { w in
-                            w.elementsEqual(UnsafeRawBufferPointer(start: base + start, count: count))
-                        }
-                    case .int(let value):
-                        matches = Array(String(value).utf8) == wanted
-                    }
-                    if matches { found = q; break }
-                    q = try skipValue(at: q)
-                }
-                guard let found else { return nil }
-                p = found
-            } else if t == BinaryTag.array, let index = Int(String(decoding: wanted, as: UTF8.self)), index >= 0 {
-                let (n, _) = try containerHeader(&q, minEntrySize: 1)
-                guard index < n else { return nil }
-                for _ in 0..<index { q = try skipValue(at: q) }
-                p = q
-            } else {
-                return nil
-            }
-        }
-        return p
     }
 }

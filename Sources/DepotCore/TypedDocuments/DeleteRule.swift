@@ -1,27 +1,3 @@
-
-/// What happens to the documents that reference a deleted document through a lazy
-/// ``Reference`` field (Core Data's delete rules). Without a rule — the default — deleting never
-/// follows references.
-public enum DeleteRule: String, Sendable, Hashable {
-    /// The referencing field is set to null (optional references only).
-    case nullify
-    /// The referencing documents are deleted too (and their own rules applied).
-    case cascade
-    /// The delete fails with `DepotError.Code/deleteDenied` while any document references it.
-    case deny
-}
-
-/// A registered rule: documents of `source` whose `field` references a document of `target`;
-/// or, `owning`, a cascade from a deleted `source` (== `target`) to the documents its `field`
-/// references.
-struct RegisteredDeleteRule: Sendable, Hashable {
-    var rule: DeleteRule
-    var source: String
-    var field: String
-    var target: String
-    var owning = false
-}
-
 extension Store {
     /// When a `Target` is deleted (by any writer, in any alias of this store), cascades to or
     /// denies the delete for the `Source` documents whose `keyPath` references it.

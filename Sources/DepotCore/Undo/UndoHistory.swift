@@ -227,6 +227,6 @@ extension Store {
 
     /// Reads the after-images at the end of a transaction made through this handle.
     func finishUndoLog(_ tx: DocumentTransaction) throws {
-        try tx.context.undoLog?.finish(tx)
+        try tx.context.undoLog?.finish(tx.context)
     }
 }

@@ -1,22 +1,24 @@
-
 /// The before- and after-images of the records one transaction changed, kept by the record
-/// pipeline when the store handle records undo history (see ``UndoHistory``).
-final class UndoLog {
+/// pipeline when the store handle records undo history (see DepotCore's `UndoHistory`).
+package final class UndoLog {
     /// Where a record lives, independent of any transaction's handles.
-    enum Target: Hashable {
+    package enum Target: Hashable {
         case collection(alias: String, collection: String, kind: IDKind)
         case keyValue(alias: String)
     }
 
-    struct Entry {
-        var target: Target
-        var key: [UInt8]
+    /// One record's images.
+    package struct Entry {
+        /// Where the record lives.
+        package var target: Target
+        /// The record's key.
+        package var key: [UInt8]
         /// The sealed record before the transaction (nil: absent).
-        var before: [UInt8]?
+        package var before: [UInt8]?
         /// The sealed record after the transaction (nil: absent); filled by ``finish(_:)``.
-        var after: [UInt8]?
+        package var after: [UInt8]?
         /// A display form of the ID, for conflict messages.
-        var displayID: String
+        package var displayID: String
     }
 
     private struct Seen: Hashable {
@@ -24,14 +26,20 @@ final class UndoLog {
         var key: PackedKey
     }
 
-    private(set) var entries: [Entry] = []
+    /// The records changed so far, in the order of their first change.
+    package private(set) var entries: [Entry] = []
     private var seen: Set<Seen> = []
 
-    var isEmpty: Bool { entries.isEmpty }
-    var mark: Int { entries.count }
+    /// An empty log (one per transaction that records undo history).
+    package init() {}
+
+    /// Whether no record was captured.
+    package var isEmpty: Bool { entries.isEmpty }
+    /// A point to revert to.
+    package var mark: Int { entries.count }
 
     /// Records the state of `key` before its first change in this transaction.
-    func captureBefore(_ target: RecordTarget, key: UnsafeRawBufferPointer, txn: any StorageTransaction) throws {
+    package func captureBefore(_ target: RecordTarget, key: UnsafeRawBufferPointer, txn: any StorageTransaction) throws {
         let where_ = target.undoTarget
         guard seen.insert(Seen(target: where_, key: PackedKey(key))).inserted else { return }
         let before = try txn.withValue(forKey: key, in: target.keyspace) { [UInt8]($0) }
@@ -40,7 +48,7 @@ final class UndoLog {
     }
 
     /// Forgets what was captured after `mark` (a savepoint rolled back).
-    func revert(to mark: Int) {
+    package func revert(to mark: Int) {
         guard entries.count > mark else { return }
         // Only the reverted entries leave `seen` (rebuilding it from every entry made n rolled
         // back savepoints in one transaction quadratic).
@@ -52,14 +60,15 @@ final class UndoLog {
 
     /// Reads the after-images, at the end of the transaction (before it commits). Entries that
     /// did not change in the end are dropped.
-    func finish(_ view: DocumentTransaction) throws {
+    package func finish(_ transaction: some RecordTransaction) throws {
+        let txn = transaction.storageTransaction
         var kept: [Entry] = []
         for var entry in entries {
-            guard let target = try view.undoTarget(entry.target, create: false) else {
+            guard let target = try transaction.target(of: entry.target, create: false) else {
                 if entry.before != nil { kept.append(entry) }
                 continue
             }
-            entry.after = try entry.key.withUnsafeBytes { k in try view.context.txn.withValue(forKey: k, in: target.keyspace) { [UInt8]($0) } }
+            entry.after = try entry.key.withUnsafeBytes { k in try txn.withValue(forKey: k, in: target.keyspace) { [UInt8]($0) } }
             if entry.after != entry.before { kept.append(entry) }
         }
         entries = kept
@@ -67,25 +76,20 @@ final class UndoLog {
 }
 
 extension RecordTarget {
-    var undoTarget: UndoLog.Target {
+    /// Where this target's records live, as the undo log names it.
+    package var undoTarget: UndoLog.Target {
         isKeyValue ? .keyValue(alias: alias) : .collection(alias: alias, collection: collection, kind: kind)
     }
 }
 
-extension DocumentTransaction {
-    /// The record target of an undo entry in this transaction.
-    func undoTarget(_ target: UndoLog.Target, create: Bool) throws -> RecordTarget? {
+extension RecordTransaction {
+    /// The record target of an undo entry in this transaction (nil: absent and `create` false).
+    package func target(of target: UndoLog.Target, create: Bool) throws -> RecordTarget? {
         switch target {
         case let .collection(alias, collection, kind):
-            return try context.target(alias: alias, collection: collection, kind: kind, create: create)
+            return try self.target(alias: alias, collection: collection, kind: kind, create: create)
         case let .keyValue(alias):
-            return try context.keyValueTarget(alias: alias, create: create)
+            return try keyValueTarget(alias: alias, create: create)
         }
-    }
-
-    /// Captures the before-image of `key` when this transaction records undo history.
-    @inline(__always)
-    func captureUndo(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws {
-        if let log = context.undoLog { try log.captureBefore(target, key: key, txn: context.txn) }
     }
 }

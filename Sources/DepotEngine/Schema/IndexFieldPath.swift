@@ -7,8 +7,9 @@ import Foundation
 /// payload's `DocumentValue` (the same steps as `DocumentValue.subscript(path:)`), without
 /// building the document: only the containers on the path are entered, everything else is
 /// skipped by its stored length, and a scalar value is encoded from its bytes.
-struct IndexFieldPath: Hashable, Sendable {
-    enum Step: Hashable, Sendable {
+package struct IndexFieldPath: Hashable, Sendable {
+    /// One step of a path.
+    package enum Step: Hashable, Sendable {
         /// A dotted segment: an object's field named `utf8` (`name`), or, in an array, the
         /// element at `index` when the segment is a number.
         case name(utf8: [UInt8], name: String, index: Int?, ascii: Bool)
@@ -18,19 +19,19 @@ struct IndexFieldPath: Hashable, Sendable {
         case nothing
     }
 
-    let steps: [Step]
+    package let steps: [Step]
     /// A field name: its UTF-8 and its text.
-    struct Name: Hashable, Sendable {
-        let utf8: [UInt8]
-        let string: String
+    package struct Name: Hashable, Sendable {
+        package let utf8: [UInt8]
+        package let string: String
     }
 
     /// The segments when every step is an ASCII, non-numeric name (`email`, `address.zip`):
     /// walked through objects only, without the general steps.
-    let names: [Name]?
+    package let names: [Name]?
 
     /// Parses `field` as `DocumentValue.subscript(path:)` reads it.
-    init(_ field: String) {
+    package init(_ field: String) {
         steps = Self.parse(field)
         var names: [Name] = []
         for step in steps {
@@ -70,7 +71,7 @@ struct IndexFieldPath: Hashable, Sendable {
 
     /// The offset of the value this path names below the value at `root`, or nil when a step
     /// finds nothing.
-    func offset(in reader: BinaryReader, from root: Int) throws -> Int? {
+    package func offset(in reader: BinaryReader, from root: Int) throws -> Int? {
         if let names { return try Self.offset(of: names, in: reader, from: root) }
         var p = root
         for step in steps {
@@ -148,7 +149,7 @@ struct IndexFieldPath: Hashable, Sendable {
 extension IndexKeyEncoding {
     /// The index key of the value at `path` in `payload` (a stored document's binary
     /// encoding, version byte first): `nullKey` when the path names nothing.
-    static func encode(stored payload: UnsafeRawBufferPointer, path: IndexFieldPath) throws -> [UInt8] {
+    package static func encode(stored payload: UnsafeRawBufferPointer, path: IndexFieldPath) throws -> [UInt8] {
         let reader = BinaryReader(payload)
         let root = try BinaryReader.checkHeader(reader)
         guard let p = try path.offset(in: reader, from: root) else { return nullKey }
@@ -160,7 +161,7 @@ extension IndexKeyEncoding {
 
     /// Appends the key of the stored value at `p`: scalars from their bytes, anything else
     /// through its `DocumentValue`.
-    static func appendStored(_ reader: BinaryReader, at p: Int, to out: inout [UInt8]) throws {
+    package static func appendStored(_ reader: BinaryReader, at p: Int, to out: inout [UInt8]) throws {
         var q = p + 1
         switch try reader.tag(at: p) {
         case BinaryTag.null: out.append(0x00)

@@ -1,38 +1,39 @@
+import Foundation
 
 /// One secondary index as the store records it: a name, the field path it reads from stored
 /// documents, and whether values must be unique.
-struct IndexDefinition: Hashable, Sendable {
-    var name: String
-    var field: String {
+package struct IndexDefinition: Hashable, Sendable {
+    package var name: String
+    package var field: String {
         didSet { path = IndexFieldPath(field) }
     }
-    var unique: Bool
+    package var unique: Bool
     /// `field`, parsed once: what the record pipeline walks to in each stored document.
-    private(set) var path: IndexFieldPath
+    package private(set) var path: IndexFieldPath
 
-    init(name: String, field: String, unique: Bool) {
+    package init(name: String, field: String, unique: Bool) {
         self.name = name
         self.field = field
         self.unique = unique
         path = IndexFieldPath(field)
     }
 
-    static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
+    package static func == (a: IndexDefinition, b: IndexDefinition) -> Bool {
         a.name == b.name && a.field == b.field && a.unique == b.unique
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(name)
         hasher.combine(field)
         hasher.combine(unique)
     }
 
     /// The meta record's value: `v2`, NUL, `u` or `m`, NUL, the field path.
-    var metaValue: [UInt8] { Array("v2\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
+    package var metaValue: [UInt8] { Array("v2\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
 
     /// Reads a meta record. Records written before field paths were stored (`unique` / `multi`)
     /// come back with `legacy` true: their entries were kept only by typed parks and are rebuilt.
-    static func parse(name: String, metaValue: [UInt8]) -> (IndexDefinition, legacy: Bool)? {
+    package static func parse(name: String, metaValue: [UInt8]) -> (IndexDefinition, legacy: Bool)? {
         let text = String(decoding: metaValue, as: UTF8.self)
         if text == "unique" || text == "multi" { return (IndexDefinition(name: name, field: name, unique: text == "unique"), true) }
         let parts = text.split(separator: "\u{0}", maxSplits: 2, omittingEmptySubsequences: false)
@@ -44,21 +45,30 @@ struct IndexDefinition: Hashable, Sendable {
 /// What the record pipeline maintains for one collection of one alias, as stored in the meta
 /// records: its secondary indexes and whether it keeps a sync-status index. Every writer reads
 /// it, so an index stays right whichever path wrote the document.
-struct CollectionSchema: Equatable, Sendable {
-    var indexes: [IndexDefinition] = []
+@usableFromInline
+package struct CollectionSchema: Equatable, Sendable {
+    package var indexes: [IndexDefinition] = []
     /// Index records in the old format (to be rebuilt by the next reconciliation).
-    var legacyIndexes: Set<String> = []
-    var tracksSyncStatus = false
+    package var legacyIndexes: Set<String> = []
+    package var tracksSyncStatus = false
     /// The highest document-type version that wrote the collection (0: none declared).
-    var typeVersion = 0
+    package var typeVersion = 0
 
-    static let empty = CollectionSchema()
+    /// A schema with these parts (none by default).
+    package init(indexes: [IndexDefinition] = [], legacyIndexes: Set<String> = [], tracksSyncStatus: Bool = false, typeVersion: Int = 0) {
+        self.indexes = indexes
+        self.legacyIndexes = legacyIndexes
+        self.tracksSyncStatus = tracksSyncStatus
+        self.typeVersion = typeVersion
+    }
+
+    package static let empty = CollectionSchema()
 
     /// Whether a write must look at the old record's fields.
-    var needsOldFields: Bool { !indexes.isEmpty }
+    package var needsOldFields: Bool { !indexes.isEmpty }
 
     /// Loads the schema of `alias`/`collection` from the meta records of `txn`.
-    static func load(alias: String, collection: String, meta: Keyspace?, txn: any StorageTransaction) throws -> CollectionSchema {
+    package static func load(alias: String, collection: String, meta: Keyspace?, txn: any StorageTransaction) throws -> CollectionSchema {
         guard let meta else { return .empty }
         var schema = CollectionSchema()
         let prefix = Array(StoreLayout.indexMetaPrefix(alias: alias, collection: collection).utf8)
@@ -79,7 +89,7 @@ struct CollectionSchema: Equatable, Sendable {
 
     /// The schema version counter of the store (bumped by every schema change, so that
     /// processes and cached schemas notice).
-    static func version(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
+    package static func version(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
         guard let meta else { return 0 }
         return try txn.withValue(forKey: StoreLayout.schemaVersionKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 0
     }
@@ -89,12 +99,13 @@ struct CollectionSchema: Equatable, Sendable {
     /// on trust and check it before the commit (a change by another process then fails the
     /// write, which runs again). A transaction that changes the schema reads the version itself
     /// (``bumpVersion(meta:txn:)``).
-    static func currentVersion(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
+    package static func currentVersion(meta: Keyspace?, txn: any StorageTransaction) throws -> UInt64 {
         guard let meta, let value = try txn.stableValue(forKey: StoreLayout.schemaVersionKey, in: meta) else { return 0 }
         return try value.withUnsafeBytes { try BigEndian<UInt64>.decode($0) }
     }
 
-    static func bumpVersion(meta: Keyspace, txn: any StorageTransaction) throws -> UInt64 {
+    /// Bumps the store's schema version counter in `txn`; returns the new version.
+    package static func bumpVersion(meta: Keyspace, txn: any StorageTransaction) throws -> UInt64 {
         let next = try version(meta: meta, txn: txn) &+ 1
         try BigEndian<UInt64>.withBytes(of: next) { v in
             try StoreLayout.schemaVersionKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The cross-process change log behind ``ExternalChangeWatcher``.
+/// The cross-process change log behind DepotCore's `ExternalChangeWatcher`.
 ///
 /// Design: a watcher (in any process) keeps a lease in the store's meta records
 /// (`watch/<token>` → expiry, refreshed every 2 s, valid 10 s). A write transaction looks for live
@@ -8,33 +8,52 @@ import Foundation
 /// one entry to the keyspace `depot.changes` (key: a sequence number from `changelog/next`,
 /// value: the writer's token, the time, and the created/updated/deleted keys per alias and
 /// collection), in the same transaction as the changes. Entries older than
-/// ``ChangeLog/retention`` are trimmed by the watchers when they renew their leases, off the
+/// ``retention`` are trimmed by the watchers when they renew their leases, off the
 /// writers' path (a writer only appends). Nobody watching: no entry, no extra write — one cached
 /// check per second.
-enum ChangeLog {
-    static let keyspace = StoreLayout.changeLogDatabase
-    static let counterKey = StoreLayout.changeLogCounterKey
-    static let leasePrefix = StoreLayout.watcherLeasePrefix
+package enum ChangeLog {
+    /// The keyspace of the entries.
+    package static let keyspace = StoreLayout.changeLogDatabase
+    /// The meta record of the next sequence number.
+    package static let counterKey = StoreLayout.changeLogCounterKey
+    /// The meta records' prefix of watcher leases.
+    package static let leasePrefix = StoreLayout.watcherLeasePrefix
     /// How long entries are kept for watchers that fall behind.
-    static let retention: Double = 60
+    package static let retention: Double = 60
 
-    struct Part: Codable {
-        var alias: String
-        var collection: String
-        var kind: IDKind
-        var created: [Data] = []
-        var updated: [Data] = []
-        var deleted: [Data] = []
+    /// The changes of one collection in one entry: keys created, updated and deleted.
+    package struct Part: Codable {
+        package var alias: String
+        package var collection: String
+        package var kind: IDKind
+        package var created: [Data] = []
+        package var updated: [Data] = []
+        package var deleted: [Data] = []
+
+        /// A part with no changes yet.
+        package init(alias: String, collection: String, kind: IDKind) {
+            self.alias = alias
+            self.collection = collection
+            self.kind = kind
+        }
     }
 
-    struct Entry: Codable {
-        var writer: String
-        var time: Double
-        var parts: [Part]
+    /// One commit's entry: the writer's token, the time (seconds since 1970), the changes.
+    package struct Entry: Codable {
+        package var writer: String
+        package var time: Double
+        package var parts: [Part]
+
+        /// An entry of `writer` at `time`.
+        package init(writer: String, time: Double, parts: [Part]) {
+            self.writer = writer
+            self.time = time
+            self.parts = parts
+        }
     }
 
     /// Appends the changes recorded since `mark` (if any) as one entry. Called inside the write.
-    static func append(_ changes: [(ChangeRecorder.Key, ChangeRecorder.State)], writer: String, txn: any StorageTransaction) throws {
+    package static func append(_ changes: [(ChangeRecorder.Key, ChangeRecorder.State)], writer: String, txn: any StorageTransaction) throws {
         var parts: [String: Part] = [:]
         for (key, state) in changes {
             let id = key.alias + "/" + key.collection
@@ -64,7 +83,7 @@ enum ChangeLog {
     }
 
     /// Where a reader starts: the stamp horizon of the driver, else the counter's next number.
-    static func start(_ txn: any StorageTransaction) throws -> UInt64 {
+    package static func start(_ txn: any StorageTransaction) throws -> UInt64 {
         if let horizon = try txn.changeLogHorizon() { return horizon }
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return 1 }
         return try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
@@ -74,7 +93,7 @@ enum ChangeLog {
     /// returns how many. Run by watchers with their lease renewal, never by writers, so that
     /// writers never scan the log (on a server, a scan locks the whole log against them).
     @discardableResult
-    static func trim(_ txn: any StorageTransaction, now: Double = Date().timeIntervalSince1970, limit: Int = 10_000) throws -> Int {
+    package static func trim(_ txn: any StorageTransaction, now: Double = Date().timeIntervalSince1970, limit: Int = 10_000) throws -> Int {
         guard let log = try txn.keyspace(named: keyspace, create: false) else { return 0 }
         var old: [[UInt8]] = []
         // Entries are in sequence order, which is commit order: the old ones come first.
@@ -89,21 +108,21 @@ enum ChangeLog {
 
     /// Writes (or renews) watcher lease `lease`, valid until `expiry` (seconds since 1970), then
     /// trims the log: its old entries go here, every 2 s while someone watches, not in the writes.
-    static func renewLease(_ lease: [UInt8], until expiry: Double, _ txn: any StorageTransaction) throws {
+    package static func renewLease(_ lease: [UInt8], until expiry: Double, _ txn: any StorageTransaction) throws {
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
         try withUnsafeBytes(of: expiry.bitPattern) { v in try lease.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
         _ = try trim(txn)
     }
 
     /// Removes watcher lease `lease` (writers stop logging once no lease is live).
-    static func releaseLease(_ lease: [UInt8], _ txn: any StorageTransaction) throws {
+    package static func releaseLease(_ lease: [UInt8], _ txn: any StorageTransaction) throws {
         if let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) {
             _ = try txn.delete(forKey: lease, in: meta)
         }
     }
 
     /// Whether a live watcher lease exists (read in `txn`).
-    static func hasLiveLease(_ txn: any StorageTransaction) throws -> Bool {
+    package static func hasLiveLease(_ txn: any StorageTransaction) throws -> Bool {
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: false) else { return false }
         let now = Date().timeIntervalSince1970
         var live = false
@@ -115,7 +134,7 @@ enum ChangeLog {
     }
 
     /// The change set of one entry, with IDs rendered by their kind.
-    static func changeSet(_ entry: Entry) -> ChangeSet {
+    package static func changeSet(_ entry: Entry) -> ChangeSet {
         ChangeSet(collections: entry.parts.map { p in
             func ids(_ keys: [Data]) -> [DocumentValue] { keys.map { k in k.withUnsafeBytes { p.kind.value(ofKey: $0) } } }
             return .init(alias: p.alias, collection: p.collection, created: ids(p.created), updated: ids(p.updated), deleted: ids(p.deleted))

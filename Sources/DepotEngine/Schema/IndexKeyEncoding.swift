@@ -1,0 +1,79 @@
+import Foundation
+
+/// Order-preserving byte encoding of scalar values, for index keys: comparing the bytes
+/// compares the values (numbers numerically, strings by Unicode scalar values).
+package enum IndexKeyEncoding {
+    /// Index keys are cut to this many bytes; queries always re-check candidates, so a cut key
+    /// only costs a few extra candidates.
+    package static let maxValueBytes = 400
+    /// The key of a null (absent) value; unique indexes do not hold it.
+    package static let nullKey: [UInt8] = [0x00]
+
+    package static func encode(_ value: DocumentValue) -> [UInt8] {
+        var out: [UInt8] = []
+        append(value, to: &out)
+        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        return out
+    }
+
+    /// Bytes that every key of a string starting with `prefix` starts with.
+    package static func stringPrefix(_ prefix: String) -> [UInt8] {
+        var out: [UInt8] = [0x20]
+        appendEscaped(Array(prefix.utf8), to: &out)
+        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        return out
+    }
+
+    package static func append(_ value: DocumentValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: out.append(0x00)
+        case .bool(let b): out.append(b ? 0x02 : 0x01)
+        case .int(let i): out.append(0x10); appendBigEndian(UInt64(bitPattern: i) ^ (1 << 63), to: &out)
+        case .uint(let u):
+            if u <= UInt64(Int64.max) { out.append(0x10); appendBigEndian(u ^ (1 << 63), to: &out) }
+            else { out.append(0x12); appendBigEndian(u, to: &out) }
+        case .double(let d):
+            // Integral doubles inside Int64 sort with the integers.
+            if d.rounded() == d, abs(d) < 9.2e18 { out.append(0x10); appendBigEndian(UInt64(bitPattern: Int64(d)) ^ (1 << 63), to: &out) }
+            else { out.append(0x11); appendBigEndian(orderedBits(d), to: &out) }
+        case .string(let s):
+            out.append(0x20)
+            var s = s
+            s.withUTF8 { appendEscaped(UnsafeRawBufferPointer($0), to: &out) }
+            out.append(0x00)
+            out.append(0x00)
+        case .bytes(let b): out.append(0x28); appendEscaped(b, to: &out); out.append(contentsOf: [0x00, 0x00])
+        case .uuid(let u): out.append(0x30); withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+        case .date(let d): out.append(0x40); appendBigEndian(orderedBits(d.timeIntervalSinceReferenceDate), to: &out)
+        case .array, .object: out.append(0x50) // not indexable: all such values share one key
+        case .reference(_, let id): out.append(0x60); append(id, to: &out)
+        }
+    }
+
+    /// IEEE-754 bits transformed so that unsigned order equals numeric order.
+    package static func orderedBits(_ d: Double) -> UInt64 {
+        let bits = d.bitPattern
+        return bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+    }
+
+    package static func appendBigEndian(_ v: UInt64, to out: inout [UInt8]) {
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: v >> UInt64(shift))) }
+    }
+
+    /// 0x00 becomes 0x00 0xFF so that the terminator 0x00 0x00 sorts before any continuation.
+    package static func appendEscaped(_ bytes: [UInt8], to out: inout [UInt8]) {
+        bytes.withUnsafeBytes { appendEscaped($0, to: &out) }
+    }
+
+    /// ``appendEscaped(_:to:)-([UInt8],_)`` from raw bytes: copied at once when no byte is 0x00.
+    package static func appendEscaped(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) {
+        guard bytes.contains(0) else {
+            out.append(contentsOf: bytes)
+            return
+        }
+        for b in bytes {
+            out.append(b)
+            if b == 0 { out.append(0xFF) }
+        }
+    }
+}
