@@ -71,14 +71,14 @@ extension PostgresTransaction {
             // With the check of a value taken on trust, when it is still to be sent.
             let check = expectationCheck(first: 4, binds: &insertBinds)
             let stamp = combining && prefetchesStamp
-            let opening = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
+            let epochColumns = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
             let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
                 + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
                 + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
                 + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
-                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(opening) FROM k\(check == nil ? "" : ", c")"
-            let statements = (combining ? self.opening ?? [] : []) + [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
-            if combining { self.opening = nil }
+                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(epochColumns) FROM k\(check == nil ? "" : ", c")"
+            let statements = (combining ? opening ?? [] : []) + [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
+            if combining { opening = nil }
             let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?, opening: Opening?) in
                 guard let row = rows.first else { return (false, nil, nil) }
                 let opening = combining ? Opening(epoch: try row.binary(Int64.self, at: 3), stamp: stamp ? try row.binary(Int64.self, at: 4) : nil) : nil
