@@ -282,7 +282,16 @@ extension Transaction {
         if rc != 0 { throw failure(rc, "clear database", db.name) }
     }
 
+    /// How long ``drop(_:)`` waits for read transactions begun before it.
+    static let dropWaitSeconds: Double = 10
+
     /// Deletes `db` itself from the environment. Its handle must not be used afterwards.
+    ///
+    /// Waits until the read transactions of this process that began before the drop have ended
+    /// (new ones wait for this transaction), so that each keeps reading its snapshot's contents,
+    /// as PostgreSQL's `DROP TABLE` waits for the transactions using the table. Throws
+    /// ``LMDBError/busy`` when one stays open for 10 seconds, for example a read transaction
+    /// open on the dropping thread.
     public func drop<K, V>(_ db: Database<K, V>) throws {
         let txn = try liveHandle("mdb_drop")
         if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
@@ -291,8 +300,11 @@ extension Transaction {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "drop database", detail: "the main database cannot be dropped; use clear")
         }
         let env = environment
-        if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
+        // LMDB forgets the name at once, for every transaction of the environment: first let
+        // the readers that may still look the database up by it end (new ones wait).
         if !holdsNewReaders { env.gate.holdNewReaders(); holdsNewReaders = true }
+        try env.gate.waitForEarlierReaders(timeout: Self.dropWaitSeconds, operation: "drop database '\(db.name ?? "")'")
+        if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
         let rc = mdb_drop(txn, MDB_dbi(db.dbi), 1)
         if rc != 0 { throw failure(rc, "drop database", db.name) }
         env.databaseCache[db.name ?? ""] = nil

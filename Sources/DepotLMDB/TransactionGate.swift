@@ -252,13 +252,21 @@ final class TransactionGate: @unchecked Sendable {
     /// reader is registered; on timeout clears the bit again and throws `busy`.
     private func requestExclusiveHoldingLock(timeout: Double, operation: String, hint: String) throws(LMDBError) {
         cdepot_atomic_store(state, cdepot_atomic_load(state) | Self.exclusiveBit)
+        do { try waitUntilNoReader(timeout: timeout, operation: operation, hint: hint) } catch {
+            endExclusiveHoldingLock()
+            throw error
+        }
+    }
+
+    /// Waits (polling, with growing pauses: this is rare) until no reader is registered;
+    /// throws `busy` after `timeout` seconds.
+    private func waitUntilNoReader(timeout: Double, operation: String, hint: String) throws(LMDBError) {
         let deadline = monotonicNanoseconds() + UInt64(max(0, timeout) * 1e9)
         var pause: UInt64 = 1_000 // ns
         while true {
             let open = activeReaderCount()
             if open == 0 { return }
             if monotonicNanoseconds() >= deadline {
-                endExclusiveHoldingLock()
                 throw LMDBError(code: LMDBError.busy.code, operation: operation,
                                 detail: "\(open) read transaction(s) stayed open for \(timeout) s; \(hint)")
             }
@@ -290,6 +298,19 @@ final class TransactionGate: @unchecked Sendable {
             newReadersHeld = true
             cdepot_atomic_store(state, (cdepot_atomic_load(state) + Self.generationUnit) | Self.exclusiveBit)
         }
+    }
+
+    /// After ``holdNewReaders()``: waits until the read transactions that began before it have
+    /// ended, giving up with `busy` after `timeout` seconds. Dropping a database needs this:
+    /// LMDB forgets the dropped database's name in the whole environment at once, and a read
+    /// transaction that began earlier and uses the database for the first time afterwards looks
+    /// it up by that name, so it would find nothing (or, once the handle is reused, another
+    /// database) instead of its snapshot's contents. The caller holds the writer and must not
+    /// hold the database-open lock (a reader may be waiting for it). A reader open on the
+    /// writer's own thread cannot end meanwhile: the wait then times out.
+    func waitForEarlierReaders(timeout: Double, operation: String) throws(LMDBError) {
+        try waitUntilNoReader(timeout: timeout, operation: operation,
+                              hint: "a read transaction begun before the drop must end first (one open on the dropping thread never can)")
     }
 
     /// Lets the read transactions held by ``holdNewReaders()`` begin.
