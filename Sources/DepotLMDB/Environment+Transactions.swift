@@ -261,6 +261,15 @@ extension Environment {
                 gate.holdNewReaders()
                 txn.holdsNewReaders = true
             }
+            if _slowPath(!txn.pendingDrops.isEmpty) {
+                do { try txn.deletePendingDrops(in: h) } catch {
+                    mdb_txn_abort(h)
+                    txn.openedDatabases.removeAll()
+                    txn.commitHandlers.removeAll()
+                    txn.pendingDrops.removeAll()
+                    throw error
+                }
+            }
             let rc: Int32
             if _slowPath(takeSimulatedMetaWriteFailure()) {
                 mdb_txn_abort(h)
@@ -288,6 +297,7 @@ extension Environment {
             mdb_txn_abort(h)
             txn.openedDatabases.removeAll()
             txn.commitHandlers.removeAll()
+            txn.pendingDrops.removeAll()
             return []
         }
     }

@@ -180,6 +180,10 @@ extension Transaction {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database", detail: "a database name must not be empty")
         }
         let cacheKey = name ?? ""
+        if _slowPath(!pendingDrops.isEmpty), let index = pendingDrops.firstIndex(where: { $0.name == cacheKey }),
+           let record = try reopenDropped(at: index, flags: flags, create: create, in: txn) {
+            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
+        }
         // Opened before: found in the published cache without taking the lock (nor retaining
         // the environment, whose reference count every reading thread would share).
         if !holdsDatabaseLock, let record = unownedEnvironment.publishedDatabase(cacheKey), isOpenHere(record.dbi, txn) {
@@ -272,42 +276,4 @@ extension Transaction {
 
     /// Number of entries in `db`.
     public func count<K, V>(_ db: Database<K, V>) throws -> Int { try stat(db).entries }
-
-    /// Deletes every entry of `db`, keeping the database.
-    public func clear<K, V>(_ db: Database<K, V>) throws {
-        let txn = try liveHandle("mdb_drop")
-        if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
-        try refuse(db.name, "mdb_drop")
-        let rc = mdb_drop(txn, MDB_dbi(db.dbi), 0)
-        if rc != 0 { throw failure(rc, "clear database", db.name) }
-    }
-
-    /// How long ``drop(_:)`` waits for read transactions begun before it.
-    static let dropWaitSeconds: Double = 10
-
-    /// Deletes `db` itself from the environment. Its handle must not be used afterwards.
-    ///
-    /// Waits until the read transactions of this process that began before the drop have ended
-    /// (new ones wait for this transaction), so that each keeps reading its snapshot's contents,
-    /// as PostgreSQL's `DROP TABLE` waits for the transactions using the table. Throws
-    /// ``LMDBError/busy`` when one stays open for 10 seconds, for example a read transaction
-    /// open on the dropping thread.
-    public func drop<K, V>(_ db: Database<K, V>) throws {
-        let txn = try liveHandle("mdb_drop")
-        if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
-        try refuse(db.name, "mdb_drop")
-        guard db.name != nil else {
-            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "drop database", detail: "the main database cannot be dropped; use clear")
-        }
-        let env = environment
-        // LMDB forgets the name at once, for every transaction of the environment: first let
-        // the readers that may still look the database up by it end (new ones wait).
-        if !holdsNewReaders { env.gate.holdNewReaders(); holdsNewReaders = true }
-        try env.gate.waitForEarlierReaders(timeout: Self.dropWaitSeconds, operation: "drop database '\(db.name ?? "")'")
-        if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
-        let rc = mdb_drop(txn, MDB_dbi(db.dbi), 1)
-        if rc != 0 { throw failure(rc, "drop database", db.name) }
-        env.databaseCache[db.name ?? ""] = nil
-        openedDatabases.removeAll { $0.name == db.name }
-    }
 }

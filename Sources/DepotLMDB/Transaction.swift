@@ -48,6 +48,10 @@ public final class Transaction {
     @exclusivity(unchecked) var childDepth = 0
     /// Databases opened (created) by this write transaction, published to the environment at commit.
     var openedDatabases: [(depth: Int, name: String, record: Environment.DatabaseRecord)] = []
+    /// Databases this write transaction dropped, to delete when it commits (see ``drop(_:)``).
+    var pendingDrops: [PendingDrop] = []
+    /// Names of databases whose handle this transaction closed in the environment (deleted them).
+    var closedByDrop: Set<String> = []
     /// Whether this transaction holds the environment's database-open lock until it ends.
     @exclusivity(unchecked) var holdsDatabaseLock = false
     /// Whether this write transaction dropped a database and so holds new readers back until it
@@ -169,6 +173,7 @@ public final class Transaction {
         handle = child
         childDepth += 1
         let depth = childDepth
+        let dropsBefore = pendingDrops
         func finish() {
             childDepth -= 1
             handle = parent
@@ -179,6 +184,7 @@ public final class Transaction {
             finish()
             if rc != 0 {
                 dropDatabases(openedAbove: depth - 1)
+                restoreDrops(dropsBefore, in: parent)
                 throw failure(rc, "commit child transaction", nil)
             }
             for i in openedDatabases.indices where openedDatabases[i].depth == depth {
@@ -188,8 +194,15 @@ public final class Transaction {
         } catch {
             if handle == child { mdb_txn_abort(child); finish() }
             dropDatabases(openedAbove: depth - 1)
+            restoreDrops(dropsBefore, in: parent)
             throw error
         }
+    }
+
+    /// After a child transaction failed: its drops are undone with it.
+    private func restoreDrops(_ before: [PendingDrop], in parent: OpaquePointer) {
+        pendingDrops = before
+        if !closedByDrop.isEmpty { reopenDropsClosedByChild(in: parent) }
     }
 
     func dropDatabases(openedAbove depth: Int) {

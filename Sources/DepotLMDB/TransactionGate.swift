@@ -305,9 +305,10 @@ final class TransactionGate: @unchecked Sendable {
     /// LMDB forgets the dropped database's name in the whole environment at once, and a read
     /// transaction that began earlier and uses the database for the first time afterwards looks
     /// it up by that name, so it would find nothing (or, once the handle is reused, another
-    /// database) instead of its snapshot's contents. The caller holds the writer and must not
-    /// hold the database-open lock (a reader may be waiting for it). A reader open on the
-    /// writer's own thread cannot end meanwhile: the wait then times out.
+    /// database) instead of its snapshot's contents. The caller holds the writer, preferably
+    /// not the database-open lock yet (a reader waiting for that lock ends only once this wait
+    /// gave up). A reader open on the writer's own thread cannot end meanwhile: the wait then
+    /// times out.
     func waitForEarlierReaders(timeout: Double, operation: String) throws(LMDBError) {
         try waitUntilNoReader(timeout: timeout, operation: operation,
                               hint: "a read transaction begun before the drop must end first (one open on the dropping thread never can)")

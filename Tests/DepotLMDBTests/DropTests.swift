@@ -1,0 +1,247 @@
+import Foundation
+import Synchronization
+import Testing
+import DepotTestSupport
+@testable import DepotLMDB
+
+/// Dropping databases. LMDB forgets a dropped name in the whole environment at once (an abort
+/// does not bring it back), and a reader that uses the database for the first time afterwards
+/// looks it up by that name: every reader must still read its snapshot's contents, an aborted
+/// drop must leave the database as it was, and no handle may end up reading another database.
+@Suite("Dropping databases")
+struct DropTests {
+    struct Boom: Error {}
+
+    /// An environment with room for a few databases and no fsync.
+    static func environment(_ folder: TemporaryFolder) throws -> Environment {
+        var options = EnvironmentOptions(maxDatabases: 8)
+        options.unsafeDurability = [.noSync]
+        return try Environment.open(path: folder.path, options: options)
+    }
+
+    /// What the reader thread saw, and when the writer finished.
+    final class Progress: Sendable {
+        let readerBegan = Atomic<Bool>(false)
+        let writerFinished = Atomic<Bool>(false)
+        let seen = Mutex<[String?]>([])
+        let failure = Mutex<String?>(nil)
+    }
+
+    /// Polls `condition` every millisecond until it holds or `seconds` pass.
+    static func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(1_000)
+        }
+        return condition()
+    }
+
+    @Test func aReaderBegunBeforeADropReadsItsSnapshot() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let doomed = try env.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self)
+        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in
+            try txn.put("old", forKey: "k", in: doomed)
+            try txn.put("someone else's", forKey: "k", in: other)
+        }
+        let progress = Progress()
+        let reader = Thread {
+            do {
+                let txn = try env.beginTransaction(readOnly: true)
+                defer { txn.abort() }
+                progress.readerBegan.store(true, ordering: .sequentiallyConsistent)
+                // Give the drop (and the database that may take its handle over) time to commit;
+                // a drop that waits for this reader never does, and the poll gives up.
+                _ = Self.poll(seconds: 0.3) { progress.writerFinished.load(ordering: .sequentiallyConsistent) }
+                let first = try txn.get("k", in: doomed)
+                let again = try txn.get("k", in: doomed)
+                progress.seen.withLock { $0 = [first, again] }
+            } catch {
+                progress.failure.withLock { $0 = "\(error)" }
+            }
+        }
+        reader.start()
+        #expect(Self.poll(seconds: 10) { progress.readerBegan.load(ordering: .sequentiallyConsistent) })
+        try env.write { txn in try txn.drop(doomed) }
+        // A new database may take the dropped one's handle.
+        let newcomer = try env.openDatabase("newcomer", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in try txn.put("newcomer's", forKey: "k", in: newcomer) }
+        progress.writerFinished.store(true, ordering: .sequentiallyConsistent)
+        #expect(Self.poll(seconds: 10) { progress.seen.withLock { !$0.isEmpty } || progress.failure.withLock { $0 != nil } })
+        #expect(progress.failure.withLock { $0 } == nil)
+        #expect(progress.seen.withLock { $0 } == ["old", "old"])
+        // Afterwards the database is gone, and the newcomer reads its own value.
+        #expect(throws: LMDBError.notFound) {
+            _ = try env.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self, create: false)
+        }
+        #expect(try env.read { try $0.get("k", in: newcomer) } == "newcomer's")
+        #expect(try env.read { try $0.get("k", in: other) } == "someone else's")
+    }
+
+    /// Readers that begin while the drop waits wait for it, then see the database gone; a
+    /// scoped read on other threads goes on after the drop without error.
+    @Test func readersBegunDuringTheDropSeeItGone() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let doomed = try env.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self)
+        let kept = try env.openDatabase("kept", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in
+            try txn.put("old", forKey: "k", in: doomed)
+            try txn.put("kept", forKey: "k", in: kept)
+        }
+        let progress = Progress()
+        let early = Thread {
+            do {
+                let txn = try env.beginTransaction(readOnly: true)
+                progress.readerBegan.store(true, ordering: .sequentiallyConsistent)
+                usleep(50_000) // hold the snapshot open while the drop starts
+                let value = try txn.get("k", in: doomed)
+                txn.abort()
+                progress.seen.withLock { $0.append(value) }
+            } catch {
+                progress.failure.withLock { $0 = "\(error)" }
+            }
+        }
+        early.start()
+        #expect(Self.poll(seconds: 10) { progress.readerBegan.load(ordering: .sequentiallyConsistent) })
+        let late = Thread {
+            // Begins while the drop waits for the early reader, or after it.
+            usleep(10_000)
+            do {
+                let value = try env.read { try $0.get("k", in: kept) }
+                progress.seen.withLock { $0.append(value) }
+            } catch {
+                progress.failure.withLock { $0 = "\(error)" }
+            }
+        }
+        late.start()
+        try env.write { txn in try txn.drop(doomed) }
+        #expect(Self.poll(seconds: 10) { progress.seen.withLock { $0.count == 2 } || progress.failure.withLock { $0 != nil } })
+        #expect(progress.failure.withLock { $0 } == nil)
+        #expect(progress.seen.withLock { $0.sorted { ($0 ?? "") < ($1 ?? "") } } == ["kept", "old"])
+        #expect(try env.databaseNames().contains("doomed") == false)
+    }
+
+    /// A drop in a transaction that aborts leaves the database, its contents and its handle as
+    /// they were; a database created afterwards does not take the handle over.
+    @Test func anAbortedDropLeavesTheDatabase() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        #expect(throws: Boom.self) { try env.write { txn in try txn.drop(a); throw Boom() } }
+        #expect(try env.read { try $0.get("k", in: a) } == "a's")
+        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("b's", forKey: "k", in: b) }
+        #expect(b.dbi != a.dbi)
+        #expect(try env.read { try $0.get("k", in: a) } == "a's")
+        #expect(try env.databaseNames().sorted() == ["a", "b"])
+        // And dropped for real afterwards.
+        try env.write { txn in try txn.drop(a) }
+        #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("a", create: false) }
+        #expect(try env.read { try $0.get("k", in: b) } == "b's")
+    }
+
+    /// Inside the dropping transaction the database is gone at once: empty, not found without
+    /// `create`, and created again (empty, same handle) with the same flags, which keeps it.
+    @Test func theDroppingTransactionSeesItGone() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("old", forKey: "k", in: a) }
+        try env.write { txn in
+            try txn.drop(a)
+            #expect(try txn.get("k", in: a) == nil)
+            #expect(throws: LMDBError.notFound) { _ = try txn.openDatabase("a", key: StringCodec.self, value: StringCodec.self, create: false) }
+            let again = try txn.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+            #expect(again.dbi == a.dbi)
+            #expect(try txn.get("k", in: again) == nil)
+            try txn.put("new", forKey: "k", in: again)
+        }
+        let a2 = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self, create: false)
+        #expect(try env.read { try $0.get("k", in: a2) } == "new")
+    }
+
+    /// Created again with other flags in the dropping transaction: the old database goes at
+    /// once and a new one takes the name; committed, the new one stays; aborted, the old one
+    /// comes back whole and readable by name.
+    @Test func recreatedWithOtherFlags() throws {
+        for commit in [false, true] {
+            let folder = TemporaryFolder()
+            let env = try Self.environment(folder)
+            let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+            let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
+            try env.write { txn in
+                try txn.put("old", forKey: "k", in: a)
+                try txn.put("other's", forKey: "k", in: other)
+            }
+            let outcome = Result<Void, any Error> {
+                try env.write { txn in
+                    try txn.drop(a)
+                    let multi = try txn.openDatabase("a", key: StringCodec.self, value: StringCodec.self, flags: .dupSort)
+                    #expect(multi.flags.contains(.dupSort))
+                    try txn.put("one", forKey: "k", in: multi)
+                    try txn.put("two", forKey: "k", in: multi)
+                    if !commit { throw Boom() }
+                }
+            }
+            #expect(((try? outcome.get()) != nil) == commit)
+            let reopened = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self, create: false)
+            #expect(reopened.flags.contains(.dupSort) == commit)
+            #expect(try env.read { try $0.get("k", in: reopened) } == (commit ? "one" : "old"))
+            #expect(try env.read { try $0.get("k", in: other) } == "other's")
+        }
+    }
+
+    /// A drop in a child transaction that fails is undone with it; one in a child that
+    /// succeeds happens when the parent commits.
+    @Test func dropsInChildTransactions() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in
+            try txn.put("a's", forKey: "k", in: a)
+            try txn.put("b's", forKey: "k", in: b)
+        }
+        try env.write { txn in
+            #expect(throws: Boom.self) {
+                try txn.nested { child in
+                    try child.drop(a)
+                    // Other flags: deleted at once inside the child.
+                    _ = try child.openDatabase("a", key: StringCodec.self, value: StringCodec.self, flags: .dupSort)
+                    throw Boom()
+                }
+            }
+            #expect(try txn.get("k", in: try txn.openDatabase("a", key: StringCodec.self, value: StringCodec.self, create: false)) == "a's")
+            try txn.nested { child in try child.drop(b) }
+            #expect(throws: LMDBError.notFound) { _ = try txn.openDatabase("b", key: StringCodec.self, value: StringCodec.self, create: false) }
+        }
+        let a2 = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self, create: false)
+        #expect(try env.read { try $0.get("k", in: a2) } == "a's")
+        #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("b", create: false) }
+        #expect(try env.databaseNames() == ["a"])
+    }
+
+    /// A drop whose parent transaction had dropped it already, deleted inside a child that then
+    /// fails: the parent still drops it at commit.
+    @Test func aParentsDropSurvivesAFailedChild() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        try env.write { txn in
+            try txn.drop(a)
+            #expect(throws: Boom.self) {
+                try txn.nested { child in
+                    _ = try child.openDatabase("a", key: StringCodec.self, value: StringCodec.self, flags: .dupSort)
+                    throw Boom()
+                }
+            }
+        }
+        #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("a", create: false) }
+        #expect(try env.databaseNames().isEmpty)
+    }
+}
