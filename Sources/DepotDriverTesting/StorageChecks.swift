@@ -173,6 +173,35 @@ extension DriverConformance {
                 if let space { try e.expect(try driver.read { try $0.count(space) } == 0, "a write whose closure threw must leave nothing") }
                 try e.expect(!hook.ran, "after-commit handlers must not run when the write throws")
             },
+            Check(name: "a dropped keyspace is gone at once in its write, and an aborted drop leaves it whole", needs: .transactions) { driver, e in
+                struct Abort: Error {}
+                try driver.write { tx in
+                    let s = try tx.requireKeyspace("conformance.dropabort")
+                    try tx.bytesPut(b("kept"), b("k"), s)
+                }
+                do {
+                    try driver.write { tx in
+                        let s = try tx.requireKeyspace("conformance.dropabort")
+                        try tx.drop(s)
+                        try e.expect(try tx.keyspace(named: "conformance.dropabort", create: false, multiValue: false) == nil,
+                                     "a keyspace dropped in this write must be absent in it")
+                        let again = try tx.requireKeyspace("conformance.dropabort")
+                        try e.expect(try tx.count(again) == 0, "a keyspace dropped and created again in one write must start empty")
+                        try tx.bytesPut(b("new"), b("k"), again)
+                        throw Abort()
+                    }
+                } catch is Abort {}
+                // Keyspaces created after the abort must not take the dropped one's place.
+                try driver.write { tx in
+                    for i in 0..<3 { try tx.bytesPut(b("other"), b("k"), try tx.requireKeyspace("conformance.dropabort.\(i)")) }
+                }
+                try driver.read { tx in
+                    guard let s = try tx.keyspace(named: "conformance.dropabort", create: false, multiValue: false) else {
+                        return try e.expect(false, "a drop in a write that threw must leave the keyspace")
+                    }
+                    try e.expect(try tx.bytesGet(b("k"), s) == b("kept"), "a drop in a write that threw must leave the entries, got \(String(describing: try tx.bytesGet(b("k"), s)))")
+                }
+            },
             Check(name: "savepoints roll back alone", needs: .savepoints) { driver, e in
                 struct Abort: Error {}
                 try driver.write { tx in
