@@ -163,7 +163,7 @@ extension Transaction {
 
     @usableFromInline
     func makeCursor<K, V>(_ db: Database<K, V>) throws -> Cursor<K, V> {
-        let txn = try liveHandle("mdb_cursor_open")
+        let txn = try liveHandle("mdb_cursor_open", for: db)
         var c: OpaquePointer?
         let rc = mdb_cursor_open(txn, MDB_dbi(db.dbi), &c)
         guard rc == 0, let c else { throw failure(rc, "mdb_cursor_open", db.name) }

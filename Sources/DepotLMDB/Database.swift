@@ -38,7 +38,10 @@ public struct WriteFlags: OptionSet, Sendable, Hashable {
 /// A handle to one database in an ``Environment``, typed by the codecs of its keys and values.
 ///
 /// Like Rust heed's `Database<K, V>`: the codecs turn Swift values into the bytes LMDB stores.
-/// Handles are plain values, valid for the life of their environment, and `Sendable`.
+/// Handles are plain values, valid for the life of their environment, and `Sendable`. A handle
+/// kept past its database's drop (or past the end of a write that opened it and did not
+/// commit) fails with ``LMDBError/badDatabase``: LMDB gives its number to the next database
+/// opened, which it must never read or write.
 ///
 /// ```swift
 /// let counts = try env.openDatabase("counts", key: StringCodec.self, value: BigEndian<UInt64>.self)
@@ -52,24 +55,39 @@ public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Ha
     public let flags: DatabaseFlags
     /// The largest key this database accepts.
     public let maxKeySize: Int
+    /// The generation of the handle number when this handle was made (see
+    /// `Environment.handleGenerations`): once LMDB closed the handle (the database was dropped,
+    /// or the transaction that opened it did not commit), the number may name another database,
+    /// and operations with this value fail with `MDB_BAD_DBI` instead of reading that one.
+    /// ``uncheckedGeneration`` for handles rebuilt by ``init(handle:name:flags:maxKeySize:)``.
+    @usableFromInline let generation: Int
+
+    /// The generation of a handle rebuilt from its parts, which is not checked.
+    @usableFromInline static var uncheckedGeneration: Int { -1 }
 
     @usableFromInline
-    init(dbi: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int) {
+    init(dbi: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int, generation: Int) {
         self.dbi = dbi
         self.name = name
         self.flags = flags
         self.maxKeySize = maxKeySize
+        self.generation = generation
+    }
+
+    init(record: Environment.DatabaseRecord, name: String?, maxKeySize: Int) {
+        self.init(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize, generation: record.generation)
     }
 
     /// Rebuilds a handle from its parts, for storage adapters that keep handles in their own
-    /// types. `handle` must be the ``dbi`` of a database of the same environment.
+    /// types (and check them themselves). `handle` must be the ``dbi`` of a database of the
+    /// same environment.
     public init(handle: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int) {
-        self.init(dbi: handle, name: name, flags: flags, maxKeySize: maxKeySize)
+        self.init(dbi: handle, name: name, flags: flags, maxKeySize: maxKeySize, generation: Self.uncheckedGeneration)
     }
 
     /// The same database seen through other codecs (the bytes stay as they are).
     public func retyped<K2: LMDBCodec, V2: LMDBCodec>(key: K2.Type, value: V2.Type) -> Database<K2, V2> {
-        Database<K2, V2>(dbi: dbi, name: name, flags: flags, maxKeySize: maxKeySize)
+        Database<K2, V2>(dbi: dbi, name: name, flags: flags, maxKeySize: maxKeySize, generation: generation)
     }
 
     /// The database with raw byte keys and values.

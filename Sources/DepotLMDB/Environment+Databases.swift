@@ -31,7 +31,7 @@ extension Environment {
         let record = try databaseLock.withLock { () throws(LMDBError) -> DatabaseRecord in
             try openDatabaseInOwnReadTransaction(name, flags: flags, mayAdoptMapSize: true)
         }
-        return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
+        return Database(record: record, name: name, maxKeySize: maxKeySize)
     }
 
     /// Opens a database of raw byte keys and values.
@@ -73,13 +73,13 @@ extension Environment {
         var actual: UInt32 = 0
         _ = mdb_dbi_flags(own, dbi, &actual)
         try check(mdb_txn_commit(own), "open database", database: name)
-        let record = DatabaseRecord(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
+        let record = self.record(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
         databaseCache[name ?? ""] = record
         return record
     }
 
     func cachedDatabase<K, V>(_ name: String?, key: K.Type, value: V.Type) -> Database<K, V>? {
-        publishedDatabase(name ?? "").map { Database(dbi: $0.dbi, name: name, flags: $0.flags, maxKeySize: maxKeySize) }
+        publishedDatabase(name ?? "").map { Database(record: $0, name: name, maxKeySize: maxKeySize) }
     }
 
     /// Names of the named databases in the environment (keys of the main database that hold a

@@ -201,16 +201,28 @@ extension Environment {
 
     /// A read transaction that opened databases: LMDB closed those handles at reset, so open
     /// them in a short transaction that commits (making them usable everywhere), then let other
-    /// transactions open databases again.
+    /// transactions open databases again. A database that gets its number back (LMDB gives the
+    /// lowest free one: usually the same) keeps the handles made in the read valid; one that
+    /// gets another number makes them stale (see ``retireHandle(_:)``).
     @usableFromInline
     func publishDatabasesOpened(by txn: Transaction) {
         let opened = txn.openedDatabases
         txn.openedDatabases.removeAll()
         txn.holdsDatabaseLock = false
-        for entry in opened where databaseCache[entry.name] == nil {
-            _ = try? openDatabaseInOwnReadTransaction(entry.name.isEmpty ? nil : entry.name, flags: entry.record.flags)
+        for entry in opened {
+            let reopened = databaseCache[entry.name]
+                ?? (try? openDatabaseInOwnReadTransaction(entry.name.isEmpty ? nil : entry.name, flags: entry.record.flags))
+            if reopened?.dbi != entry.record.dbi { retireHandle(entry.record.dbi) }
         }
         databaseLock.unlock()
+    }
+
+    /// A transaction that opened databases ended without a commit (or was reset): LMDB closed
+    /// those handles, so `Database` values made from them no longer name a database. The
+    /// caller holds `databaseLock` (as the transaction did).
+    func retireHandles(openedBy txn: Transaction) {
+        for opened in txn.openedDatabases { retireHandle(opened.record.dbi) }
+        txn.openedDatabases.removeAll()
     }
 
     func beginWriteHoldingWriter(scoped: Bool) throws(LMDBError) -> Transaction {
@@ -264,7 +276,7 @@ extension Environment {
             if _slowPath(!txn.pendingDrops.isEmpty) {
                 do { try txn.deletePendingDrops(in: h) } catch {
                     mdb_txn_abort(h)
-                    txn.openedDatabases.removeAll()
+                    retireHandles(openedBy: txn)
                     txn.commitHandlers.removeAll()
                     txn.pendingDrops.removeAll()
                     throw error
@@ -279,7 +291,7 @@ extension Environment {
             }
             if rc != 0 {
                 if rc == MDB_MAP_FULL { txn.hitMapFull = true }
-                txn.openedDatabases.removeAll()
+                retireHandles(openedBy: txn)
                 txn.commitHandlers.removeAll()
                 if rc == MDB_PANIC { throw panicError("commit") }
                 throw LMDBError.writeFailure(code: rc, operation: "commit", database: nil, folder: path)
@@ -295,7 +307,7 @@ extension Environment {
             return handlers
         } else {
             mdb_txn_abort(h)
-            txn.openedDatabases.removeAll()
+            retireHandles(openedBy: txn)
             txn.commitHandlers.removeAll()
             txn.pendingDrops.removeAll()
             return []

@@ -88,7 +88,41 @@ public final class Environment: @unchecked Sendable {
     /// Bounds of the group-commit writer; set before the first async write.
     public let groupCommitOptions: GroupCommitOptions
 
-    struct DatabaseRecord: Sendable { let dbi: MDB_dbi; let flags: DatabaseFlags }
+    /// A database handle: its number, flags, and the generation of the number when it was
+    /// opened (see ``handleGenerations``).
+    struct DatabaseRecord: Sendable {
+        let dbi: MDB_dbi
+        let flags: DatabaseFlags
+        let generation: Int
+    }
+
+    /// Per handle number (`MDB_dbi`), how many times a handle with that number was closed:
+    /// LMDB reuses the number of a closed handle for the next database opened, so a
+    /// ``Database`` value made before the close (its ``Database/generation`` is older) would
+    /// read that other database. Bumped under `databaseLock`; read by any thread with atomics.
+    @usableFromInline let handleGenerations: UnsafeMutablePointer<Int>
+    /// The number of entries of ``handleGenerations``: every handle number LMDB can give.
+    @usableFromInline let handleGenerationCount: Int
+
+    /// The generation of handle number `dbi` now; -2 for a number LMDB never gives.
+    @inlinable @inline(__always)
+    func handleGeneration(_ dbi: UInt32) -> Int {
+        guard Int(dbi) < handleGenerationCount else { return -2 }
+        return cdepot_atomic_load(handleGenerations + Int(dbi))
+    }
+
+    /// A record for handle `dbi`, opened now. The caller holds `databaseLock`.
+    func record(dbi: MDB_dbi, flags: DatabaseFlags) -> DatabaseRecord {
+        DatabaseRecord(dbi: dbi, flags: flags, generation: handleGeneration(dbi))
+    }
+
+    /// LMDB closed handle `dbi` (a drop, or the end of the transaction that opened it without
+    /// a commit): `Database` values made before no longer name a database. The caller holds
+    /// `databaseLock`.
+    func retireHandle(_ dbi: MDB_dbi) {
+        guard Int(dbi) < handleGenerationCount else { return }
+        _ = cdepot_atomic_add(handleGenerations + Int(dbi), 1)
+    }
 
     /// The version of the LMDB library loaded at run time, such as `"LMDB 0.9.24: (July 24, 2019)"`.
     public static var libraryVersion: String { String(cString: mdb_version(nil, nil, nil)) }
@@ -154,6 +188,10 @@ public final class Environment: @unchecked Sendable {
         rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode))
         if rc != 0 { throw fail(rc, "open environment") }
         self.handle = env
+        // LMDB gives handle numbers below maxdbs plus its two core databases.
+        handleGenerationCount = max(0, options.maxDatabases) + 2
+        handleGenerations = .allocate(capacity: handleGenerationCount)
+        handleGenerations.initialize(repeating: 0, count: handleGenerationCount)
         publishedDatabases.initialize(to: nil)
         publishedDatabasesVersion.initialize(to: 0)
         self.path = path
@@ -170,6 +208,7 @@ public final class Environment: @unchecked Sendable {
         defer {
             publishedDatabases.deallocate()
             publishedDatabasesVersion.deallocate()
+            handleGenerations.deallocate()
         }
         // In a forked child the handle is the parent's: never touch LMDB (closing it would
         // clear the parent's reader slots), only forget it.

@@ -9,7 +9,7 @@ extension Transaction {
     @inlinable
     public func withValue<K, V, R>(forKey key: K.Value, in db: Database<K, V>,
                                    _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        let txn = try liveHandle("mdb_get")
+        let txn = try liveHandle("mdb_get", for: db)
         return try K.withBytes(of: key) { keyBytes -> R? in
             try db.validateKey(keyBytes.count, operation: "mdb_get")
             var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
@@ -65,7 +65,7 @@ extension Transaction {
     ///   ``LMDBError/mapFull`` when the map is full (a scoped write then grows it and re-runs).
     @inlinable
     public func put<K, V>(_ value: V.Value, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = []) throws {
-        let txn = try liveHandle("mdb_put")
+        let txn = try liveHandle("mdb_put", for: db)
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
         if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         try K.withBytes(of: key) { keyBytes throws in
@@ -86,7 +86,7 @@ extension Transaction {
     @inlinable
     public func putIfAbsent<K, V>(_ value: V.Value, forKey key: K.Value, in db: Database<K, V>,
                                   existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        let txn = try liveHandle("mdb_put")
+        let txn = try liveHandle("mdb_put", for: db)
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
         if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
@@ -113,7 +113,7 @@ extension Transaction {
     @inlinable
     public func putReserving<K, V>(count: Int, forKey key: K.Value, in db: Database<K, V>, flags: WriteFlags = [],
                                    _ body: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
-        let txn = try liveHandle("mdb_put")
+        let txn = try liveHandle("mdb_put", for: db)
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_put", db.name) }
         if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_put") }
         guard count >= 0 && count <= Int(UInt32.max) else {
@@ -134,7 +134,7 @@ extension Transaction {
     @inlinable
     @discardableResult
     public func delete<K, V>(_ key: K.Value, in db: Database<K, V>) throws -> Bool {
-        let txn = try liveHandle("mdb_del")
+        let txn = try liveHandle("mdb_del", for: db)
         if _slowPath(isReadOnly) { throw readOnlyError("mdb_del", db.name) }
         if _slowPath(refusedDatabasePrefix != nil) { try refuse(db.name, "mdb_del") }
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
@@ -150,7 +150,7 @@ extension Transaction {
     /// Deletes one key/value pair of a dupSort database. Returns false when it was absent.
     @discardableResult
     public func delete<K, V>(_ key: K.Value, value: V.Value, in db: Database<K, V>) throws -> Bool {
-        let txn = try liveHandle("mdb_del")
+        let txn = try liveHandle("mdb_del", for: db)
         if isReadOnly { throw readOnlyError("mdb_del", db.name) }
         try refuse(db.name, "mdb_del")
         return try K.withBytes(of: key) { keyBytes throws -> Bool in
@@ -182,12 +182,12 @@ extension Transaction {
         let cacheKey = name ?? ""
         if _slowPath(!pendingDrops.isEmpty), let index = pendingDrops.firstIndex(where: { $0.name == cacheKey }),
            let record = try reopenDropped(at: index, flags: flags, create: create, in: txn) {
-            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
+            return Database(record: record, name: name, maxKeySize: maxKeySize)
         }
         // Opened before: found in the published cache without taking the lock (nor retaining
         // the environment, whose reference count every reading thread would share).
         if !holdsDatabaseLock, let record = unownedEnvironment.publishedDatabase(cacheKey), isOpenHere(record.dbi, txn) {
-            return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize)
+            return Database(record: record, name: name, maxKeySize: maxKeySize)
         }
         let env = environment
         if !holdsDatabaseLock { env.databaseLock.lock() }
@@ -195,7 +195,7 @@ extension Transaction {
         defer { if !holdsDatabaseLock && !keepLock { env.databaseLock.unlock() } }
         if let record = env.databaseCache[cacheKey] ?? openedDatabases.last(where: { $0.name == cacheKey })?.record {
             if isOpenHere(record.dbi, txn) {
-                return Database(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+                return Database(record: record, name: name, maxKeySize: env.maxKeySize)
             }
             // A handle opened after this transaction began is not usable in it (LMDB: EINVAL),
             // and opening the name again here would take over the environment's handle (LMDB
@@ -218,11 +218,11 @@ extension Transaction {
             // usable here; what this snapshot holds under the name decides the answer.
             throw databaseReplacedError(name, txn)
         }
-        let record = Environment.DatabaseRecord(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
+        let record = env.record(dbi: dbi, flags: DatabaseFlags(rawValue: actual & 0x7E))
         openedDatabases.append((childDepth, cacheKey, record))
         // LMDB: a transaction that opened a database must end before any other may open one.
         if !holdsDatabaseLock { holdsDatabaseLock = true; keepLock = true }
-        return Database(dbi: dbi, name: name, flags: record.flags, maxKeySize: env.maxKeySize)
+        return Database(record: record, name: name, maxKeySize: env.maxKeySize)
     }
 
     /// The error for a database whose handle was opened, or replaced, after this transaction
@@ -267,7 +267,7 @@ extension Transaction {
 
     /// Statistics of `db` as seen by this transaction.
     public func stat<K, V>(_ db: Database<K, V>) throws -> DatabaseStat {
-        let txn = try liveHandle("mdb_stat")
+        let txn = try liveHandle("mdb_stat", for: db)
         var s = MDB_stat()
         let rc = mdb_stat(txn, MDB_dbi(db.dbi), &s)
         if rc != 0 { throw failure(rc, "mdb_stat", db.name) }

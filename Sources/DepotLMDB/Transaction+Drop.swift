@@ -19,7 +19,7 @@ extension Transaction {
 
     /// Deletes every entry of `db`, keeping the database.
     public func clear<K, V>(_ db: Database<K, V>) throws {
-        let txn = try liveHandle("mdb_drop")
+        let txn = try liveHandle("mdb_drop", for: db)
         if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
         try refuse(db.name, "mdb_drop")
         let rc = mdb_drop(txn, MDB_dbi(db.dbi), 0)
@@ -39,7 +39,7 @@ extension Transaction {
     /// (and commits nothing) when one stays open for 10 seconds, for example a read
     /// transaction open on the committing thread.
     public func drop<K, V>(_ db: Database<K, V>) throws {
-        let txn = try liveHandle("mdb_drop")
+        let txn = try liveHandle("mdb_drop", for: db)
         if isReadOnly { throw readOnlyError("mdb_drop", db.name) }
         try refuse(db.name, "mdb_drop")
         guard let name = db.name else {
@@ -64,7 +64,7 @@ extension Transaction {
         }
         if DatabaseFlags(rawValue: flags.rawValue & Self.persistentFlagsMask) == dropped.flags {
             pendingDrops.remove(at: index)
-            return Environment.DatabaseRecord(dbi: dropped.dbi, flags: dropped.flags)
+            return environment.record(dbi: dropped.dbi, flags: dropped.flags)
         }
         try dropNow(dropped, in: txn)
         pendingDrops.remove(at: index)
@@ -83,6 +83,7 @@ extension Transaction {
         if !holdsDatabaseLock { env.databaseLock.lock(); holdsDatabaseLock = true }
         let rc = mdb_drop(txn, dropped.dbi, 1)
         if rc != 0 { throw failure(rc, "drop database", dropped.name) }
+        env.retireHandle(dropped.dbi)
         closedByDrop.insert(dropped.name)
         if env.databaseCache[dropped.name] != nil { env.databaseCache[dropped.name] = nil }
         openedDatabases.removeAll { $0.name == dropped.name }
@@ -104,7 +105,7 @@ extension Transaction {
             var dbi: MDB_dbi = 0
             guard mdb_dbi_open(txn, pendingDrops[index].name, 0, &dbi) == 0 else { continue }
             pendingDrops[index].dbi = dbi
-            let record = Environment.DatabaseRecord(dbi: dbi, flags: pendingDrops[index].flags)
+            let record = environment.record(dbi: dbi, flags: pendingDrops[index].flags)
             openedDatabases.append((childDepth, pendingDrops[index].name, record))
         }
     }

@@ -34,7 +34,7 @@ extension Transaction {
         let lower = range.lower.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let upper = range.upper.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let prefix = range.prefix.map { K.withBytes(of: $0) { [UInt8]($0) } }
-        let txn = try liveHandle("scan")
+        let txn = try liveHandle("scan", for: db)
         let dbi = MDB_dbi(db.dbi)
         func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {
             b.withUnsafeBytes { bb in

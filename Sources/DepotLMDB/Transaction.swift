@@ -127,6 +127,23 @@ public final class Transaction {
         return handle
     }
 
+    /// ``liveHandle(_:)`` for an operation on `db`, checking that `db`'s handle still names its
+    /// database (see ``Database/generation``).
+    @inlinable @inline(__always)
+    func liveHandle<K, V>(_ operation: StaticString, for db: Database<K, V>) throws(LMDBError) -> OpaquePointer {
+        let txn = try liveHandle(operation)
+        if _slowPath(db.generation != unownedEnvironment.handleGeneration(db.dbi)) && db.generation != Database<K, V>.uncheckedGeneration {
+            throw staleHandleError(operation, db.name)
+        }
+        return txn
+    }
+
+    @usableFromInline
+    func staleHandleError(_ operation: StaticString, _ database: String?) -> LMDBError {
+        LMDBError(code: MDB_BAD_DBI, operation: "\(operation)", database: database,
+                  detail: "this handle no longer names the database: it was dropped, or the transaction that opened it did not commit; open the database again")
+    }
+
     @usableFromInline
     func endedError(_ operation: StaticString) -> LMDBError {
         LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",

@@ -244,4 +244,61 @@ struct DropTests {
         #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("a", create: false) }
         #expect(try env.databaseNames().isEmpty)
     }
+
+    /// A handle kept past its database's drop fails with `badDatabase` naming the cause, even
+    /// once a new database has taken its number: it never reads the newcomer.
+    @Test func aHandleKeptPastItsDropFailsClearly() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        try env.write { txn in try txn.drop(a) }
+        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("b's", forKey: "k", in: b) }
+        #expect(b.dbi == a.dbi, "LMDB gives the freed number to the next database")
+        let read = #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: a) } }
+        #expect(read?.description.contains("dropped") == true)
+        #expect(throws: LMDBError.badDatabase) { try env.write { try $0.put("x", forKey: "k", in: a) } }
+        #expect(throws: LMDBError.badDatabase) { try env.read { txn in try txn.forEach(in: a) { _, _ in true } } }
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.count(a) } }
+        #expect(try env.read { try $0.get("k", in: b) } == "b's")
+    }
+
+    /// A handle opened in a write that does not commit names no database afterwards (LMDB
+    /// closes it): it fails clearly instead of reading the database that takes its number.
+    @Test func aHandleFromAnAbortedWriteFailsClearly() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        var kept: Database<StringCodec, StringCodec>?
+        #expect(throws: Boom.self) {
+            try env.write { txn in
+                let temp = try txn.openDatabase("temp", key: StringCodec.self, value: StringCodec.self)
+                try txn.put("temp's", forKey: "k", in: temp)
+                kept = temp
+                throw Boom()
+            }
+        }
+        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("other's", forKey: "k", in: other) }
+        let temp = try #require(kept)
+        #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
+    }
+
+    /// A handle opened inside a read (LMDB closes it at the end of the read, and the
+    /// environment opens the database again for everyone) stays valid when it gets its number
+    /// back, as it does with no free number below it.
+    @Test func aHandleOpenedInAReadStaysValid() throws {
+        let folder = TemporaryFolder()
+        do {
+            let env = try Self.environment(folder)
+            let db = try env.openDatabase("late", key: StringCodec.self, value: StringCodec.self)
+            try env.write { try $0.put("v", forKey: "k", in: db) }
+        }
+        let env = try Self.environment(folder)
+        let late = try env.read { txn in try txn.openDatabase("late", key: StringCodec.self, value: StringCodec.self, create: false) }
+        #expect(try env.read { try $0.get("k", in: late) } == "v")
+        try env.write { try $0.put("w", forKey: "k", in: late) }
+        #expect(try env.read { try $0.get("k", in: late) } == "w")
+    }
 }
