@@ -49,24 +49,25 @@ public struct WriteFlags: OptionSet, Sendable, Hashable {
 public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Hashable {
     /// The LMDB handle (`MDB_dbi`).
     public let dbi: UInt32
+    /// The generation of the handle number when this handle was made (see
+    /// `Environment.handleGenerations`; stored beside ``dbi``, in the same word): once LMDB
+    /// closed the handle (the database was dropped, or the transaction that opened it did not
+    /// commit), the number may name another database, and operations with this value fail with
+    /// `MDB_BAD_DBI` instead of reading that one. ``uncheckedGeneration`` for handles rebuilt by
+    /// ``init(handle:name:flags:maxKeySize:)``.
+    @usableFromInline let generation: UInt32
     /// The database's name; `nil` for the main (unnamed) database.
     public let name: String?
     /// The flags the database was opened with.
     public let flags: DatabaseFlags
     /// The largest key this database accepts.
     public let maxKeySize: Int
-    /// The generation of the handle number when this handle was made (see
-    /// `Environment.handleGenerations`): once LMDB closed the handle (the database was dropped,
-    /// or the transaction that opened it did not commit), the number may name another database,
-    /// and operations with this value fail with `MDB_BAD_DBI` instead of reading that one.
-    /// ``uncheckedGeneration`` for handles rebuilt by ``init(handle:name:flags:maxKeySize:)``.
-    @usableFromInline let generation: Int
 
     /// The generation of a handle rebuilt from its parts, which is not checked.
-    @usableFromInline static var uncheckedGeneration: Int { -1 }
+    @usableFromInline static var uncheckedGeneration: UInt32 { .max }
 
     @usableFromInline
-    init(dbi: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int, generation: Int) {
+    init(dbi: UInt32, name: String?, flags: DatabaseFlags, maxKeySize: Int, generation: UInt32) {
         self.dbi = dbi
         self.name = name
         self.flags = flags
@@ -75,7 +76,7 @@ public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Ha
     }
 
     init(record: Environment.DatabaseRecord, name: String?, maxKeySize: Int) {
-        self.init(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize, generation: record.generation)
+        self.init(dbi: record.dbi, name: name, flags: record.flags, maxKeySize: maxKeySize, generation: UInt32(truncatingIfNeeded: record.generation))
     }
 
     /// Rebuilds a handle from its parts, for storage adapters that keep handles in their own

@@ -1,3 +1,4 @@
+import CDepotAtomic
 import CLMDB
 
 #if canImport(Glibc)
@@ -23,6 +24,10 @@ public final class Transaction {
     @usableFromInline unowned(unsafe) let unownedEnvironment: Environment
     /// The environment, retained, unless this is a scoped read still inside its closure.
     @usableFromInline @exclusivity(unchecked) var keepAlive: Environment?
+    /// The environment's `handleGenerations` and their count, kept here so that checking a
+    /// handle touches no reference-counted object (see ``liveHandle(_:for:)``).
+    @usableFromInline let handleGenerations: UnsafeMutablePointer<Int>
+    @usableFromInline let handleGenerationCount: Int
     /// The largest key the environment accepts (its ``Environment/maxKeySize``), kept here so that
     /// operations do not touch the shared environment object.
     public let maxKeySize: Int
@@ -104,6 +109,8 @@ public final class Transaction {
         self.keepAlive = readOnly && scoped ? nil : environment
         self.readerStripe = readerStripe
         self.maxKeySize = environment.maxKeySize
+        self.handleGenerations = environment.handleGenerations
+        self.handleGenerationCount = environment.handleGenerationCount
         self.handle = handle
         self.isReadOnly = readOnly
         self.isScoped = scoped
@@ -132,7 +139,9 @@ public final class Transaction {
     @inlinable @inline(__always)
     func liveHandle<K, V>(_ operation: StaticString, for db: Database<K, V>) throws(LMDBError) -> OpaquePointer {
         let txn = try liveHandle(operation)
-        if _slowPath(db.generation != unownedEnvironment.handleGeneration(db.dbi)) && db.generation != Database<K, V>.uncheckedGeneration {
+        // (A number LMDB never gives has no generation: such a handle fails.)
+        let current = Int(db.dbi) < handleGenerationCount ? UInt32(truncatingIfNeeded: cdepot_atomic_load(handleGenerations + Int(db.dbi))) : .max - 1
+        if _slowPath(db.generation != current) && db.generation != Database<K, V>.uncheckedGeneration {
             throw staleHandleError(operation, db.name)
         }
         return txn
