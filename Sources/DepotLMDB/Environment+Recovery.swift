@@ -63,15 +63,33 @@ extension Environment {
     }
 
     /// Closes the panicked `MDB_env` and opens the folder again, keeping every cached database
-    /// handle's number. Runs under the gate's exclusive access (its lock held, no transaction
-    /// of this process alive) and `databaseLock`.
+    /// handle's number where LMDB gives it again (it gives the lowest free number: a database
+    /// dropped earlier leaves a gap, and the databases above it move down). A database whose
+    /// number changed gets a new handle (its old `Database` values fail with `badDatabase`;
+    /// layers that keep handles see ``databaseHandlesVersion`` change). Runs under the gate's
+    /// exclusive access (its lock held, no transaction of this process alive) and
+    /// `databaseLock`.
     private func reopenHoldingExclusiveAccess() throws(LMDBError) {
         guard gate.panicked else { return } // another thread recovered meanwhile
         for txn in gate.drainCachedTransactions() { mdb_txn_abort(txn) }
         let mapSize = infoHoldingHandle().mapSize
         mdb_env_close(handle)
         do {
-            handle = try Self.reopenedHandle(path: path, options: options, mapSize: mapSize, databases: databaseCache)
+            let (reopened, numbers) = try Self.reopenedHandle(path: path, options: options, mapSize: mapSize, databases: databaseCache)
+            handle = reopened
+            // Retire every number that changed first, then make the new records (a new number
+            // may be one just retired: its records take the bumped generation).
+            var kept = databaseCache
+            for (name, old) in databaseCache where numbers[name] != old.dbi {
+                retireHandle(old.dbi)
+                kept[name] = nil
+            }
+            if kept.count != databaseCache.count {
+                for (name, dbi) in numbers where kept[name] == nil {
+                    kept[name] = record(dbi: dbi, flags: databaseCache[name]?.flags ?? [])
+                }
+                databaseCache = kept
+            }
         } catch {
             // Nothing is open any more: the environment is closed for good.
             gate.markClosedHoldingExclusive()
@@ -84,9 +102,9 @@ extension Environment {
     }
 
     /// A new `MDB_env` for `path` with the same options and map size, and the databases of
-    /// `databases` opened again under the same handle numbers.
+    /// `databases` opened again, in the order of their old numbers; with the number each got.
     private static func reopenedHandle(path: String, options: EnvironmentOptions, mapSize: Int,
-                                       databases: [String: DatabaseRecord]) throws(LMDBError) -> OpaquePointer {
+                                       databases: [String: DatabaseRecord]) throws(LMDBError) -> (OpaquePointer, [String: MDB_dbi]) {
         var created: OpaquePointer?
         try check(mdb_env_create(&created), "recover from panic")
         guard let env = created else { throw LMDBError.outOfMemory }
@@ -100,21 +118,24 @@ extension Environment {
         if rc == 0 { rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode)) }
         if rc != 0 { throw fail(rc) }
         // LMDB numbers database handles in the order they are opened (first free slot): open
-        // them again in the order of their numbers and check that each got its old number, so
-        // that `Database` values held by callers stay valid.
+        // them again in the order of their numbers, so that each gets its old number unless a
+        // dropped database left a gap below it.
         var txn: OpaquePointer?
         rc = mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &txn)
         guard rc == 0, let txn else { throw fail(rc) }
+        var numbers: [String: MDB_dbi] = [:]
         for (name, record) in databases.sorted(by: { $0.value.dbi < $1.value.dbi }) {
             var dbi: MDB_dbi = 0
             rc = mdb_dbi_open(txn, name.isEmpty ? nil : name, record.flags.rawValue, &dbi)
-            if rc != 0 || dbi != record.dbi {
+            if rc == MDB_NOTFOUND { continue } // gone from the file: nothing to reopen
+            if rc != 0 {
                 mdb_txn_abort(txn)
-                throw fail(rc != 0 ? rc : MDB_BAD_DBI, "database '\(name)' could not be opened again under the same handle")
+                throw fail(rc, "database '\(name)' could not be opened again")
             }
+            numbers[name] = dbi
         }
         rc = mdb_txn_commit(txn)
         if rc != 0 { throw fail(rc) }
-        return env
+        return (env, numbers)
     }
 }

@@ -101,6 +101,37 @@ struct FaultTests {
         #expect(try again.read { try $0.get("after", in: reopened) } == "3")
     }
 
+    /// Recovery when a dropped database left a gap in the handle numbers: LMDB gives the
+    /// databases above it lower numbers. The environment recovers (it used to close for good),
+    /// every database reads its own records by name, and a `Database` value whose number
+    /// changed fails with `badDatabase` instead of reading its neighbour.
+    @Test func recoveryAfterADropLeftAGap() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let first = try env.openDatabase("first", key: StringCodec.self, value: StringCodec.self)
+        let middle = try env.openDatabase("middle", key: StringCodec.self, value: StringCodec.self)
+        let last = try env.openDatabase("last", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in
+            try txn.put("first's", forKey: "k", in: first)
+            try txn.put("last's", forKey: "k", in: last)
+            try txn.drop(middle)
+        }
+        env.simulateMetaWriteFailureOnNextCommit()
+        #expect(throws: LMDBError.panic) { try env.write { try $0.put("lost", forKey: "k", in: first) } }
+        try env.write { try $0.put("first's again", forKey: "k", in: first) }
+        #expect(env.panicRecoveries == 1)
+        #expect(try env.read { try $0.get("k", in: first) } == "first's again", "its number did not change")
+        let moved = try env.openDatabase("last", key: StringCodec.self, value: StringCodec.self, create: false)
+        #expect(moved.dbi < last.dbi, "LMDB gave it the lower, free number")
+        #expect(try env.read { try $0.get("k", in: moved) } == "last's")
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: last) } }
+        // A database created now takes the old number: the old handle still fails.
+        let newcomer = try env.openDatabase("newcomer", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("newcomer's", forKey: "k", in: newcomer) }
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: last) } }
+        #expect(try env.read { try $0.get("k", in: newcomer) } == "newcomer's")
+    }
+
     @Test func shortWriteOnAFullDiskIsClassifiedAsNoSpace() {
         #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: 0) == ENOSPC)
         #expect(LMDBError.classifyWriteFailure(code: EIO, freeBytes: 4096) == ENOSPC)
