@@ -134,7 +134,7 @@ package struct BinaryReader {
     @inlinable @inline(__always)
     static func asciiString(_ bytes: UnsafeRawPointer, _ n: Int) -> String {
         #if _pointerBitWidth(_64) && _endian(little)
-        if n <= 15 { return smallASCIIString(bytes, n) }
+        if n <= 15 { return depotSmallASCIIString(bytes, n) }
         #endif
         if n > 15, #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
             let buffer = UnsafeBufferPointer(start: bytes.assumingMemoryBound(to: UInt8.self), count: n)
@@ -147,30 +147,6 @@ package struct BinaryReader {
     }
 
     #if _pointerBitWidth(_64) && _endian(little)
-    /// The ASCII string of the `n` (0...15) bytes at `bytes`, made from the two words of the
-    /// standard library's small-string form (``smallASCIIBits(_:_:)``) where that layout holds
-    /// (``smallStringLayoutHolds``), else through `String(unsafeUninitializedCapacity:)`: about
-    /// 70 instructions fewer per string. Not inlined: the decoders that inline
-    /// ``asciiString(_:_:)`` stay small.
-    @usableFromInline @inline(never)
-    static func smallASCIIString(_ bytes: UnsafeRawPointer, _ n: Int) -> String {
-        if _fastPath(smallStringLayoutHolds) {
-            // The words are stored over an empty string, which holds no object to release: the
-            // result is then owned here and moved out (a cast would be copied, with a retain).
-            let (low, high) = smallASCIIBits(bytes, n)
-            var string = ""
-            withUnsafeMutableBytes(of: &string) { words in
-                words.storeBytes(of: low, toByteOffset: 0, as: UInt64.self)
-                words.storeBytes(of: high, toByteOffset: 8, as: UInt64.self)
-            }
-            return string
-        }
-        return String(unsafeUninitializedCapacity: n) { target in
-            if let start = target.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: bytes, byteCount: n) }
-            return n
-        }
-    }
-
     /// The two words of the small string holding the `n` (0...15) ASCII bytes at `bytes`: the
     /// bytes in order from the first word's low byte on, and in the second word's top byte the
     /// discriminator of a small ASCII string (immortal, small, ASCII: 0xE0) with the count.
@@ -372,3 +348,30 @@ package struct BinaryReader {
         return 1
     }
 }
+
+#if _pointerBitWidth(_64) && _endian(little)
+/// The ASCII string of the `n` (0...15) bytes at `bytes`, made from the two words of the
+/// standard library's small-string form (`BinaryReader.smallASCIIBits(_:_:)`) where that layout
+/// holds (`BinaryReader.smallStringLayoutHolds`), else through
+/// `String(unsafeUninitializedCapacity:)`: about 70 instructions fewer per string. A function of
+/// its own (no metatype argument to drop through a thunk), not inlined: the decoders that inline
+/// `BinaryReader.asciiString(_:_:)` stay small.
+@usableFromInline @inline(never)
+func depotSmallASCIIString(_ bytes: UnsafeRawPointer, _ n: Int) -> String {
+    if _fastPath(BinaryReader.smallStringLayoutHolds) {
+        // The words are stored over an empty string, which holds no object to release: the
+        // result is then owned here and moved out (a cast would be copied, with a retain).
+        let (low, high) = BinaryReader.smallASCIIBits(bytes, n)
+        var string = ""
+        withUnsafeMutableBytes(of: &string) { words in
+            words.storeBytes(of: low, toByteOffset: 0, as: UInt64.self)
+            words.storeBytes(of: high, toByteOffset: 8, as: UInt64.self)
+        }
+        return string
+    }
+    return String(unsafeUninitializedCapacity: n) { target in
+        if let start = target.baseAddress { UnsafeMutableRawPointer(start).copyMemory(from: bytes, byteCount: n) }
+        return n
+    }
+}
+#endif
