@@ -18,6 +18,11 @@ int cdepot_crc32c_hardware_available(void);
 /// cdepot_crc32c_hardware_available() returned 1 (it returns `crc` unchanged on other CPUs).
 uint32_t cdepot_crc32c_hardware(uint32_t crc, const void *bytes, size_t count);
 
+/// CRC-32C of a record's checksummed bytes, with the CPU's instruction: bytes 0..<10 and
+/// 14..<count of the `count` (at least 14) bytes at `bytes` (the 4 bytes between hold the stored
+/// checksum). One call for the check of every read. Same conditions as cdepot_crc32c_hardware.
+uint32_t cdepot_crc32c_record_hardware(const void *bytes, size_t count);
+
 #ifdef __cplusplus
 }
 #endif

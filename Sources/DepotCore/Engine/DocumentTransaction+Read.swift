@@ -96,7 +96,18 @@ extension DocumentTransaction {
 
     /// Visits the documents of type `D` in ID order (or reverse) without loading them all;
     /// return false to stop.
+    ///
+    /// Inlinable, so that the scan and its decode are specialized for `D` where it is called
+    /// (as ``retrieve(_:id:)``): no run-time generic metadata per document.
+    @inlinable
     public func forEach<D: Document>(_ type: D.Type, reverse: Bool = false, _ body: (D) throws -> Bool) throws {
+        if hasOverlay { return try forEachThroughOverlay(D.self, reverse: reverse, body) }
+        try storedForEach(D.self, reverse: reverse, body)
+    }
+
+    /// ``forEach(_:reverse:_:)`` of a view with a unit of work laid over it.
+    @usableFromInline
+    func forEachThroughOverlay<D: Document>(_ type: D.Type, reverse: Bool, _ body: (D) throws -> Bool) throws {
         if let overlay, overlay.touches(alias: alias, collection: D.collection) {
             try overlay.merge(D.self, alias: alias, reverse: reverse, stored: { visit in try storedForEach(D.self, reverse: reverse, visit) }) {
                 try body(withPendingStatus($0))
@@ -107,10 +118,10 @@ extension DocumentTransaction {
     }
 
     /// The stored documents of `D` (without the unit of work), with their keys.
+    @inlinable
     func storedForEach<D: Document>(_ type: D.Type, reverse: Bool, _ body: (D) throws -> Bool) throws {
-        guard let facts = try facts(D.self, create: false) else { return }
-        let target = facts.target
-        try context.txn.scan(target.keyspace, prefix: nil, reverse: reverse) { key, value in
+        guard let facts = try anyFacts(D.self, create: false) else { return }
+        try context.txn.scan(facts.target.keyspace, prefix: nil, reverse: reverse) { key, value in
             try body(try decodeDocument(D.self, value, facts: facts, key: key))
         }
     }

@@ -31,6 +31,14 @@ package enum CRC32C {
         return software(bytes, continuing: crc)
     }
 
+    /// The checksum of a record's checksummed bytes: bytes 0..<10 and 14..<count of the `count`
+    /// (at least 14) bytes at `base` (the 4 bytes between hold the stored checksum), in one call.
+    package static func record(_ base: UnsafeRawPointer, count: Int) -> UInt32 {
+        if isHardwareAccelerated { return cdepot_crc32c_record_hardware(base, count) }
+        let head = software(UnsafeRawBufferPointer(start: base, count: 10))
+        return software(UnsafeRawBufferPointer(start: base + 14, count: count - 14), continuing: head)
+    }
+
     /// The checksum with the CPU's instruction; nil on a CPU without one.
     static func hardware(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32? {
         guard isHardwareAccelerated else { return nil }

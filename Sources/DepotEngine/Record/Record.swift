@@ -58,9 +58,8 @@ package enum Record {
     package static func seal(_ buffer: inout [UInt8]) {
         guard buffer.count >= headerSize else { return }
         buffer.withUnsafeMutableBytes { all in
-            let head = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[0..<10]))
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[headerSize...]), continuing: head)
-            all.storeBytes(of: crc.littleEndian, toByteOffset: 10, as: UInt32.self)
+            guard let base = all.baseAddress else { return }
+            all.storeBytes(of: CRC32C.record(base, count: all.count).littleEndian, toByteOffset: 10, as: UInt32.self)
         }
     }
 
@@ -91,9 +90,7 @@ package enum Record {
     @inline(__always)
     private static func checksumMatches(_ base: UnsafeRawPointer, _ count: Int) -> Bool {
         let stored = UInt32(littleEndian: base.loadUnaligned(fromByteOffset: 10, as: UInt32.self))
-        let head = CRC32C.checksum(UnsafeRawBufferPointer(start: base, count: 10))
-        let payload = UnsafeRawBufferPointer(start: base + headerSize, count: count - headerSize)
-        return CRC32C.checksum(payload, continuing: head) == stored
+        return CRC32C.record(base, count: count) == stored
     }
 
     /// The header without verifying the checksum (for revisions of records about to be replaced).

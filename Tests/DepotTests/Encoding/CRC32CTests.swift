@@ -45,6 +45,23 @@ import Testing
         }
     }
 
+    /// A record's checksum (bytes 0..<10 and 14..<count, the stored checksum between) in one
+    /// call, on the hardware path where there is one: the same as the two parts in software.
+    @Test func aRecordsChecksumIsItsTwoParts() {
+        var random = Bytes(state: 0x5EED)
+        let buffer = random.next(200 + 8)
+        buffer.withUnsafeBytes { all in
+            for offset in 0..<8 {
+                for count in 14...200 {
+                    let record = UnsafeRawBufferPointer(rebasing: all[offset..<(offset + count)])
+                    let head = CRC32C.software(UnsafeRawBufferPointer(rebasing: record[0..<10]))
+                    let expected = CRC32C.software(UnsafeRawBufferPointer(rebasing: record[14...]), continuing: head)
+                    #expect(CRC32C.record(record.baseAddress!, count: count) == expected, "\(count) bytes at offset \(offset)")
+                }
+            }
+        }
+    }
+
     @Test func largeBuffersAgree() {
         var random = Bytes(state: 42)
         for length in [4_096, 65_537, 1_000_003] {
