@@ -47,7 +47,7 @@ extension DocumentTransaction {
     /// under `key` is deleted. Returns false, doing nothing, when that record's delete is
     /// already under way (a cascade came back to it): the delete further up deletes it.
     @discardableResult
-    package func applyDeleteRules(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
+    func applyDeleteRules(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         let rules = deleteRules(of: target)
         if rules.isEmpty { return true }
         let marker = ChangeRecorder.Key(alias: target.alias, collection: target.collection, key: [UInt8](key))
