@@ -6,26 +6,20 @@ import CDepotAtomic
 /// pointer and reads the copy in place (no lock, no reference count touched, so readers on
 /// many cores share only a cache line that nobody writes). Copies are kept until this object
 /// goes away, since a reader may still be looking at an older one: publish only on real changes
-/// (the owners publish when a collection, schema version or transform first appears).
-///
-/// The read path is inlinable (its storage `@usableFromInline`): the store's read transactions
-/// and every typed document's collection name read through it from other modules.
+/// (the owners here publish when a collection, schema version or transform first appears).
 ///
 /// `@unchecked Sendable`: the pointer is accessed atomically; `copies` is written only by
 /// ``publish(_:)``, whose callers serialize (the owner's lock).
-package final class Published<Value>: @unchecked Sendable {
-    /// One published value, immutable.
-    @usableFromInline
-    final class Copy {
-        @usableFromInline let value: Value
+final class Published<Value>: @unchecked Sendable {
+    private final class Copy {
+        let value: Value
         init(_ value: Value) { self.value = value }
     }
 
-    @usableFromInline let pointer = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
+    private let pointer = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1)
     private var copies: [Copy] = []
 
-    /// Publishes `initial`.
-    package init(_ initial: Value) {
+    init(_ initial: Value) {
         pointer.initialize(to: nil)
         publish(initial)
     }
@@ -33,19 +27,18 @@ package final class Published<Value>: @unchecked Sendable {
     deinit { pointer.deallocate() }
 
     /// Runs `body` on the current value.
-    @inlinable @inline(__always)
-    package func read<R>(_ body: (Value) throws -> R) rethrows -> R {
+    @inline(__always)
+    func read<R>(_ body: (Value) throws -> R) rethrows -> R {
         // Never nil: `init` published a copy.
         let raw = cdepot_atomic_load_pointer(pointer).unsafelyUnwrapped
         return try Unmanaged<Copy>.fromOpaque(raw)._withUnsafeGuaranteedRef { try body($0.value) }
     }
 
     /// The current value.
-    @inlinable
-    package var value: Value { read { $0 } }
+    var value: Value { read { $0 } }
 
     /// Makes `value` the current value. Callers serialize (hold their lock).
-    package func publish(_ value: Value) {
+    func publish(_ value: Value) {
         let copy = Copy(value)
         copies.append(copy)
         cdepot_atomic_store_pointer(pointer, Unmanaged.passUnretained(copy).toOpaque())
