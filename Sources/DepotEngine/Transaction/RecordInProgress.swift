@@ -1,6 +1,7 @@
 /// A record being written or decoded right now in a transaction (a document being parked, or
 /// decoded while references are resolved): its collection and its key, borrowed for the length
 /// of the operation. What cycle checks and dangling-reference messages name.
+@usableFromInline
 package struct RecordInProgress {
     /// The alias of the record's collection.
     package var alias: String

@@ -30,7 +30,7 @@ package struct ResolvingStack {
     }
 
     /// The outer records, materialized.
-    private var outer: [RecordInProgress] = []
+    @usableFromInline private(set) var outer: [RecordInProgress] = []
     /// The innermost record, when it was entered with its target.
     @usableFromInline var current: Current?
 
@@ -52,7 +52,9 @@ package struct ResolvingStack {
     /// The innermost record being decoded, if any.
     package var last: RecordInProgress? { current?.entry ?? outer.last }
 
-    /// Whether no record is being decoded (without building an entry).
+    /// Whether no record is being decoded (without building an entry). Inlinable: every read
+    /// transaction's end asks (is its context reusable).
+    @inlinable
     package var isEmpty: Bool { current == nil && outer.isEmpty }
 
     /// Enters the record of `key` in `target` as the innermost one (before decoding it); pass
