@@ -89,9 +89,10 @@ let package = Package(
         .target(name: "CDepotCRC"),
         // The record engine's foundation: the StorageDriver protocol and its in-memory drivers,
         // DepotError (and the one mapping of codec errors), the binary codec and DocumentValue,
-        // the record envelope (header, CRC-32C) and the store's layout of keyspaces and meta
-        // keys, the collection schema (index definitions, field paths, index keys), change sets
-        // and the change log. `package` access for what only Depot's modules use. Never LMDB.
+        // the record envelope (header, CRC-32C), opening stored records, and the store's layout
+        // of keyspaces and meta keys, the collection schema (index definitions, field paths,
+        // index keys and entries), change sets, the change log and the undo log. `package`
+        // access for what only Depot's modules use. Never LMDB.
         .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
         // The document layer: documents, queries, kits, over the engine (never LMDB:
         // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.

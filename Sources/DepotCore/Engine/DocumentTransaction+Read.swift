@@ -203,35 +203,18 @@ extension DocumentTransaction {
         throw decodingFailure(error, collection: facts.target.collection, kind: facts.target.kind, key: key)
     }
 
-    /// The error a failed decode of the record under `key` reports: decoding and format errors
-    /// name the alias, collection, ID (and field path); any other error passes unchanged.
+    /// The error a failed decode of the record under `key` reports (``RecordReader``'s mapping,
+    /// naming this view's alias).
     func decodingFailure(_ error: any Error, collection: String, kind: IDKind, key: UnsafeRawBufferPointer) -> any Error {
-        switch error {
-        case let error as DecodingError:
-            return DepotError.decodingFailed(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)),
-                                             fieldPath: error.fieldPath, detail: decodingDetail(error))
-        case let error as BinaryCodecError:
-            return DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
-        case let error as DepotError where error.code == .unknownReferenceType && error.alias == nil:
-            // From the reference hook, via the decoder, which added the field path.
-            return error.locatingReference(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), fieldPath: error.fieldPath ?? "")
-        default:
-            return error
-        }
+        RecordReader.failure(error, alias: alias, collection: collection, kind: kind, key: key)
     }
 
-    /// Opens the stored record `bytes` under `key` and reads its document as a schemaless value:
-    /// every schemaless read path goes through here, so a damaged record is always reported as
-    /// ``openRecord(_:collection:key:kind:)`` and ``decodingFailure(_:collection:kind:key:)``
-    /// report it (alias, collection, ID; never a stored value).
+    /// Opens the stored record `bytes` under `key` and reads its document as a schemaless value
+    /// (``RecordReader``): every schemaless read path goes through here, so a damaged record is
+    /// always reported the same way (alias, collection, ID; never a stored value).
     func openDocument(_ bytes: UnsafeRawBufferPointer, collection: String, key: UnsafeRawBufferPointer, kind: IDKind) throws
         -> (header: Record.Header, document: DocumentValue) {
-        let (header, payload) = try openRecord(bytes, collection: collection, key: key, kind: kind)
-        do {
-            return (header, try DocumentValue(binary: payload))
-        } catch {
-            throw decodingFailure(error, collection: collection, kind: kind, key: key)
-        }
+        try RecordReader.document(bytes, alias: alias, collection: collection, key: key, kind: kind)
     }
 
     /// Sets the sync status of a ``Syncable`` document from its record's flags.
@@ -270,17 +253,10 @@ extension DocumentTransaction {
         return changed ? document.binary() : nil
     }
 
-    /// Checks a stored record's envelope and checksum; errors name alias, collection and ID.
+    /// Checks a stored record's envelope and checksum (``RecordReader``); errors name alias,
+    /// collection and ID.
     func openRecord(_ bytes: UnsafeRawBufferPointer, collection: String, key: UnsafeRawBufferPointer, kind: IDKind) throws
         -> (header: Record.Header, payload: UnsafeRawBufferPointer) {
-        do {
-            return try Record.open(bytes)
-        } catch .checksum {
-            throw DepotError.checksumMismatch(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
-        } catch .sealed {
-            throw DepotError.transformRequired(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)))
-        } catch {
-            throw DepotError.corruptRecord(alias: alias, collection: collection, id: displayID(kind.value(ofKey: key)), detail: "\(error)")
-        }
+        try RecordReader.open(bytes, alias: alias, collection: collection, key: key, kind: kind)
     }
 }

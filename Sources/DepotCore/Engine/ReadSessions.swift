@@ -56,37 +56,3 @@ final class ReadSessions: @unchecked Sendable {
         }
     }
 }
-
-/// A transaction that has ended: what a reusable read context holds between its read
-/// transactions, so that it keeps no ended transaction (nor its environment) alive. Every
-/// operation fails as an ended transaction's does.
-final class EndedTransaction: StorageTransaction, @unchecked Sendable {
-    static let shared = EndedTransaction()
-
-    private func ended() -> DepotError { DepotError.transactionMisuse("the transaction has already ended") }
-
-    var isReadOnly: Bool { true }
-    var nestingDepth: Int { 0 }
-    var attachment: AnyObject? {
-        get { nil }
-        set {}
-    }
-    func afterCommit(_ handler: @escaping () -> Void) {}
-    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? { throw ended() }
-    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? { throw ended() }
-    func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool { throw ended() }
-    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
-                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool { throw ended() }
-    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws { throw ended() }
-    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool { throw ended() }
-    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool { throw ended() }
-    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
-              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws { throw ended() }
-    func count(_ keyspace: Keyspace) throws -> Int { throw ended() }
-    func clear(_ keyspace: Keyspace) throws { throw ended() }
-    func drop(_ keyspace: Keyspace) throws { throw ended() }
-    func savepoint<R>(_ body: () throws -> R) throws -> R { throw ended() }
-    func isCurrent(_ keyspace: Keyspace) -> Bool { false }
-    var keyspaceHandlesVersion: Int? { nil }
-    var snapshotID: UInt64? { nil }
-}

@@ -110,7 +110,7 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         return document
     }
 
-    private func displayKey(_ key: TransactionContext.InProgress) -> String {
+    private func displayKey(_ key: RecordInProgress) -> String {
         guard let kind = try? transaction.context.storedKind(
             alias: key.alias, collection: key.collection,
             name: StoreLayout.documentDatabase(alias: key.alias, collection: key.collection)) else { return "?" }

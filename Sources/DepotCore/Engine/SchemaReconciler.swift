@@ -74,12 +74,11 @@ extension DocumentTransaction {
             try txn.clear(ks)
             return ks
         }
-        let schema = CollectionSchema(indexes: indexes)
         var entries: [(key: [UInt8], fields: [[UInt8]])] = []
         try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
             let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
             do {
-                entries.append(([UInt8](key), try indexFields(schema, payload: payload)))
+                entries.append(([UInt8](key), try IndexEntries.fields(indexes, payload: payload)))
             } catch {
                 throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
             }
@@ -88,7 +87,7 @@ extension DocumentTransaction {
         for (key, fields) in entries {
             try key.withUnsafeBytes { k in
                 // Unique entries as every write claims them (a clash is an error), then the others.
-                try claimUniqueEntries(indexes, in: keyspaces, of: target, key: k, new: fields) { displayIDOfKey(k, kind: target.kind) }
+                try IndexEntries.claimUnique(indexes, in: keyspaces, of: target, key: k, new: fields, displayID: { displayIDOfKey(k, kind: target.kind) }, txn: txn)
                 for (i, index) in indexes.enumerated() where !index.unique {
                     try fields[i].withUnsafeBytes { try txn.put(k, forKey: $0, in: keyspaces[i]) }
                 }
@@ -101,10 +100,7 @@ extension DocumentTransaction {
     private func rebuildSyncEntries(_ target: RecordTarget, keep: Bool) throws {
         let txn = context.txn
         guard let ks = try txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: keep, multiValue: true) else { return }
-        for status in SyncStatus.allCases {
-            let k = [status.rawValue] + Array(target.collection.utf8)
-            _ = try k.withUnsafeBytes { try txn.delete(forKey: $0, in: ks) }
-        }
+        try IndexEntries.clearSync(ks, collection: target.collection, txn: txn)
         guard keep else { return }
         var entries: [(key: [UInt8], status: SyncStatus)] = []
         try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
@@ -112,7 +108,7 @@ extension DocumentTransaction {
             return true
         }
         for (key, status) in entries {
-            try key.withUnsafeBytes { try updateSyncEntry(ks, collection: target.collection, key: $0, old: nil, new: status) }
+            try key.withUnsafeBytes { try IndexEntries.updateSync(ks, collection: target.collection, key: $0, old: nil, new: status, txn: txn) }
         }
     }
 }

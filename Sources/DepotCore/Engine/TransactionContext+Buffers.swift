@@ -1,14 +1,4 @@
 extension TransactionContext {
-    /// A document being parked (see ``parking``): its key is borrowed for the duration of the park.
-    struct InProgress {
-        var alias: String
-        var collection: String
-        var key: UnsafeRawBufferPointer
-        func matches(alias: String, collection: String, key other: UnsafeRawBufferPointer) -> Bool {
-            self.collection == collection && self.alias == alias && key.elementsEqual(other)
-        }
-    }
-
     /// Where a savepoint began: the change recorder's, the nesting depth and the undo log's marks.
     struct Mark {
         let recorder: Int

@@ -77,7 +77,7 @@ package final class TransactionContext {
     }
     /// Documents being parked right now, outermost first: a reference back to one of them is
     /// written without parking it again. Keys are borrowed for the duration of the park.
-    @exclusivity(unchecked) var parking: [InProgress] = []
+    @exclusivity(unchecked) var parking: [RecordInProgress] = []
     /// Documents being decoded right now, outermost first (for dangling-reference messages and
     /// cycles). Keys are borrowed for the duration of the decode.
     @usableFromInline @exclusivity(unchecked) var resolving = ResolvingStack()

@@ -322,7 +322,7 @@ public final class KeyValueStore: @unchecked Sendable {
         // rollback must not store part of `entries` either.
         let limit = try store.core.maxKeySize()
         for key in entries.keys.sorted() {
-            if let problem = DocumentTransaction.keyProblem(count: key.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
+            if let problem = RecordKeyRule.problem(count: key.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
                 throw problem
             }
         }

@@ -68,7 +68,7 @@ extension Store {
     /// that it encodes.
     private static func inspect<D: Document>(_ document: D, alias: String, maxKeySize: Int) throws -> (UnitOfWork.Key, [any Document]) {
         let key = document.id.keyBytes
-        if let problem = DocumentTransaction.keyProblem(count: key.count, limit: maxKeySize, collection: D.collection, isKeyValue: false) {
+        if let problem = RecordKeyRule.problem(count: key.count, limit: maxKeySize, collection: D.collection, isKeyValue: false) {
             throw problem
         }
         let collector = ReferenceCollector()

@@ -3,16 +3,19 @@
 ///
 /// Every typed read decodes inside one entry, and most records hold no references, so the
 /// innermost entry is kept without retaining anything (its target and key are borrowed from
-/// the caller's frame for the length of the decode) and only turned into an
-/// ``TransactionContext/InProgress`` (with its alias and collection names) when a nested
+/// the caller's frame for the length of the decode) and only turned into a
+/// ``RecordInProgress`` (with its alias and collection names) when a nested
 /// record is decoded inside it — that is, when a reference is resolved.
+///
+/// DepotCore's transaction context keeps one; the typed read path, inlined into callers, enters
+/// and leaves records through the inlinable ``enter(_:key:)`` and ``leave(_:)``.
 @usableFromInline
-struct ResolvingStack {
+package struct ResolvingStack {
     /// The record decoded now: its collection's target and its key, unretained.
     @usableFromInline
-    struct Current {
-        let target: Unmanaged<RecordTarget>
-        let key: UnsafeRawBufferPointer
+    package struct Current {
+        @usableFromInline let target: Unmanaged<RecordTarget>
+        @usableFromInline let key: UnsafeRawBufferPointer
 
         @usableFromInline
         init(target: Unmanaged<RecordTarget>, key: UnsafeRawBufferPointer) {
@@ -20,40 +23,45 @@ struct ResolvingStack {
             self.key = key
         }
 
-        var entry: TransactionContext.InProgress {
+        var entry: RecordInProgress {
             let target = target.takeUnretainedValue()
             return .init(alias: target.alias, collection: target.collection, key: key)
         }
     }
 
     /// The outer records, materialized.
-    private var outer: [TransactionContext.InProgress] = []
+    @usableFromInline private(set) var outer: [RecordInProgress] = []
     /// The innermost record, when it was entered with its target.
     @usableFromInline var current: Current?
 
+    /// No record being decoded.
+    package init() {}
+
     /// Every record being decoded, outermost first.
-    var chain: [TransactionContext.InProgress] {
+    package var chain: [RecordInProgress] {
         guard let current else { return outer }
         return outer + [current.entry]
     }
 
     /// Whether a record being decoded matches `predicate` (without building ``chain``).
-    func contains(where predicate: (TransactionContext.InProgress) -> Bool) -> Bool {
+    package func contains(where predicate: (RecordInProgress) -> Bool) -> Bool {
         if outer.contains(where: predicate) { return true }
         return current.map { predicate($0.entry) } ?? false
     }
 
     /// The innermost record being decoded, if any.
-    var last: TransactionContext.InProgress? { current?.entry ?? outer.last }
+    package var last: RecordInProgress? { current?.entry ?? outer.last }
 
-    /// Whether no record is being decoded (without building an entry).
-    var isEmpty: Bool { current == nil && outer.isEmpty }
+    /// Whether no record is being decoded (without building an entry). Inlinable: every read
+    /// transaction's end asks (is its context reusable).
+    @inlinable
+    package var isEmpty: Bool { current == nil && outer.isEmpty }
 
     /// Enters the record of `key` in `target` as the innermost one (before decoding it); pass
     /// the result to ``leave(_:)`` after. `target` and `key` must outlive the decode (the
     /// caller holds both). Two stores when no record is being decoded.
     @inlinable @inline(__always)
-    mutating func enter(_ target: RecordTarget, key: UnsafeRawBufferPointer) -> Current? {
+    package mutating func enter(_ target: RecordTarget, key: UnsafeRawBufferPointer) -> Current? {
         let saved = current
         if let saved { materialize(saved) }
         current = Current(target: Unmanaged.passUnretained(target), key: key)
@@ -62,12 +70,12 @@ struct ResolvingStack {
 
     /// Keeps an entered record as an outer one (a record is decoded inside it).
     @usableFromInline
-    mutating func materialize(_ entered: Current) {
+    package mutating func materialize(_ entered: Current) {
         outer.append(entered.entry)
     }
 
     /// Enters a record without a target (unidentified values) as the innermost one.
-    mutating func enter(_ entry: TransactionContext.InProgress) -> Current? {
+    package mutating func enter(_ entry: RecordInProgress) -> Current? {
         let saved = current
         if let saved { outer.append(saved.entry) }
         outer.append(entry)
@@ -77,7 +85,7 @@ struct ResolvingStack {
 
     /// Leaves the innermost record, entered by `enter` with the result `saved`.
     @inlinable @inline(__always)
-    mutating func leave(_ saved: Current?) {
+    package mutating func leave(_ saved: Current?) {
         if current != nil && saved == nil {
             current = nil // the usual case: the one record being decoded was entered with its target
         } else {
@@ -87,7 +95,7 @@ struct ResolvingStack {
 
     /// ``leave(_:)`` of a nested record or of one entered without a target.
     @usableFromInline
-    mutating func leaveNested(_ saved: Current?) {
+    package mutating func leaveNested(_ saved: Current?) {
         if current == nil { outer.removeLast() }  // entered as an entry
         current = saved
         if saved != nil { outer.removeLast() }
