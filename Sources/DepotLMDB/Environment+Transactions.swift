@@ -210,8 +210,7 @@ extension Environment {
         txn.openedDatabases.removeAll()
         txn.holdsDatabaseLock = false
         for entry in opened {
-            let reopened = databaseCache[entry.name]
-                ?? (try? openDatabaseInOwnReadTransaction(entry.name.isEmpty ? nil : entry.name, flags: entry.record.flags))
+            let reopened = try? openDatabaseInOwnReadTransaction(entry.name.isEmpty ? nil : entry.name, flags: entry.record.flags)
             if reopened?.dbi != entry.record.dbi { retireHandle(entry.record.dbi) }
         }
         databaseLock.unlock()

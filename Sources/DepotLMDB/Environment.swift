@@ -100,12 +100,11 @@ public final class Environment: @unchecked Sendable {
     /// LMDB reuses the number of a closed handle for the next database opened, so a
     /// ``Database`` value made before the close (its ``Database/generation`` is older) would
     /// read that other database. Bumped under `databaseLock`; read by any thread with atomics.
-    @usableFromInline let handleGenerations: UnsafeMutablePointer<Int>
+    let handleGenerations: UnsafeMutablePointer<Int>
     /// The number of entries of ``handleGenerations``: every handle number LMDB can give.
-    @usableFromInline let handleGenerationCount: Int
+    let handleGenerationCount: Int
 
     /// The generation of handle number `dbi` now; -2 for a number LMDB never gives.
-    @inlinable @inline(__always)
     func handleGeneration(_ dbi: UInt32) -> Int {
         guard Int(dbi) < handleGenerationCount else { return -2 }
         return cdepot_atomic_load(handleGenerations + Int(dbi))

@@ -22,6 +22,7 @@ struct DropTests {
     /// What the reader thread saw, and when the writer finished.
     final class Progress: Sendable {
         let readerBegan = Atomic<Bool>(false)
+        let dropStarted = Atomic<Bool>(false)
         let writerFinished = Atomic<Bool>(false)
         let seen = Mutex<[String?]>([])
         let failure = Mutex<String?>(nil)
@@ -80,8 +81,8 @@ struct DropTests {
         #expect(try env.read { try $0.get("k", in: other) } == "someone else's")
     }
 
-    /// Readers that begin while the drop waits wait for it, then see the database gone; a
-    /// scoped read on other threads goes on after the drop without error.
+    /// A reader that began before the drop reads its snapshot; one that begins while the drop
+    /// waits for it waits for the commit, then finds the database gone and reads the others.
     @Test func readersBegunDuringTheDropSeeItGone() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
@@ -96,7 +97,9 @@ struct DropTests {
             do {
                 let txn = try env.beginTransaction(readOnly: true)
                 progress.readerBegan.store(true, ordering: .sequentiallyConsistent)
-                usleep(50_000) // hold the snapshot open while the drop starts
+                // Hold the snapshot open while the drop starts (a drop that waits for this
+                // reader never finishes meanwhile, and the poll gives up).
+                _ = Self.poll(seconds: 0.3) { progress.writerFinished.load(ordering: .sequentiallyConsistent) }
                 let value = try txn.get("k", in: doomed)
                 txn.abort()
                 progress.seen.withLock { $0.append(value) }
@@ -107,17 +110,23 @@ struct DropTests {
         early.start()
         #expect(Self.poll(seconds: 10) { progress.readerBegan.load(ordering: .sequentiallyConsistent) })
         let late = Thread {
-            // Begins while the drop waits for the early reader, or after it.
-            usleep(10_000)
+            // Begins while the drop waits for the early reader (or after it).
+            _ = Self.poll(seconds: 10) { progress.dropStarted.load(ordering: .sequentiallyConsistent) }
+            _ = Self.poll(seconds: 0.1) { progress.writerFinished.load(ordering: .sequentiallyConsistent) }
             do {
-                let value = try env.read { try $0.get("k", in: kept) }
+                let value = try env.read { txn -> String? in
+                    let gone = (try? txn.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self, create: false)) == nil
+                    return gone ? try txn.get("k", in: kept) : "doomed still there"
+                }
                 progress.seen.withLock { $0.append(value) }
             } catch {
                 progress.failure.withLock { $0 = "\(error)" }
             }
         }
         late.start()
+        progress.dropStarted.store(true, ordering: .sequentiallyConsistent)
         try env.write { txn in try txn.drop(doomed) }
+        progress.writerFinished.store(true, ordering: .sequentiallyConsistent)
         #expect(Self.poll(seconds: 10) { progress.seen.withLock { $0.count == 2 } || progress.failure.withLock { $0 != nil } })
         #expect(progress.failure.withLock { $0 } == nil)
         #expect(progress.seen.withLock { $0.sorted { ($0 ?? "") < ($1 ?? "") } } == ["kept", "old"])
