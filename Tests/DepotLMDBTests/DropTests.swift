@@ -19,13 +19,27 @@ struct DropTests {
         return try Environment.open(path: folder.path, options: options)
     }
 
+    /// A value behind an `NSLock`. (These values are read while other threads write them:
+    /// ThreadSanitizer follows a pthread mutex, not the futex inside `Synchronization.Mutex`.)
+    /// `@unchecked Sendable`: the value is only reached with the lock held.
+    final class Locked<Value: Sendable>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value: Value
+        init(_ value: Value) { self.value = value }
+        func withLock<R>(_ body: (inout Value) -> R) -> R {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(&value)
+        }
+    }
+
     /// What the reader thread saw, and when the writer finished.
     final class Progress: Sendable {
         let readerBegan = Atomic<Bool>(false)
         let dropStarted = Atomic<Bool>(false)
         let writerFinished = Atomic<Bool>(false)
-        let seen = Mutex<[String?]>([])
-        let failure = Mutex<String?>(nil)
+        let seen = Locked<[String?]>([])
+        let failure = Locked<String?>(nil)
     }
 
     /// Polls `condition` every millisecond until it holds or `seconds` pass.
