@@ -231,7 +231,10 @@ public final class Transaction {
         if !closedByDrop.isEmpty { reopenDropsClosedByChild(in: parent) }
     }
 
+    /// A child transaction failed: LMDB closed the handles it opened (the caller holds the
+    /// database-open lock, as any transaction that opened one does).
     func dropDatabases(openedAbove depth: Int) {
+        for entry in openedDatabases where entry.depth > depth { unownedEnvironment.retireHandle(entry.record.dbi) }
         openedDatabases.removeAll { $0.depth > depth }
     }
 

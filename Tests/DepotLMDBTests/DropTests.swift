@@ -324,4 +324,28 @@ struct DropTests {
         try env.write { try $0.put("w", forKey: "k", in: late) }
         #expect(try env.read { try $0.get("k", in: late) } == "w")
     }
+
+    /// A handle opened in a child transaction that fails names no database afterwards (LMDB
+    /// closes it with the child): it fails clearly once another database takes its number.
+    @Test func aHandleFromAFailedChildFailsClearly() throws {
+        let folder = TemporaryFolder()
+        let env = try Self.environment(folder)
+        var kept: Database<StringCodec, StringCodec>?
+        try env.write { txn in
+            #expect(throws: Boom.self) {
+                try txn.nested { child in
+                    let temp = try child.openDatabase("temp", key: StringCodec.self, value: StringCodec.self)
+                    try child.put("temp's", forKey: "k", in: temp)
+                    kept = temp
+                    throw Boom()
+                }
+            }
+        }
+        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put("other's", forKey: "k", in: other) }
+        let temp = try #require(kept)
+        #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
+        #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("temp", create: false) }
+    }
 }
