@@ -42,6 +42,13 @@ struct DropTests {
         let failure = Locked<String?>(nil)
     }
 
+    /// Opens (creates) the database `name` and stores `value` under "k" in it.
+    static func stored(_ value: String, in name: String, _ env: Environment) throws -> Database<StringCodec, StringCodec> {
+        let db = try env.openDatabase(name, key: StringCodec.self, value: StringCodec.self)
+        try env.write { try $0.put(value, forKey: "k", in: db) }
+        return db
+    }
+
     /// Polls `condition` every millisecond until it holds or `seconds` pass.
     static func poll(seconds: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
@@ -55,12 +62,8 @@ struct DropTests {
     @Test func aReaderBegunBeforeADropReadsItsSnapshot() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let doomed = try env.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self)
-        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
-        try env.write { txn in
-            try txn.put("old", forKey: "k", in: doomed)
-            try txn.put("someone else's", forKey: "k", in: other)
-        }
+        let doomed = try Self.stored("old", in: "doomed", env)
+        let other = try Self.stored("someone else's", in: "other", env)
         let progress = Progress()
         let reader = Thread {
             do {
@@ -100,12 +103,8 @@ struct DropTests {
     @Test func readersBegunDuringTheDropSeeItGone() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let doomed = try env.openDatabase("doomed", key: StringCodec.self, value: StringCodec.self)
-        let kept = try env.openDatabase("kept", key: StringCodec.self, value: StringCodec.self)
-        try env.write { txn in
-            try txn.put("old", forKey: "k", in: doomed)
-            try txn.put("kept", forKey: "k", in: kept)
-        }
+        let doomed = try Self.stored("old", in: "doomed", env)
+        let kept = try Self.stored("kept", in: "kept", env)
         let progress = Progress()
         let early = Thread {
             do {
@@ -152,12 +151,10 @@ struct DropTests {
     @Test func anAbortedDropLeavesTheDatabase() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        let a = try Self.stored("a's", in: "a", env)
         #expect(throws: Boom.self) { try env.write { txn in try txn.drop(a); throw Boom() } }
         #expect(try env.read { try $0.get("k", in: a) } == "a's")
-        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("b's", forKey: "k", in: b) }
+        let b = try Self.stored("b's", in: "b", env)
         #expect(b.dbi != a.dbi)
         #expect(try env.read { try $0.get("k", in: a) } == "a's")
         #expect(try env.databaseNames().sorted() == ["a", "b"])
@@ -172,8 +169,7 @@ struct DropTests {
     @Test func theDroppingTransactionSeesItGone() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("old", forKey: "k", in: a) }
+        let a = try Self.stored("old", in: "a", env)
         try env.write { txn in
             try txn.drop(a)
             #expect(try txn.get("k", in: a) == nil)
@@ -194,12 +190,8 @@ struct DropTests {
         for commit in [false, true] {
             let folder = TemporaryFolder()
             let env = try Self.environment(folder)
-            let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-            let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
-            try env.write { txn in
-                try txn.put("old", forKey: "k", in: a)
-                try txn.put("other's", forKey: "k", in: other)
-            }
+            let a = try Self.stored("old", in: "a", env)
+            let other = try Self.stored("other's", in: "other", env)
             let outcome = Result<Void, any Error> {
                 try env.write { txn in
                     try txn.drop(a)
@@ -223,12 +215,8 @@ struct DropTests {
     @Test func dropsInChildTransactions() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
-        try env.write { txn in
-            try txn.put("a's", forKey: "k", in: a)
-            try txn.put("b's", forKey: "k", in: b)
-        }
+        let a = try Self.stored("a's", in: "a", env)
+        let b = try Self.stored("b's", in: "b", env)
         try env.write { txn in
             #expect(throws: Boom.self) {
                 try txn.nested { child in
@@ -253,8 +241,7 @@ struct DropTests {
     @Test func aParentsDropSurvivesAFailedChild() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        let a = try Self.stored("a's", in: "a", env)
         try env.write { txn in
             try txn.drop(a)
             #expect(throws: Boom.self) {
@@ -273,11 +260,9 @@ struct DropTests {
     @Test func aHandleKeptPastItsDropFailsClearly() throws {
         let folder = TemporaryFolder()
         let env = try Self.environment(folder)
-        let a = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("a's", forKey: "k", in: a) }
+        let a = try Self.stored("a's", in: "a", env)
         try env.write { txn in try txn.drop(a) }
-        let b = try env.openDatabase("b", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("b's", forKey: "k", in: b) }
+        let b = try Self.stored("b's", in: "b", env)
         #expect(b.dbi == a.dbi, "LMDB gives the freed number to the next database")
         let read = #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: a) } }
         #expect(read?.description.contains("dropped") == true)
@@ -301,8 +286,7 @@ struct DropTests {
                 throw Boom()
             }
         }
-        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("other's", forKey: "k", in: other) }
+        let other = try Self.stored("other's", in: "other", env)
         let temp = try #require(kept)
         #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
         #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
@@ -315,8 +299,7 @@ struct DropTests {
         let folder = TemporaryFolder()
         do {
             let env = try Self.environment(folder)
-            let db = try env.openDatabase("late", key: StringCodec.self, value: StringCodec.self)
-            try env.write { try $0.put("v", forKey: "k", in: db) }
+            _ = try Self.stored("v", in: "late", env)
         }
         let env = try Self.environment(folder)
         let late = try env.read { txn in try txn.openDatabase("late", key: StringCodec.self, value: StringCodec.self, create: false) }
@@ -341,8 +324,7 @@ struct DropTests {
                 }
             }
         }
-        let other = try env.openDatabase("other", key: StringCodec.self, value: StringCodec.self)
-        try env.write { try $0.put("other's", forKey: "k", in: other) }
+        let other = try Self.stored("other's", in: "other", env)
         let temp = try #require(kept)
         #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
         #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
