@@ -8,6 +8,10 @@
 #   yourself when not root) in a temporary folder, with a random password (scram-sha-256);
 # - starts the server on a free 127.0.0.1 port, creates the database `depot_test`, exports
 #   DEPOT_POSTGRES_URL (and PG* variables) for the command;
+# - turns TLS on in that server (`ssl = on`, for clients that ask: the URLs above say
+#   `sslmode=disable`) with a certificate for the host name `localhost` only (no IP address),
+#   issued by a throwaway CA, and exports DEPOT_POSTGRES_TLS_ROOT (the CA's PEM file) for the
+#   TLS tests (which skip without it: openssl missing); the replica below inherits it;
 # - with DEPOT_POSTGRES_REPLICA=1, also clones it with `pg_basebackup -R` into a streaming
 #   replica (hot standby) on the next free port and exports DEPOT_POSTGRES_REPLICA_URL;
 # - with DEPOT_POSTGRES_FAILOVER=1, also starts a second, separate pair for the failover test
@@ -141,6 +145,30 @@ new_standby() {
 
 url() { echo "postgres://depot:$PASSWORD@127.0.0.1:$1/depot_test?sslmode=disable"; }
 
+# enable_tls NAME PORT: a throwaway CA and a server certificate naming `localhost` (DNS only, so
+# that verify-full by IP address must fail), installed in the cluster NAME; TLS on (a reload).
+enable_tls() {
+    local name="$1" port="$2" tls="$WORK/tls"
+    mkdir -p "$tls"
+    {
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+            -subj "/CN=Depot throwaway test CA" -addext "basicConstraints=critical,CA:TRUE" \
+            -addext "keyUsage=critical,keyCertSign,cRLSign" -keyout "$tls/ca.key" -out "$tls/ca.crt"
+        openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+            -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr"
+        printf 'subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$tls/server.ext"
+        openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial \
+            -days 2 -extfile "$tls/server.ext" -out "$tls/server.crt"
+    } >"$WORK/$name-tls.log" 2>&1 || { cat "$WORK/$name-tls.log" >&2; exit 1; }
+    install -m 600 "$tls/server.crt" "$WORK/$name/server.crt"
+    install -m 600 "$tls/server.key" "$WORK/$name/server.key"
+    chown "$RUN_AS" "$WORK/$name/server.crt" "$WORK/$name/server.key"
+    rm -f "$tls/ca.key" "$tls/server.key" "$tls/server.csr"
+    chmod 755 "$tls"
+    chmod 644 "$tls/ca.crt"
+    "$BIN/psql" -q -p "$port" -d postgres -c "ALTER SYSTEM SET ssl = on" -c "SELECT pg_reload_conf()" >/dev/null
+}
+
 PORT="$(free_port 54329)"
 [ -n "$PORT" ] || { echo "with-postgres: no free port in 54329-54429" >&2; exit 1; }
 export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=depot PGPASSWORD="$PASSWORD" PGDATABASE=depot_test PGSSLMODE=disable
@@ -148,7 +176,13 @@ new_primary data "$PORT"
 PORT="$STARTED_PORT"
 export PGPORT="$PORT"
 export DEPOT_POSTGRES_URL="$(url "$PORT")"
-echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $STARTED_PID, data in $WORK)" >&2
+if command -v openssl >/dev/null 2>&1; then
+    enable_tls data "$PORT"
+    export DEPOT_POSTGRES_TLS_ROOT="$WORK/tls/ca.crt"
+    echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $STARTED_PID, data in $WORK, TLS for localhost)" >&2
+else
+    echo "with-postgres: PostgreSQL $PG_MAJOR on 127.0.0.1:$PORT (pid $STARTED_PID, data in $WORK; no TLS: openssl is not installed)" >&2
+fi
 
 if [ "${DEPOT_POSTGRES_REPLICA:-}" = "1" ]; then
     REPLICA_PORT="$(free_port $((PORT + 1)))"

@@ -64,11 +64,15 @@ final class ConnectionPool: @unchecked Sendable {
     let rotating: Bool
     /// Whether connections prepare the driver's fixed statements (see ``PreparedStatements``).
     let preparesStatements: Bool
+    /// What the servers' certificates are checked against, for TLS errors (see
+    /// ``PostgresDriverError/tlsTrust(rootCertificatePath:)``).
+    let tlsTrust: String
 
     init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
          maximum: Int, server: String, logger: Logger, rotating: Bool = false, loopThreads: Int? = nil,
-         preparesStatements: Bool = true) {
+         preparesStatements: Bool = true, tlsTrust: String = PostgresDriverError.tlsTrust(rootCertificatePath: nil)) {
         self.configurations = configurations
+        self.tlsTrust = tlsTrust
         self.preparesStatements = preparesStatements
         self.rotating = rotating
         self.target = target
@@ -164,7 +168,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// Opens connection `id` (already counted in `open`): the first server, in order, that
     /// accepts it and is of the ``target`` kind.
     private func connect(id: Int, deadline: Date) throws -> PostgresConnection {
-        var detail = "no server to try"
+        var refusals: [Refusal] = []
         let start = rotating && !configurations.isEmpty ? id % configurations.count : 0
         for configuration in configurations[start...] + configurations[..<start] {
             switch attempt(configuration, id: id, deadline: deadline) {
@@ -176,12 +180,12 @@ final class ConnectionPool: @unchecked Sendable {
                 }
                 return connection
             case .failure(let failure):
-                detail = failure.detail
+                refusals.append(failure)
             }
             if Date() >= deadline { break }
         }
         forget()
-        throw PostgresDriverError.connectionUnavailable(server: server, detail: detail)
+        throw unavailable(refusals)
     }
 
     /// One server: a connection, checked against ``target``, or why not (no password in it).
@@ -218,7 +222,11 @@ final class ConnectionPool: @unchecked Sendable {
         switch result {
         case .success(let connection)?: return .success(connection)
         case .failure(is TargetMismatch)?: return .failure(Refusal(detail: "no server was a \(target.rawValue) server"))
-        case .failure(let error)?: return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
+        case .failure(let error)?:
+            if let tls = PostgresDriverError.tls(error, server: server, host: configuration.host, trust: tlsTrust) {
+                return .failure(Refusal(detail: tls.description, tls: tls))
+            }
+            return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
         case nil: return .failure(Refusal(detail: "no connection within the connect timeout"))
         }
     }
@@ -237,6 +245,16 @@ final class ConnectionPool: @unchecked Sendable {
     /// Why a server gave no connection (never holds a password).
     private struct Refusal: Error {
         let detail: String
+        /// The TLS failure it was, thrown as it is when every server failed so.
+        var tls: PostgresDriverError?
+    }
+
+    /// The error for a connection no server gave: their common TLS failure when each failed on
+    /// TLS (a configuration or certificate to change, not an outage), else "unavailable" with
+    /// the last reason.
+    private func unavailable(_ refusals: [Refusal]) -> PostgresDriverError {
+        if let last = refusals.last, let tls = last.tls, refusals.allSatisfy({ $0.tls != nil }) { return tls }
+        return .connectionUnavailable(server: server, detail: refusals.last?.detail ?? "no server to try")
     }
 
     /// Counts out a connection that never opened.
@@ -281,7 +299,7 @@ final class ConnectionPool: @unchecked Sendable {
             nextID += 1
             return nextID
         }
-        var detail = "no server to try"
+        var refusals: [Refusal] = []
         for configuration in configurations {
             var configuration = configuration
             configuration.options.additionalStartupParameters += settings
@@ -293,12 +311,12 @@ final class ConnectionPool: @unchecked Sendable {
                 }
                 return connection
             case .failure(let failure):
-                detail = failure.detail
+                refusals.append(failure)
             }
             if Date() >= deadline { break }
         }
         sideClosed()
-        throw PostgresDriverError.connectionUnavailable(server: server, detail: detail)
+        throw unavailable(refusals)
     }
 
     /// Closes a connection from ``openSide(until:settings:)`` and counts it out.

@@ -86,12 +86,14 @@ public final class PostgresDriver: StorageDriver {
         pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger, loopThreads: configuration.eventLoopThreads,
-                              preparesStatements: configuration.preparesStatements)
+                              preparesStatements: configuration.preparesStatements,
+                              tlsTrust: PostgresDriverError.tlsTrust(rootCertificatePath: configuration.rootCertificatePath))
         readReplicas = configuration.readReplicas.isEmpty ? nil : ReadReplicas(
             pool: ConnectionPool(configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                                  target: .any, maximum: configuration.maximumConnections,
                                  server: configuration.readReplicaServer, logger: logger, rotating: true,
-                                 loopThreads: configuration.eventLoopThreads, preparesStatements: configuration.preparesStatements),
+                                 loopThreads: configuration.eventLoopThreads, preparesStatements: configuration.preparesStatements,
+                                 tlsTrust: PostgresDriverError.tlsTrust(rootCertificatePath: configuration.rootCertificatePath)),
             logger: logger)
         notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
         do {
@@ -362,11 +364,19 @@ public final class PostgresDriver: StorageDriver {
                 case .require: tls = .require(try NIOSSLContext(configuration: unchecked))
                 case .verifyFull:
                     var verified = TLSConfiguration.makeClientConfiguration()
-                    if let path = config.rootCertificatePath { verified.trustRoots = .file(path) }
+                    if let path = config.rootCertificatePath {
+                        guard FileManager.default.isReadableFile(atPath: path) else {
+                            throw PostgresDriverError.invalidConfiguration("the root certificates file '\(path)' (sslrootcert) cannot be read")
+                        }
+                        verified.trustRoots = .file(path)
+                    }
                     tls = .require(try NIOSSLContext(configuration: verified))
                 }
+            } catch let error as PostgresDriverError {
+                throw error
             } catch {
-                throw PostgresDriverError.invalidConfiguration("TLS setup failed (\(String(describing: type(of: error))))")
+                let roots = config.rootCertificatePath.map { " from '\($0)' (sslrootcert)" } ?? ""
+                throw PostgresDriverError.invalidConfiguration("TLS setup failed: the root certificates\(roots) could not be loaded (\(String(describing: type(of: error))))")
             }
             result = .init(host: endpoint.host, port: endpoint.port, username: config.username,
                            password: config.password, database: config.database, tls: tls)

@@ -14,6 +14,12 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     case server(sqlState: String, message: String)
     /// The connection failed or closed during an operation.
     case connectionLost(server: String, detail: String)
+    /// TLS with the server failed: it does not offer TLS where the configuration requires it,
+    /// its certificate is not trusted (``PostgresConfiguration/rootCertificatePath``, or the
+    /// system's roots), or the certificate does not name the host connected to
+    /// (``PostgresConfiguration/TLSMode/verifyFull``). `detail` says which. Not retried: the
+    /// server or the configuration must change.
+    case tlsFailure(server: String, detail: String)
     /// The call did not finish within ``PostgresConfiguration/callTimeout``: the server did not
     /// answer in time (stopped, unreachable, overloaded, or a lock held elsewhere). A write
     /// that was not yet committing was rolled back; see ``commitOutcomeUnknown(server:detail:)``
@@ -43,6 +49,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         case .connectionUnavailable(let server, let detail): "no PostgreSQL connection to \(server): \(detail)"
         case .server(let state, let message): "PostgreSQL error \(state): \(message)"
         case .connectionLost(let server, let detail): "PostgreSQL connection to \(server) failed: \(detail)"
+        case .tlsFailure(let server, let detail): "TLS with PostgreSQL server \(server) failed: \(detail)"
         case .deadlineExceeded(let server, let timeout): "PostgreSQL call to \(server) passed its deadline (\(timeout))"
         case .commitOutcomeUnknown(let server, let detail): "PostgreSQL COMMIT on \(server) got no answer (\(detail)): the write may or may not have been applied"
         case .retriesExhausted(let attempts, let state): "PostgreSQL write gave up after \(attempts) attempts (last SQLSTATE \(state))"
