@@ -3,6 +3,11 @@ struct ObjectBounds {
     var entries: Int
     var end: Int
     var count: Int
+    /// The decode they were read in (``BinaryDecoderImpl/currentNumber``): they hold only then.
+    var decode: UInt64
+
+    /// Bounds that are never current (a slot a kept container's decoder no longer has).
+    static var none: ObjectBounds { ObjectBounds(entries: 0, end: 0, count: 0, decode: .max) }
 }
 
 extension BinaryDecoderImpl {
@@ -12,7 +17,7 @@ extension BinaryDecoderImpl {
         let d = depth
         let bounds = try objectBounds(Key.self, at: offset, depth: d)
         let key = ObjectIdentifier(Key.self)
-        if let kept = reused.box(for: key, depth: d, at: bounds, filler: ObjectBounds(entries: 0, end: 0, count: 0)) {
+        if let kept = reused.box(for: key, depth: d, at: bounds, filler: .none) {
             // Kept for this key type (checked above): no run-time metadata look-up on the way out.
             return unsafeDowncast(kept, to: KeptContainer<KeyedDecodingContainer<Key>>.self).container()
         }

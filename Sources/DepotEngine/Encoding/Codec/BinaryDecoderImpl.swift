@@ -39,10 +39,19 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<ObjectBounds>()
     /// The root type last decoded through `init(from:)` (see ``decodeRoot(_:_:)``).
     @exclusivity(unchecked) var compositeRoot: ObjectIdentifier?
+    /// Numbers this decoder's decodes: ``begin(reader:resolver:offset:)`` and ``end()`` each
+    /// move it on. A container keeps the number it was made under and refuses to read under
+    /// another (``isCurrent(_:)``): its offsets point into that decode's bytes, which may be gone
+    /// when a `Decodable` kept the container and uses it later.
+    @exclusivity(unchecked) private(set) var decodeNumber: UInt64 = 0
+    /// For a decoder made by `superDecoder()`: the decoder whose bytes it reads (its containers
+    /// are current while that one's decode is). Nil for a decoder of its own.
+    let root: BinaryDecoderImpl?
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
-         offset: Int, keyStack: [any CodingKey], nesting: Int) {
+         offset: Int, keyStack: [any CodingKey], nesting: Int, root: BinaryDecoderImpl? = nil) {
         self.reader = reader
+        self.root = root
         // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
         // resolver again then stores nothing.
         if resolver !== self.resolver { self.resolver = resolver }
@@ -70,6 +79,7 @@ final class BinaryDecoderImpl: Decoder {
     @inline(__always)
     func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, offset: Int) {
         inUse = true
+        decodeNumber &+= 1
         self.reader = reader
         // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
         // resolver again then stores nothing.
@@ -84,6 +94,7 @@ final class BinaryDecoderImpl: Decoder {
     /// `keepsResolver` (a document layer decoder, owned by the same transaction as its resolver,
     /// which refers back to it unowned: no cycle).
     func end() {
+        decodeNumber &+= 1
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
         if !keepsResolver, resolver != nil { resolver = nil }
         if !userInfo.isEmpty { userInfo = [:] }
@@ -111,6 +122,20 @@ final class BinaryDecoderImpl: Decoder {
     package func string(_ p: Int, _ n: Int) throws -> String {
         if n == knownCount, let knownBytes, BinaryReader.bytesEqual(reader.base + p, knownBytes, n) { return known }
         return try reader.makeString(p, n)
+    }
+
+    /// The number containers made now keep (see ``decodeNumber``).
+    @inline(__always)
+    var currentNumber: UInt64 { root?.currentNumber ?? decodeNumber }
+
+    /// Whether a container made under `number` may read now.
+    @inline(__always)
+    func isCurrent(_ number: UInt64) -> Bool { number == currentNumber }
+
+    /// What a container made in a decode that has ended throws when it is used.
+    static func staleContainer() -> DecodingError {
+        DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription:
+            "a decoding container was used after the decode that made it ended (a Decodable kept it): use containers only inside init(from:)"))
     }
 
     var codingPath: [any CodingKey] { path(depth) }
@@ -143,7 +168,7 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
-        BinarySingleValueDecodingContainer(impl: self, offset: offset, depth: depth)
+        BinarySingleValueDecodingContainer(impl: self, at: offset, depth: depth)
     }
 
     func openKeyed<Key: CodingKey>(_: Key.Type, at p: Int, depth: Int) throws -> BinaryKeyedDecodingContainer<Key> {
@@ -160,7 +185,7 @@ final class BinaryDecoderImpl: Decoder {
         }
         var q = p + 1
         let (n, end) = try reader.containerHeader(&q, minEntrySize: 2)
-        return ObjectBounds(entries: q, end: end, count: n)
+        return ObjectBounds(entries: q, end: end, count: n, decode: currentNumber)
     }
 
     func openUnkeyed(at p: Int, depth: Int) throws -> BinaryUnkeyedDecodingContainer {
@@ -172,12 +197,12 @@ final class BinaryDecoderImpl: Decoder {
         let (n, _) = try reader.containerHeader(&q, minEntrySize: 1)
         return BinaryUnkeyedDecodingContainer(
             impl: self, pos: UInt32(truncatingIfNeeded: q), elementCount: UInt32(truncatingIfNeeded: n),
-            index: 0, depth: UInt32(truncatingIfNeeded: depth))
+            index: 0, depth: UInt16(truncatingIfNeeded: depth), decode: UInt16(truncatingIfNeeded: currentNumber))
     }
 
     func makeSuperDecoder(at p: Int, depth: Int, key: any CodingKey) -> any Decoder {
         BinaryDecoderImpl(reader: reader, resolver: resolver, userInfo: userInfo,
-                          offset: p, keyStack: path(depth, key), nesting: nesting + 1)
+                          offset: p, keyStack: path(depth, key), nesting: nesting + 1, root: root ?? self)
     }
 
     // MARK: Keyed lookup (find: BinaryDecoderImpl+Lookup.swift)

@@ -2,6 +2,11 @@
 struct EncoderPosition {
     var frame: Int
     var start: Int
+    /// The encode it is a position in (``BinaryEncoderImpl/encodeNumber``).
+    var encode: UInt64
+
+    /// A position that is never current (a slot a kept container's encoder no longer has).
+    static var none: EncoderPosition { EncoderPosition(frame: -1, start: -1, encode: .max) }
 }
 
 extension BinaryEncoderImpl {
@@ -10,8 +15,8 @@ extension BinaryEncoderImpl {
     func reusedContainer<Key: CodingKey>(_: Key.Type, frame: Int, start: Int) -> KeyedEncodingContainer<Key> {
         let d = depth
         let key = ObjectIdentifier(Key.self)
-        let position = EncoderPosition(frame: frame, start: start)
-        if let kept = reused.box(for: key, depth: d, at: position, filler: EncoderPosition(frame: -1, start: -1)) {
+        let position = EncoderPosition(frame: frame, start: start, encode: encodeNumber)
+        if let kept = reused.box(for: key, depth: d, at: position, filler: .none) {
             // Kept for this key type (checked above): see ``KeptContainer``.
             return unsafeDowncast(kept, to: KeptContainer<KeyedEncodingContainer<Key>>.self).container()
         }

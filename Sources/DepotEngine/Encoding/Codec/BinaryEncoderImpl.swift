@@ -43,6 +43,10 @@ final class BinaryEncoderImpl: Encoder {
     /// ``ReusedKeyedContainers``), and those it keeps.
     @exclusivity(unchecked) var reusesContainers = false
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<EncoderPosition>()
+    /// Numbers this encoder's encodes: ``begin(hook:userInfo:)`` and ``end()`` each move it on.
+    /// A container keeps the number it was made under and refuses to write under another (an
+    /// `Encodable` that kept it and uses it later would write into another value's bytes).
+    @exclusivity(unchecked) private(set) var encodeNumber: UInt64 = 0
     /// Scratch memory of the generated writer (``BinaryRecordWriter``), kept across encodes:
     /// fields are stored there with plain stores and moved to `output` in one copy.
     @exclusivity(unchecked) var scratch: UnsafeMutableRawPointer?
@@ -87,6 +91,7 @@ final class BinaryEncoderImpl: Encoder {
     /// Prepares for one top-level encode.
     func begin(hook: (any BinaryReferenceEncoding)?, userInfo: [CodingUserInfoKey: Any]) {
         inUse = true
+        encodeNumber &+= 1
         // Kept between encodes when `keepsHook` (see `end()`): encoding with the same hook again
         // then stores nothing.
         if hook !== self.hook { self.hook = hook }
@@ -103,6 +108,7 @@ final class BinaryEncoderImpl: Encoder {
     /// The hook stays only when `keepsHook` (a document layer encoder, owned by the same
     /// transaction as its hook, which refers back to it unowned: no cycle).
     func end() {
+        encodeNumber &+= 1
         if !keepsHook, hook != nil { hook = nil }
         if !userInfo.isEmpty { userInfo = [:] }
         deferredError = nil
@@ -118,6 +124,12 @@ final class BinaryEncoderImpl: Encoder {
 
     /// Scratch memory larger than this is freed at the end of an encode.
     static var scratchKept: Int { 64 * 1024 }
+
+    /// What a container made in an encode that has ended throws when it is used.
+    static func staleContainer() -> EncodingError {
+        EncodingError.invalidValue("container", EncodingError.Context(codingPath: [], debugDescription:
+            "an encoding container was used after the encode that made it ended (an Encodable kept it): use containers only inside encode(to:)"))
+    }
 
     var codingPath: [any CodingKey] { path(depth) }
 

@@ -14,7 +14,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     init(impl: BinaryDecoderImpl, entries: Int, end: Int, entryCount: Int, depth: Int) {
         self.impl = impl
-        ownBounds = ObjectBounds(entries: entries, end: end, count: entryCount)
+        ownBounds = ObjectBounds(entries: entries, end: end, count: entryCount, decode: impl.currentNumber)
         slot = -1
         self.depth = depth
     }
@@ -22,21 +22,27 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     /// A container reading its object's bounds from the decoder's slot `depth`.
     init(reusedBy impl: BinaryDecoderImpl, depth: Int) {
         self.impl = impl
-        ownBounds = ObjectBounds(entries: 0, end: 0, count: 0)
+        ownBounds = .none
         slot = depth
         self.depth = depth
     }
 
+    /// Where this container's object is, in the decode running now; throws when that is not
+    /// the decode the container was made in (a `Decodable` kept it: its offsets point into
+    /// bytes that may be gone). A kept container of a reusing decoder reads the object its slot
+    /// holds now (same bytes, never out of them).
     @inline(__always)
-    private var bounds: ObjectBounds { slot < 0 ? ownBounds : impl.reused.positions[slot] }
-    var entries: Int { bounds.entries }
-    var end: Int { bounds.end }
-    var entryCount: Int { bounds.count }
+    private func bounds() throws -> ObjectBounds {
+        let b = slot < 0 ? ownBounds : (slot < impl.reused.positions.count ? impl.reused.positions[slot] : .none)
+        guard _fastPath(impl.isCurrent(b.decode)) else { throw BinaryDecoderImpl.staleContainer() }
+        return b
+    }
 
     var codingPath: [any CodingKey] { impl.path(depth) }
 
     var allKeys: [Key] {
-        (try? impl.allKeys(Key.self, entries: entries, end: end, count: entryCount)) ?? []
+        guard let b = try? bounds() else { return [] }
+        return (try? impl.allKeys(Key.self, entries: b.entries, end: b.end, count: b.count)) ?? []
     }
 
     func contains(_ key: Key) -> Bool {
@@ -45,7 +51,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     @inline(__always)
     private func find(_ key: Key) throws -> Int? {
-        let b = bounds
+        let b = try bounds()
         return try impl.find(key, entries: b.entries, end: b.end, count: b.count, depth: depth)
     }
 
@@ -192,7 +198,8 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
 
     func superDecoder() throws -> any Decoder {
         let key = StringKey.superKey
-        guard let p = try impl.find(key, entries: entries, end: end, count: entryCount, depth: depth) else {
+        let b = try bounds()
+        guard let p = try impl.find(key, entries: b.entries, end: b.end, count: b.count, depth: depth) else {
             throw DecodingError.keyNotFound(key, DecodingError.Context(
                 codingPath: codingPath, debugDescription: "No value associated with key \"super\"."))
         }

@@ -13,10 +13,14 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     private let slot: Int
     let depth: Int
 
+    /// The encode it was made in (its own position holds only then).
+    private let ownNumber: UInt64
+
     init(impl: BinaryEncoderImpl, frame: Int, start: Int, depth: Int) {
         self.impl = impl
         ownFrame = frame
         ownStart = start
+        ownNumber = impl.encodeNumber
         slot = -1
         self.depth = depth
     }
@@ -26,18 +30,26 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         self.impl = impl
         ownFrame = -1
         ownStart = -1
+        ownNumber = .max
         slot = depth
         self.depth = depth
     }
 
-    /// The object's frame in the encoder and where it starts in the buffer.
+    /// The object's frame in the encoder and where it starts in the buffer, in the encode
+    /// running now; throws when that is not the encode the container was made in (a kept
+    /// container of a reusing encoder writes where its slot says now).
     @inline(__always)
-    private var position: EncoderPosition { slot < 0 ? EncoderPosition(frame: ownFrame, start: ownStart) : impl.reused.positions[slot] }
+    private func position() throws -> EncoderPosition {
+        let p = slot < 0 ? EncoderPosition(frame: ownFrame, start: ownStart, encode: ownNumber)
+            : (slot < impl.reused.positions.count ? impl.reused.positions[slot] : .none)
+        guard _fastPath(p.encode == impl.encodeNumber) else { throw BinaryEncoderImpl.staleContainer() }
+        return p
+    }
 
     /// Starts the entry for `key` in this container's object.
     @inline(__always)
     private func begin(_ key: Key) throws {
-        let p = position
+        let p = try position()
         try impl.beginEntry(p.frame, p.start, key)
     }
 
@@ -54,7 +66,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode(_ value: String, forKey key: Key) throws {
-        let p = position
+        let p = try position()
         try impl.beginEntryWithoutKey(p.frame, p.start)
         if key.intValue == nil {
             let name = key.stringValue
@@ -78,7 +90,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     }
 
     mutating func encode(_ value: Int, forKey key: Key) throws {
-        let p = position
+        let p = try position()
         try impl.beginEntryWithoutKey(p.frame, p.start)
         if key.intValue == nil {
             let name = key.stringValue
@@ -140,7 +152,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
         // The commonest generic field, written here with its key in one append (the general
         // path writes a `[String]` natively too, before any reference hook).
         if T.self == [String].self && key.intValue == nil {
-            let p = position
+            let p = try position()
             try impl.beginEntryWithoutKey(p.frame, p.start)
             let name = key.stringValue, strings = unsafeBitCast(value, to: [String].self)
             if impl.appendShort({ $0.keyedStringArray(name, strings) }) { return }
@@ -186,7 +198,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
 
     private func superEncoder<K: CodingKey>(anyKey key: K) -> any Encoder {
         do {
-            let p = position
+            let p = try position()
             try impl.beginEntry(p.frame, p.start, key)
             return impl.makeSuperEncoder(key, depth: depth)
         } catch {

@@ -6,7 +6,11 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     var pos: UInt32
     let elementCount: UInt32
     var index: UInt32
-    let depth: UInt32
+    let depth: UInt16
+    /// The low bits of the decode it was made in (``BinaryDecoderImpl/currentNumber``): used in
+    /// another, it throws (its reads are checked against the bytes of the decode running then
+    /// anyway, so even a number that matches by wrapping around never reads out of them).
+    let decode: UInt16
 
     var codingPath: [any CodingKey] { impl.path(Int(depth)) }
     var count: Int? { Int(elementCount) }
@@ -15,6 +19,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     @inline(__always)
     private func position<T>(_: T.Type) throws -> Int {
+        guard _fastPath(UInt16(truncatingIfNeeded: impl.currentNumber) == decode) else { throw BinaryDecoderImpl.staleContainer() }
         guard index < elementCount else {
             throw DecodingError.valueNotFound(T.self, DecodingError.Context(
                 codingPath: impl.path(Int(depth), IndexKey(Int(index))), debugDescription: "Unkeyed container is at end."))
@@ -121,10 +126,30 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 }
 
 /// Single-value container over the decoder's current value.
+/// Three words, so it fits an existential inline.
 struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
     let impl: BinaryDecoderImpl
-    let offset: Int
-    let depth: Int
+    private let value: Int
+    private let valueDepth: Int32
+    /// The low bits of the decode it was made in (as ``BinaryUnkeyedDecodingContainer/decode``).
+    private let decode: UInt32
+
+    init(impl: BinaryDecoderImpl, at offset: Int, depth: Int) {
+        self.impl = impl
+        value = offset
+        valueDepth = Int32(truncatingIfNeeded: depth)
+        decode = UInt32(truncatingIfNeeded: impl.currentNumber)
+    }
+
+    var depth: Int { Int(valueDepth) }
+
+    /// The value's offset, in the decode it was made in only.
+    private var offset: Int {
+        get throws {
+            guard _fastPath(UInt32(truncatingIfNeeded: impl.currentNumber) == decode) else { throw BinaryDecoderImpl.staleContainer() }
+            return value
+        }
+    }
 
     var codingPath: [any CodingKey] { impl.path(depth) }
 
@@ -133,22 +158,22 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
     func decodeNil() -> Bool { (try? impl.readNil(at: offset)) ?? false }
 
     func decode(_ type: Bool.Type) throws -> Bool {
-        var p = offset
+        var p = try offset
         return try impl.readBool(&p, depth, noKey)
     }
 
     func decode(_ type: String.Type) throws -> String {
-        var p = offset
+        var p = try offset
         return try impl.readString(&p, depth, noKey)
     }
 
     func decode(_ type: Double.Type) throws -> Double {
-        var p = offset
+        var p = try offset
         return try impl.readDouble(&p, depth, noKey)
     }
 
     func decode(_ type: Float.Type) throws -> Float {
-        var p = offset
+        var p = try offset
         return try impl.readFloat(&p, depth, noKey)
     }
 
@@ -165,12 +190,12 @@ struct BinarySingleValueDecodingContainer: SingleValueDecodingContainer {
 
     @inline(__always)
     private func integer<I: FixedWidthInteger & Decodable>() throws -> I {
-        var p = offset
+        var p = try offset
         return try impl.readInteger(I.self, &p, depth, noKey)
     }
 
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        var p = offset
+        var p = try offset
         return try impl.decodeValue(T.self, &p, depth, NoKey(), advance: false)
     }
 }

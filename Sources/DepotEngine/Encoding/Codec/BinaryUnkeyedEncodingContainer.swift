@@ -4,19 +4,39 @@ import Foundation
 struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     let impl: BinaryEncoderImpl
     let start: Int
-    let frame: Int32
-    let depth: Int32
+    private let frameIndex: Int16
+    private let depthValue: Int16
+    /// The low bits of the encode it was made in (``BinaryEncoderImpl/encodeNumber``): used in
+    /// another, it throws. (The frame checks refuse a wrapped-around match anyway, unless that
+    /// encode has a frame at the same place.)
+    private let encode: UInt32
+
+    init(impl: BinaryEncoderImpl, start: Int, frame: Int32, depth: Int32) {
+        self.impl = impl
+        self.start = start
+        frameIndex = Int16(truncatingIfNeeded: frame)
+        depthValue = Int16(truncatingIfNeeded: depth)
+        encode = UInt32(truncatingIfNeeded: impl.encodeNumber)
+    }
+
+    var frame: Int32 { Int32(frameIndex) }
+    var depth: Int32 { Int32(depthValue) }
 
     var codingPath: [any CodingKey] { impl.path(Int(depth)) }
 
     var count: Int {
         let f = Int(frame)
-        guard f >= 0, f < impl.frames.count, impl.frames[f].start == start else { return 0 }
+        guard isCurrent, f >= 0, f < impl.frames.count, impl.frames[f].start == start else { return 0 }
         return impl.frames[f].count
     }
 
+    private var isCurrent: Bool { UInt32(truncatingIfNeeded: impl.encodeNumber) == encode }
+
     @inline(__always)
-    private func begin() throws -> Int { try impl.beginElement(Int(frame), start) }
+    private func begin() throws -> Int {
+        guard _fastPath(isCurrent) else { throw BinaryEncoderImpl.staleContainer() }
+        return try impl.beginElement(Int(frame), start)
+    }
 
     mutating func encodeNil() throws {
         _ = try begin()
@@ -135,13 +155,28 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
     let impl: BinaryEncoderImpl
     let start: Int
-    let pendingFrame: Int32
-    let depth: Int32
+    private let pendingFrameIndex: Int16
+    private let depthValue: Int16
+    /// The low bits of the encode it was made in (as ``BinaryUnkeyedEncodingContainer``'s).
+    private let encode: UInt32
+
+    /// `encode`: the encode it belongs to (the encoder's current one when nil).
+    init(impl: BinaryEncoderImpl, start: Int, pendingFrame: Int32, depth: Int32, encode: UInt64? = nil) {
+        self.impl = impl
+        self.start = start
+        pendingFrameIndex = Int16(truncatingIfNeeded: pendingFrame)
+        depthValue = Int16(truncatingIfNeeded: depth)
+        self.encode = UInt32(truncatingIfNeeded: encode ?? impl.encodeNumber)
+    }
+
+    var pendingFrame: Int32 { Int32(pendingFrameIndex) }
+    var depth: Int32 { Int32(depthValue) }
 
     var codingPath: [any CodingKey] { impl.path(Int(depth)) }
 
     @inline(__always)
     private func willWrite() throws {
+        guard _fastPath(UInt32(truncatingIfNeeded: impl.encodeNumber) == encode) else { throw BinaryEncoderImpl.staleContainer() }
         if pendingFrame >= 0 || impl.buffer.count != start {
             try impl.singleValueSlow(start, Int(pendingFrame))
         }
@@ -231,16 +266,22 @@ struct BinarySingleValueEncodingContainer: SingleValueEncodingContainer {
 /// Encoder returned by `superEncoder()`: writes into a pending slot of its parent container.
 final class BinarySuperEncoder: Encoder {
     let impl: BinaryEncoderImpl
-    let frame: Int
+    private let ownFrame: Int
     let start: Int
     let depth: Int
+    /// The encode it was made in: in another, its containers are dead (their writes throw).
+    private let encode: UInt64
 
     init(impl: BinaryEncoderImpl, frame: Int, start: Int, depth: Int) {
         self.impl = impl
-        self.frame = frame
+        ownFrame = frame
         self.start = start
         self.depth = depth
+        encode = impl.encodeNumber
     }
+
+    /// Its slot's frame; -1 (a dead slot) once its encode ended.
+    private var frame: Int { impl.encodeNumber == encode ? ownFrame : -1 }
 
     var codingPath: [any CodingKey] { impl.path(depth) }
     var userInfo: [CodingUserInfoKey: Any] { impl.userInfo }
@@ -256,6 +297,6 @@ final class BinarySuperEncoder: Encoder {
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {
-        BinarySingleValueEncodingContainer(impl: impl, start: start, pendingFrame: Int32(frame), depth: Int32(depth))
+        BinarySingleValueEncodingContainer(impl: impl, start: start, pendingFrame: Int32(frame), depth: Int32(depth), encode: encode)
     }
 }
