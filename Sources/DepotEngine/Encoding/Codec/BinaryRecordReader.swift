@@ -7,7 +7,10 @@ import Foundation
 /// given table; after it returns a field, one `decode` or `decodeIfPresent` call reads its value
 /// (a value left unread is skipped). Every read is bounds-checked: hostile bytes throw
 /// ``BinaryCodecError`` or `DecodingError`, never trap. Strings must be valid UTF-8 (never repaired).
-public struct BinaryRecordReader {
+///
+/// Not copyable: it points into the bytes of one decode (for a stored document, LMDB's map,
+/// valid only inside the read), so a conformance cannot keep it past `init(binaryRecord:)`.
+public struct BinaryRecordReader: ~Copyable {
     let impl: BinaryDecoderImpl
     /// The record's bytes (the same as `impl.reader`'s), for the inlined fast paths of
     /// ``nextField(in:)-(BinaryFieldTable)`` and the common `decode` overloads.
