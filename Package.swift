@@ -93,7 +93,7 @@ let package = Package(
         // of keyspaces and meta keys, the collection schema (index definitions, field paths,
         // index keys and entries), change sets, the change log and the undo log. `package`
         // access for what only Depot's modules use. Never LMDB.
-        .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
+        .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotAtomic", "CDepotCRC"]),
         // The document layer: documents, queries, kits, over the engine (never LMDB:
         // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.
         .target(name: "DepotCore", dependencies: ["DepotEngine", "DepotSupport", "CDepotAtomic"]),
