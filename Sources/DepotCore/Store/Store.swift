@@ -40,7 +40,7 @@ public final class Store: @unchecked Sendable {
     public let alias: String
     let lock = NSLock()
     /// Each thread's reusable read view (see ``ReadSessions``).
-    let readSessions = ReadSessions()
+    let readSessions = ReadSessions<DocumentTransaction>()
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
     var work = UnitOfWork()
