@@ -12,7 +12,7 @@ public final class DocumentTransaction {
     /// The store this transaction was begun on.
     public var store: Store { unownedStore }
     /// The store, not retained: a thread's reusable read view is kept by the store itself
-    /// (``ReadSessions``), and must not keep the store alive. `keepStore` holds it for every
+    /// (`ReadSessions`), and must not keep the store alive. `keepStore` holds it for every
     /// other view, and for a reusable one once its caller kept it past its closure.
     unowned(unsafe) let unownedStore: Store
     var keepStore: Store?

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What every ``Store`` handle on one storage shares: the record engine's state
-/// (``EngineCore``: the driver, descriptors, schemas, transform, delete rules, unique IDs), and
+/// (`EngineCore`: the driver, descriptors, schemas, transform, delete rules, unique IDs), and
 /// the document layer's registries: observers, seed types, named fetch requests, date strategy.
 ///
 /// `@unchecked Sendable`: mutable state is guarded by `lock`; the engine is `Sendable`.
