@@ -87,14 +87,20 @@ let package = Package(
         .target(name: "DepotLMDB", dependencies: ["CLMDB", "CDepotAtomic", "DepotSupport"]),
         // Hardware CRC-32C (SSE 4.2, ARMv8 CRC) for the record checksums: Swift cannot emit it.
         .target(name: "CDepotCRC"),
-        // The record engine's foundation: the StorageDriver protocol and its in-memory drivers,
-        // DepotError (and the one mapping of codec errors), the binary codec and DocumentValue,
-        // the record envelope (header, CRC-32C), opening stored records, and the store's layout
-        // of keyspaces and meta keys, the collection schema (index definitions, field paths,
-        // index keys and entries), change sets, the change log and the undo log. `package`
-        // access for what only Depot's modules use. Never LMDB.
-        .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotCRC"]),
-        // The document layer: documents, queries, kits, over the engine (never LMDB:
+        // The record engine: the StorageDriver protocol and its in-memory drivers, DepotError
+        // (and the one mapping of codec errors), the binary codec and DocumentValue, the record
+        // envelope (header, CRC-32C), opening stored records, the store's layout of keyspaces and
+        // meta keys, unique IDs, the collection schema (index definitions, field paths, index
+        // keys and entries), and the engine's state and operations: the transaction context
+        // (collections, schemas, buffers, savepoints, meta records), the one write pipeline, delete
+        // rules, schema reconciliation and index builds, collection drops, what every handle on
+        // one storage shares (EngineCore, Published), change sets, the change log and the undo
+        // log. The only writer of records, index entries and meta records. `package` access for
+        // what only Depot's modules use; what DepotCore calls on a hot path is
+        // `@usableFromInline package` with `@inlinable` accessors. Never LMDB.
+        .target(name: "DepotEngine", dependencies: ["DepotSupport", "CDepotAtomic", "CDepotCRC"]),
+        // The document layer: documents (their per-type facts, typed reads, references), queries,
+        // kits, observers, the unit of work, over the engine (never LMDB:
         // scripts/check-layers.sh checks that its closure has no CLMDB). Re-exports DepotEngine.
         .target(name: "DepotCore", dependencies: ["DepotEngine", "DepotSupport", "CDepotAtomic"]),
         // The LMDB driver, re-exporting DepotCore: `import Depot` is documents on LMDB.

@@ -56,13 +56,19 @@ if grep -rnE '^\s*(@_exported |@testable )?import DepotCore\s*$' Sources/DepotEn
     echo "check-layers: Sources/DepotEngine imports DepotCore (above); the engine sits below it" >&2
     status=1
 fi
-# The record engine (Sources/DepotEngine, and the parts still in Sources/DepotCore/Engine) is the
-# only writer of records, index entries and meta records: a feature folder that calls a storage
-# transaction's put, putIfAbsent, delete, clear or drop itself is a side door past the write
-# pipeline (indexes, checksums, change sets).
+# The record engine (Sources/DepotEngine) is the only writer of records, index entries and meta
+# records: DepotCore (or a module above it) that calls a storage transaction's put, putIfAbsent,
+# delete, clear or drop itself is a side door past the write pipeline (indexes, checksums,
+# change sets). The document layer writes through `TransactionContext` (writeRecord,
+# deleteRecord, clearRecords, setRecordStatus, reconcile, dropCollection, recordMigration, …).
 if grep -rnE '[tT]xn\??\.(put|putIfAbsent|delete|clear|drop)\(|\.(put|putIfAbsent)\(.*forKey:.*in:|\.delete\(forKey:' \
-        Sources/DepotCore Sources/DepotEngine --include='*.swift' | grep -vE '^Sources/(DepotCore/Engine|DepotEngine)/'; then
-    echo "check-layers: a feature of DepotCore writes storage itself (above); go through the engine (Sources/DepotEngine, Sources/DepotCore/Engine)" >&2
+        Sources/DepotCore Sources/DepotEngine --include='*.swift' | grep -vE '^Sources/DepotEngine/'; then
+    echo "check-layers: DepotCore writes storage itself (above); go through the record engine (Sources/DepotEngine)" >&2
+    status=1
+fi
+# The engine's state and write paths live in DepotEngine only: DepotCore has no Engine folder.
+if [ -d Sources/DepotCore/Engine ]; then
+    echo "check-layers: Sources/DepotCore/Engine exists; the record engine is Sources/DepotEngine" >&2
     status=1
 fi
 [ "$status" -eq 0 ] && echo "check-layers: ok (DepotEngine, DepotCore, DepotPostgres, DepotCrypto, DepotDriverTesting and DepotMacros need no LMDB; only the engine writes storage)"

@@ -14,11 +14,11 @@ extension DocumentTransaction {
             return true
         }
         var deleted: [String] = []
-        for key in keys where try key.withUnsafeBytes({ try deleteRecord(target, key: $0) }) {
+        for key in keys where try key.withUnsafeBytes({ try context.deleteRecord(target, key: $0) }) {
             deleted.append(String(decoding: key, as: UTF8.self))
         }
         if !deleted.isEmpty {
-            let alias = alias, core = context.core
+            let alias = alias, core = store.core
             context.txn.afterCommit { [weak keep] in
                 KeyValueCacheRegistry.shared.invalidate(keys: deleted, alias: alias, core: core, except: keep)
             }

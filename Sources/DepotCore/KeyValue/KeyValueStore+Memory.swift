@@ -63,7 +63,7 @@ extension KeyValueStore {
     public func deletePermanently(_ key: String) throws -> Bool {
         let deleted = try store.write { tx -> Bool in
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return false }
-            return try Array(key.utf8).withUnsafeBytes { try tx.deleteRecord(target, key: $0) }
+            return try Array(key.utf8).withUnsafeBytes { try tx.context.deleteRecord(target, key: $0) }
         }
         drop([key], reason: .removed)
         KeyValueCacheRegistry.shared.invalidate(keys: [key], alias: store.alias, core: store.core, except: self)

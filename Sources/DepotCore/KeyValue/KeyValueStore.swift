@@ -332,9 +332,9 @@ public final class KeyValueStore: @unchecked Sendable {
             for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 try Array(key.utf8).withUnsafeBytes { k in
                     if entry.deleted {
-                        _ = try tx.deleteRecord(target, key: k)
+                        _ = try tx.context.deleteRecord(target, key: k)
                     } else if let bytes = entry.bytes {
-                        try tx.writeRecord(target, key: k, flags: 0, displayID: { key }) { $0.append(contentsOf: bytes) }
+                        try tx.context.writeRecord(target, key: k, flags: 0, displayID: { key }) { $0.append(contentsOf: bytes) }
                     }
                 }
             }

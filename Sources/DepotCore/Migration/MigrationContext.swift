@@ -88,7 +88,7 @@ public final class MigrationContext {
         // A move is not a delete: no delete rule runs (cascade would delete, nullify would
         // clear and deny would refuse the referencing documents), and the references follow
         // the documents in this same transaction.
-        try transaction.dropCollection(collection, applyingDeleteRules: false)
+        try transaction.context.dropCollection(collection, alias: transaction.alias, applyingDeleteRules: false)
         try rewriteReferences(from: collection, to: destination)
     }
 
@@ -113,7 +113,7 @@ public final class MigrationContext {
     private func write(_ document: DocumentValue, key: [UInt8], flags: UInt8, to target: RecordTarget) throws {
         let bytes = document.binary()
         _ = try key.withUnsafeBytes { k in
-            try transaction.writeRecord(target, key: k, flags: flags, displayID: { displayIDOfKey(k, kind: target.kind) }) { $0.append(contentsOf: bytes) }
+            try transaction.context.writeRecord(target, key: k, flags: flags, displayID: { displayIDOfKey(k, kind: target.kind) }) { $0.append(contentsOf: bytes) }
         }
     }
 
@@ -125,38 +125,6 @@ public final class MigrationContext {
 }
 
 extension DocumentValue {
-    /// The value at a dotted path of object fields, or nil.
-    func value(atPath path: String) -> DocumentValue? {
-        var current = self
-        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
-            guard let next = current[String(part)] else { return nil }
-            current = next
-        }
-        return current
-    }
-
-    /// Sets the value at a dotted path, creating intermediate objects.
-    mutating func setValue(_ value: DocumentValue, atPath path: String) {
-        let parts = path.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        var fields: [Field]
-        if case .object(let existing) = self { fields = existing } else { fields = [] }
-        let name = parts[0]
-        let index = fields.firstIndex { $0.key == name }
-        var child = index.map { fields[$0].value } ?? .object([])
-        if parts.count == 2 { child.setValue(value, atPath: parts[1]) } else { child = value }
-        if let index { fields[index].value = child } else { fields.append(Field(name, child)) }
-        self = .object(fields)
-    }
-
-    /// Removes the value at a dotted path (nothing when absent).
-    mutating func removeValue(atPath path: String) {
-        guard case .object(var fields) = self else { return }
-        let parts = path.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
-        guard let index = fields.firstIndex(where: { $0.key == parts[0] }) else { return }
-        if parts.count == 2 { fields[index].value.removeValue(atPath: parts[1]) } else { fields.remove(at: index) }
-        self = .object(fields)
-    }
-
     /// This value with every reference to collection `old` pointing at `new` instead.
     func renamingReferences(from old: String, to new: String) -> DocumentValue {
         switch self {

@@ -114,7 +114,7 @@ extension DocumentTransaction {
     ///   `DepotError.Code/fetchRequestTypeMismatch`, `DepotError.Code/missingSubstitution` or
     ///   `DepotError.Code/mistypedSubstitution`.
     public func fetchRequest<D: Document>(named name: String, as type: D.Type = D.self, substitutions: [String: Any] = [:]) throws -> FetchRequest<D> {
-        guard let template = context.core.template(named: name) else { throw DepotError.unknownFetchRequest(name) }
+        guard let template = store.core.template(named: name) else { throw DepotError.unknownFetchRequest(name) }
         guard template.documentType == D.self else {
             throw DepotError.fetchRequestTypeMismatch(name: name, registered: String(describing: template.documentType), requested: String(describing: D.self))
         }

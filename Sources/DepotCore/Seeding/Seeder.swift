@@ -68,7 +68,7 @@ final class Seeder {
         for instance in instances { try store(instance, in: tx) }
         // Dates first (twice: a document whose references are converted later is finished in the
         // second pass), then every registered instance must decode as its type.
-        let dates = reader.options.dateStrategy ?? tx.context.core.dateStrategy
+        let dates = reader.options.dateStrategy ?? tx.store.core.dateStrategy
         for _ in 0..<2 {
             for instance in instances {
                 guard let registration = types[instance.collection], let id = instance.id else { continue }
@@ -110,7 +110,7 @@ final class Seeder {
     /// The plan's instances with real IDs in place of the placeholders (IDs and references).
     private func resolveGeneratedIDs(in tx: DocumentTransaction) throws -> [Instance] {
         if generated == 0 { return ordered }
-        let first = try UniqueIDs.allocate(count: UInt64(generated), in: tx.context.txn, core: tx.context.core)
+        let first = try tx.context.allocateUniqueIDs(count: UInt64(generated))
         var kinds: [Int: IDKind] = [:] // of the generated IDs, which references name too
         for instance in ordered { if let slot = instance.generatedSlot { kinds[slot] = instance.kind } }
         func real(_ slot: Int, as kind: IDKind? = nil) throws -> DocumentValue {
@@ -370,7 +370,7 @@ final class Seeder {
         let bytes = instance.value.binary()
         let flags = (instance.kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags
         _ = try instance.key.withUnsafeBytes { key in
-            try tx.writeRecord(target, key: key, flags: flags,
+            try tx.context.writeRecord(target, key: key, flags: flags,
                                displayID: { instance.id.map(displayID) ?? "(content)" }) { buffer in buffer.append(contentsOf: bytes) }
         }
     }

@@ -113,7 +113,7 @@ extension DocumentTransaction {
                     let exact = stored.takingDates(from: try DocumentValue(binary: try plain.encode(typed)))
                     if exact != stored {
                         let bytes = exact.binary()
-                        try writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
+                        try context.writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
                     }
                     return
                 } catch DecodingError.typeMismatch(let expected, let context) where expected == Date.self {
@@ -128,7 +128,7 @@ extension DocumentTransaction {
                 var fixed = stored
                 fixed.setValue(.date(date), atPath: failedPath)
                 let bytes = fixed.binary()
-                try writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
+                try context.writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
             }
         }
     }

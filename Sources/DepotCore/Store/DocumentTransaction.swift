@@ -12,7 +12,7 @@ public final class DocumentTransaction {
     /// The store this transaction was begun on.
     public var store: Store { unownedStore }
     /// The store, not retained: a thread's reusable read view is kept by the store itself
-    /// (``ReadSessions``), and must not keep the store alive. `keepStore` holds it for every
+    /// (`ReadSessions`), and must not keep the store alive. `keepStore` holds it for every
     /// other view, and for a reusable one once its caller kept it past its closure.
     unowned(unsafe) let unownedStore: Store
     var keepStore: Store?
@@ -75,15 +75,7 @@ public final class DocumentTransaction {
     /// transaction goes on.
     @discardableResult
     public func savepoint<R>(_ body: () throws -> R) throws -> R {
-        let mark = context.mark
-        do {
-            let result = try context.txn.savepoint { try body() }
-            context.promote(toDepth: mark.depth)
-            return result
-        } catch {
-            context.revert(to: mark, childDepth: mark.depth + 1)
-            throw error
-        }
+        try context.savepoint(body)
     }
 
     // MARK: Explicit transactions
@@ -154,7 +146,7 @@ public final class DocumentTransaction {
         let target = facts.target
         context.parking.append(.init(alias: alias, collection: target.collection, key: key))
         defer { context.parking.removeLast() }
-        return try writeRecord(target, key: key, flags: flags, expected: expected, displayID: { displayID(id()) }, encode: encode)
+        return try context.writeRecord(target, key: key, flags: flags, expected: expected, displayID: { displayID(id()) }, encode: encode)
     }
 
     @usableFromInline
@@ -186,7 +178,7 @@ public final class DocumentTransaction {
     public func delete<D: Document>(_ type: D.Type, id: D.ID) throws -> Bool {
         try context.requireWritable("delete a \(D.collection) document")
         guard let facts = try facts(D.self, create: false) else { return false }
-        return try id.withKeyBytes { key in try deleteRecord(facts.target, key: key) }
+        return try id.withKeyBytes { key in try context.deleteRecord(facts.target, key: key) }
     }
 
     /// Deletes every document of type `D` in this alias. Returns how many were deleted.
@@ -194,7 +186,7 @@ public final class DocumentTransaction {
     public func deleteAll<D: Document>(_ type: D.Type) throws -> Int {
         try context.requireWritable("delete \(D.collection) documents")
         guard let facts = try facts(D.self, create: false) else { return 0 }
-        return try clearRecords(facts.target)
+        return try context.clearRecords(facts.target)
     }
 
     /// Deletes every document of `collection` in this alias (the collection stays known).
@@ -202,7 +194,7 @@ public final class DocumentTransaction {
     public func deleteCollection(_ collection: String) throws -> Int {
         try context.requireWritable("delete \(collection) documents")
         guard let target = try context.existingTarget(alias: alias, collection: collection) else { return 0 }
-        return try clearRecords(target)
+        return try context.clearRecords(target)
     }
 
     /// Deletes every document of every collection in this alias. Returns how many were deleted.

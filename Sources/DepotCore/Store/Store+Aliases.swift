@@ -36,12 +36,12 @@ extension Store {
             let view = try tx.alias(name)
             _ = try view.deleteKeyValueEntries()
             for collection in try view.collections() {
-                try view.dropCollection(collection)
+                try view.context.dropCollection(collection, alias: view.alias)
                 dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
             }
-            try view.dropAliasRemains()
+            try view.context.dropAliasRemains(alias: view.alias)
         }
-        core.forget(databases: dropped)
+        core.engine.forget(databases: dropped)
     }
 
 }

@@ -112,7 +112,7 @@ extension Store {
         }
         guard try exists(D.self, id: id) else { throw notStored("delete", D.self, [id]) }
         let key = id.keyBytes
-        let cascades = core.deleteRules(for: D.collection).contains { $0.owning }
+        let cascades = core.engine.deleteRules(for: D.collection).contains { $0.owning }
         lock.withLock {
             work.delete(alias: alias, collection: D.collection, key: key, keepingPark: cascades, apply: { _ = try $0.delete(D.self, id: id) })
         }

@@ -39,8 +39,8 @@ public final class Store: @unchecked Sendable {
     /// The alias this handle reads and writes.
     public let alias: String
     let lock = NSLock()
-    /// Each thread's reusable read view (see ``ReadSessions``).
-    let readSessions = ReadSessions()
+    /// Each thread's reusable read view (see `ReadSessions`).
+    let readSessions = ReadSessions<DocumentTransaction>()
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
     var work = UnitOfWork()

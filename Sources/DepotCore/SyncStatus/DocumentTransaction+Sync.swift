@@ -19,7 +19,7 @@ extension DocumentTransaction {
         var missing: [D.ID] = []
         for id in ids {
             let found = try id.withKeyBytes { key in
-                try setRecordStatus(facts.target, key: key, status: status, displayID: { displayID(id.documentValue) })
+                try context.setRecordStatus(facts.target, key: key, status: status, displayID: { displayID(id.documentValue) })
             }
             if !found { missing.append(id) }
         }
@@ -83,6 +83,6 @@ extension DocumentTransaction {
     /// - Throws: `DepotError` `.readOnlyTransaction` in a read transaction.
     public func nextUniqueID() throws -> UInt64 {
         try context.requireWritable("allocate a unique ID")
-        return try UniqueIDs.allocate(count: 1, in: context.txn, core: context.core)
+        return try context.allocateUniqueIDs(count: 1)
     }
 }

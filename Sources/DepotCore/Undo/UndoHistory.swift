@@ -176,7 +176,7 @@ extension DocumentTransaction {
 
     /// Puts a record back as `restore` (nil: absent) if it is exactly `expected` now.
     func restore(_ entry: UndoLog.Entry, expecting expected: [UInt8]?, to restore: [UInt8]?) throws {
-        let target = try undoTarget(entry.target, create: restore != nil)
+        let target = try context.target(of: entry.target, create: restore != nil)
         let current = try target.flatMap { t in
             try entry.key.withUnsafeBytes { k in try context.txn.withValue(forKey: k, in: t.keyspace) { [UInt8]($0) } }
         }
@@ -190,11 +190,11 @@ extension DocumentTransaction {
         guard let target else { return }
         try entry.key.withUnsafeBytes { key in
             if let restore, restore.count >= Record.headerSize {
-                try writeRecord(target, key: key, flags: restore[1], displayID: { entry.displayID }) { buffer in
+                try context.writeRecord(target, key: key, flags: restore[1], displayID: { entry.displayID }) { buffer in
                     buffer.append(contentsOf: restore[Record.headerSize...])
                 }
             } else {
-                _ = try deleteRecord(target, key: key, applyingRules: false) // the step restores every record itself
+                _ = try context.deleteRecord(target, key: key, applyingRules: false) // the step restores every record itself
             }
         }
     }

@@ -25,7 +25,7 @@ extension DocumentTransaction {
         }
         let hex = key.withUnsafeBytes { displayID(IDKind.content.value(ofKey: $0)) }
         _ = try key.withUnsafeBytes { keyBytes in
-            try writeRecord(target, key: keyBytes, flags: Record.contentFlag | SyncStatus.notSynced.recordFlags,
+            try context.writeRecord(target, key: keyBytes, flags: Record.contentFlag | SyncStatus.notSynced.recordFlags,
                             displayID: { hex }) { buffer in buffer.append(contentsOf: payload) }
         }
         return hex
@@ -56,7 +56,7 @@ extension DocumentTransaction {
         encoder.referenceHook = ContentReferences()
         try encoder.encode(value, into: &payload)
         let key = SHA256.hash(payload)
-        return try key.withUnsafeBytes { try deleteRecord(target, key: $0) }
+        return try key.withUnsafeBytes { try context.deleteRecord(target, key: $0) }
     }
 }
 

@@ -108,7 +108,7 @@ extension DocumentTransaction {
         }
         let bytes = object.value.binary()
         return try key.withUnsafeBytes { k in
-            try writeRecord(target, key: k, flags: (kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags,
+            try context.writeRecord(target, key: k, flags: (kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags,
                             displayID: { object.id.map(displayID) ?? "(content)" }) { $0.append(contentsOf: bytes) }
         }
     }
@@ -141,7 +141,7 @@ extension DocumentTransaction {
         let kind = target.kind
         let key = kind == .content ? SHA256.hash(object.value.binary()) : object.id.flatMap { kind.key(for: $0) }
         guard let key else { return false }
-        return try key.withUnsafeBytes { try deleteRecord(target, key: $0) }
+        return try key.withUnsafeBytes { try context.deleteRecord(target, key: $0) }
     }
 
     private func dynamicObject(_ entity: String, _ record: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, kind: IDKind) throws -> DynamicObject {

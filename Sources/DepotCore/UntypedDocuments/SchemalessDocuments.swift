@@ -77,7 +77,7 @@ extension DocumentTransaction {
         let bytes = document.binary()
         let flags = (target.kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags
         return try key.withUnsafeBytes { k in
-            try writeRecord(target, key: k, flags: flags, displayID: { displayID(id) }) { $0.append(contentsOf: bytes) }
+            try context.writeRecord(target, key: k, flags: flags, displayID: { displayID(id) }) { $0.append(contentsOf: bytes) }
         }
     }
 
@@ -93,7 +93,7 @@ extension DocumentTransaction {
         try context.requireWritable("delete a \(collection) document")
         guard let target = try context.existingTarget(alias: alias, collection: collection),
               let key = target.kind.key(for: id), !key.isEmpty else { return false }
-        return try key.withUnsafeBytes { try deleteRecord(target, key: $0) }
+        return try key.withUnsafeBytes { try context.deleteRecord(target, key: $0) }
     }
 
     /// The ID kind a new collection gets for a document written with `id` (export's JSON loses

@@ -2,8 +2,10 @@
 ///
 /// Cost per recorded change is O(1): collections are interned into slots once per transaction
 /// (the record pipeline keeps each target's slot), and the change set is built once, at commit.
+@usableFromInline
 package final class ChangeRecorder {
     /// A document as consumers of the recorder see it.
+    @usableFromInline
     package struct Key: Hashable {
         package var alias: String
         package var collection: String
@@ -14,6 +16,7 @@ package final class ChangeRecorder {
             self.collection = collection
             self.key = key
         }
+        @usableFromInline
         package func hash(into hasher: inout Hasher) {
             hasher.combine(alias)
             hasher.combine(collection)

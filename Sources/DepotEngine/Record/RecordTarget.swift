@@ -1,6 +1,6 @@
 /// A keyspace of records as the record pipeline writes it: a collection of an alias (or the
 /// key/value kit's keyspace), its ID kind, and the schema the pipeline maintains for it.
-/// Resolved once per transaction (see DepotCore's `TransactionContext`).
+/// Resolved once per transaction (see ``TransactionContext``).
 ///
 /// Its mutable state is stored `@exclusivity(unchecked)`, as the context's is (a target belongs
 /// to one transaction, so to one thread at a time, and no accessor overlaps another), behind

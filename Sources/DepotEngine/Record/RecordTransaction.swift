@@ -1,6 +1,6 @@
 /// What the record engine needs from the transaction of the layer above it: the storage
 /// transaction, and the record targets (collections, the key/value kit's keyspaces) resolved in
-/// it. DepotCore's `TransactionContext` conforms; the engine's parts that find a record's place
+/// it. ``TransactionContext`` conforms; the engine's parts that find a record's place
 /// again by name (the undo log's after-images) take one.
 package protocol RecordTransaction: AnyObject {
     /// The storage transaction the records are read and written in.

@@ -7,7 +7,7 @@
 /// ``RecordInProgress`` (with its alias and collection names) when a nested
 /// record is decoded inside it — that is, when a reference is resolved.
 ///
-/// DepotCore's transaction context keeps one; the typed read path, inlined into callers, enters
+/// ``TransactionContext`` keeps one; DepotCore's typed read path, inlined into callers, enters
 /// and leaves records through the inlinable ``enter(_:key:)`` and ``leave(_:)``.
 @usableFromInline
 package struct ResolvingStack {

@@ -1,5 +1,6 @@
 /// The before- and after-images of the records one transaction changed, kept by the record
 /// pipeline when the store handle records undo history (see DepotCore's `UndoHistory`).
+@usableFromInline
 package final class UndoLog {
     /// Where a record lives, independent of any transaction's handles.
     package enum Target: Hashable {

@@ -103,21 +103,23 @@ extension DocumentTransaction {
             viewFactsGeneration = context.factsGeneration
         }
         let key = TransactionContext.TypeFactsKey(type: typeID, alias: alias)
-        if let cached = context.typeFacts[key] {
+        if let kept = context.typeFacts(for: key) {
+            // Safe: the context keeps only AnyTypeFacts (set below).
+            let cached = unsafeDowncast(kept, to: AnyTypeFacts.self)
             viewFacts[typeID] = cached
             return cached
         }
         if isReadOnly, let target = try context.cachedReadTarget(type: typeID, alias: alias, kind: D.ID.idKind, typeVersion: D.version,
                                                                   typeName: { TypeNames.name(of: D.self) }) {
             let facts = TypeFacts<D>(target: target, indexes: D.indexes)
-            context.typeFacts[key] = facts
+            context.setTypeFacts(facts, for: key)
             if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
             return facts
         }
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
         let indexes = D.indexes
         if !isReadOnly {
-            try reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, version: D.version,
+            try context.reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, version: D.version,
                           typeName: TypeNames.name(of: D.self))
         } else {
             let stored = try context.schema(alias: alias, collection: D.collection).typeVersion
@@ -127,7 +129,7 @@ extension DocumentTransaction {
             try context.rememberReadTarget(target, type: typeID, typeVersion: stored)
         }
         let facts = TypeFacts<D>(target: target, indexes: indexes)
-        context.typeFacts[key] = facts
+        context.setTypeFacts(facts, for: key)
         if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
         return facts
     }

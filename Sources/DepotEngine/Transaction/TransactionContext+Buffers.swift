@@ -1,15 +1,8 @@
 extension TransactionContext {
-    /// Where a savepoint began: the change recorder's, the nesting depth and the undo log's marks.
-    struct Mark {
-        let recorder: Int
-        let depth: Int
-        var undo: Int = 0
-    }
-
     // MARK: Buffers
 
     /// An empty buffer with capacity; give it back with ``giveBack(_:)``.
-    func takeBuffer() -> [UInt8] {
+    package func takeBuffer() -> [UInt8] {
         var b: [UInt8] = []
         if !recordBufferLent {
             recordBufferLent = true
@@ -24,7 +17,7 @@ extension TransactionContext {
     }
 
     /// Takes back the buffer taken last.
-    func giveBack(_ buffer: [UInt8]) {
+    package func giveBack(_ buffer: [UInt8]) {
         if sparesLent > 0 {
             sparesLent -= 1
             spareBuffers.append(buffer)

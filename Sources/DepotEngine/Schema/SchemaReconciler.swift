@@ -1,11 +1,12 @@
-
 /// Reconciles a collection's stored schema with what a document type declares: a new index is
 /// built from the stored documents, a removed one dropped, a changed one (other field or
 /// uniqueness, or written in the old format) rebuilt; sync-status tracking is added (entries
 /// built) or removed the same way. Runs in a write transaction the first time a type is used in
 /// it; the schema version is bumped so that cached schemas (this process's and others') reload.
-extension DocumentTransaction {
-    func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
+extension TransactionContext {
+    /// Brings the stored schema of `target` to what a type (`typeName`, for messages) declares:
+    /// its indexes, whether it tracks sync status, and its version.
+    package func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
         try prepareForWriting(target)
         var schema = target.schema
         if schema.typeVersion > version {
@@ -16,7 +17,7 @@ extension DocumentTransaction {
         let sameIndexes = schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
         if sameIndexes && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
             && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
-        if !declared.isEmpty, let transform = context.core.recordTransform, !transform.allowsPlaintextIndexes {
+        if !declared.isEmpty, let transform = engine.recordTransform, !transform.allowsPlaintextIndexes {
             throw DepotError.invalidIndex(collection: target.collection, index: declared[0].name,
                                           detail: "the store transforms (encrypts) its records, but index keys would hold field values untransformed; drop the index or use a transform whose allowsPlaintextIndexes is true")
         }
@@ -24,8 +25,8 @@ extension DocumentTransaction {
         for index in declared where !names.insert(index.name).inserted {
             throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")
         }
-        let meta = try context.writableMeta()
-        let txn = context.txn
+        let meta = try writableMeta()
+        let txn = txn
         let legacy = schema.legacyIndexes
         // Drop what is no longer declared as it is stored (and everything in the old format).
         for stored in schema.indexes where !declared.contains(stored) || legacy.contains(stored.name) {
@@ -58,14 +59,14 @@ extension DocumentTransaction {
             }
             schema.typeVersion = version
         }
-        try context.schemaChanged(alias: target.alias, collection: target.collection, to: schema)
+        try schemaChanged(alias: target.alias, collection: target.collection, to: schema)
         target.schemaLoaded = false
         try prepareForWriting(target)
     }
 
     /// Fills new index keyspaces from the stored documents (unique clashes are errors).
     private func buildIndexes(_ indexes: [IndexDefinition], target: RecordTarget) throws {
-        let txn = context.txn
+        let txn = txn
         let keyspaces = try indexes.map { index -> Keyspace in
             let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)
             guard let ks = try txn.keyspace(named: name, create: true, multiValue: !index.unique) else {
@@ -76,11 +77,11 @@ extension DocumentTransaction {
         }
         var entries: [(key: [UInt8], fields: [[UInt8]])] = []
         try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, value in
-            let payload = try openRecord(value, collection: target.collection, key: key, kind: target.kind).payload
+            let payload = try RecordReader.open(value, alias: target.alias, collection: target.collection, key: key, kind: target.kind).payload
             do {
                 entries.append(([UInt8](key), try IndexEntries.fields(indexes, payload: payload)))
             } catch {
-                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
+                throw RecordReader.failure(error, alias: target.alias, collection: target.collection, kind: target.kind, key: key)
             }
             return true
         }
@@ -98,7 +99,7 @@ extension DocumentTransaction {
     /// Removes a collection's sync-status entries and, when `keep`, writes them again from the
     /// records' flags.
     private func rebuildSyncEntries(_ target: RecordTarget, keep: Bool) throws {
-        let txn = context.txn
+        let txn = txn
         guard let ks = try txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: keep, multiValue: true) else { return }
         try IndexEntries.clearSync(ks, collection: target.collection, txn: txn)
         guard keep else { return }
@@ -110,44 +111,5 @@ extension DocumentTransaction {
         for (key, status) in entries {
             try key.withUnsafeBytes { try IndexEntries.updateSync(ks, collection: target.collection, key: $0, old: nil, new: status, txn: txn) }
         }
-    }
-}
-
-extension DocumentTransaction {
-    /// Removes collection `collection` of this alias entirely: its documents (recorded as
-    /// deleted), its keyspace, its descriptor, its indexes and its sync-status entries.
-    ///
-    /// `applyingDeleteRules` false (a migration that moved the documents elsewhere) removes the
-    /// records without running any delete rule: nothing was deleted, only moved.
-    func dropCollection(_ collection: String, applyingDeleteRules: Bool = true) throws {
-        let meta = try context.writableMeta()
-        let txn = context.txn
-        if let target = try context.existingTarget(alias: alias, collection: collection) {
-            _ = try clearRecords(target, applyingDeleteRules: applyingDeleteRules)
-            try txn.drop(target.keyspace)
-        }
-        let schema = try context.schema(alias: alias, collection: collection)
-        for index in schema.indexes {
-            let name = StoreLayout.indexDatabase(alias: alias, collection: collection, index: index.name)
-            if let ks = try txn.keyspace(named: name, create: false, multiValue: !index.unique) { try txn.drop(ks) }
-            _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: alias, collection: collection) + index.name).utf8), in: meta)
-        }
-        _ = try txn.delete(forKey: Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8), in: meta)
-        _ = try txn.delete(forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: meta)
-        context.forgetCollection(alias: alias, collection: collection)
-        try context.schemaDropped()
-    }
-
-    /// Drops what remains of this transaction's alias once its collections are dropped: index
-    /// records of collections no longer described, and its sync-status keyspace.
-    func dropAliasRemains() throws {
-        let meta = try context.writableMeta()
-        for (metaKey, _) in try context.metaEntries(prefix: Array(StoreLayout.indexMetaPrefix(alias: alias).utf8)) {
-            _ = try context.txn.delete(forKey: metaKey, in: meta)
-        }
-        if let ks = try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: alias), create: false, multiValue: true) {
-            try context.txn.drop(ks)
-        }
-        try context.schemaDropped()
     }
 }

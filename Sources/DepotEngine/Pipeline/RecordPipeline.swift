@@ -5,44 +5,42 @@
 /// checksum), writes it, keeps every secondary index and the sync-status index of the
 /// collection's stored schema in step (from the stored fields, so whichever path wrote a
 /// document, an index query returns what a scan returns), and records the change.
-extension DocumentTransaction {
+extension TransactionContext {
     /// Loads the schema of `target` and opens its index keyspaces for writing.
     func prepareForWriting(_ target: RecordTarget) throws {
         if target.schemaLoaded { return }
-        try context.requireWritable("write to collection '\(target.collection)'")
-        let schema = try context.schema(alias: target.alias, collection: target.collection)
+        try requireWritable("write to collection '\(target.collection)'")
+        let schema = try schema(alias: target.alias, collection: target.collection)
         target.schema = schema
         target.indexKeyspaces = try schema.indexes.map { index in
-            guard let ks = try context.txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),
-                                                    create: true, multiValue: !index.unique) else {
+            guard let ks = try txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),
+                                            create: true, multiValue: !index.unique) else {
                 throw DepotError.storageInconsistent("the index keyspace '\(index.name)' of \(target.collection) could not be opened")
             }
             return ks
         }
         target.syncKeyspace = schema.tracksSyncStatus
-            ? try context.txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: true, multiValue: true) : nil
+            ? try txn.keyspace(named: StoreLayout.syncDatabase(alias: target.alias), create: true, multiValue: true) : nil
         target.schemaLoaded = true
     }
 
     /// Checks a key against the storage's limit (``RecordKeyRule``); errors name the collection.
-    /// The rule's fast path is written out here: a `package` function of another module is not
-    /// inlined (Swift 6.3, even `@inlinable`), and the call cost 1.5% per insert.
     @inline(__always)
     func checkKey(_ key: UnsafeRawBufferPointer, target: RecordTarget) throws {
-        let limit = context.maxKeySize
+        let limit = maxKeySize
         if _fastPath(key.count > 0 && key.count <= limit) { return }
         throw RecordKeyRule.violation(count: key.count, limit: limit, collection: target.collection, isKeyValue: target.isKeyValue)
     }
 
     /// Writes the record under `key`: `encode` appends the payload. Returns the new revision.
     @discardableResult
-    func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
-                     displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
+    package func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
+                             displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
         try prepareForWriting(target)
         try checkKey(key, target: target)
         try captureUndo(target, key: key)
         let schema = target.schema
-        let txn = context.txn
+        let txn = txn
         // With no revision to match, the record is put as if new: an insert then costs one
         // B-tree descent, and the same put attempt reads the record it finds (and its indexed
         // fields). A conditional park checks its revision first, before encoding parks any
@@ -61,8 +59,8 @@ extension DocumentTransaction {
                 throw DepotError.revisionConflict(alias: target.alias, collection: target.collection, id: displayID(), expected: expected, actual: old?.revision)
             }
         }
-        var buffer = context.takeBuffer()
-        defer { context.giveBack(buffer) }
+        var buffer = takeBuffer()
+        defer { giveBack(buffer) }
         Record.begin(&buffer, flags: flags, revision: 0)
         do {
             try encode(&buffer)
@@ -107,9 +105,9 @@ extension DocumentTransaction {
             try IndexEntries.updateSync(sync, collection: target.collection, key: key,
                                         old: old.map { SyncStatus(recordFlags: $0.flags) }, new: SyncStatus(recordFlags: flags), txn: txn)
         }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
-        if !context.parkedReferences.isEmpty {
-            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
+        if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
+        if !_parkedReferences.isEmpty {
+            _parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
         return revision
     }
@@ -119,9 +117,9 @@ extension DocumentTransaction {
     /// Returns whether it was stored. With rules, all or nothing where the driver has
     /// savepoints: a rule that fails (deny) undoes what the others did.
     @discardableResult
-    func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
+    package func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
         try prepareForWriting(target)
-        if key.isEmpty || key.count > context.maxKeySize { return false }
+        if key.isEmpty || key.count > maxKeySize { return false }
         if applyingRules, !deleteRules(of: target).isEmpty {
             return try allOrNothing {
                 // A record whose delete is under way further up (a cascade came back to it) is left to it.
@@ -132,47 +130,33 @@ extension DocumentTransaction {
         return try removeRecord(target, key: key)
     }
 
-    /// Runs `body` in a savepoint where the driver has them (LMDB without `writeMap`, the
-    /// in-memory drivers, PostgreSQL), else as it is.
-    private func allOrNothing<R>(_ body: () throws -> R) throws -> R {
-        context.core.driver.capabilities.contains(.savepoints) ? try savepoint(body) : try body()
-    }
-
-    /// The delete rules that apply when a record of `target` is deleted (looked up once).
-    func deleteRules(of target: RecordTarget) -> [RegisteredDeleteRule] {
-        if let rules = target.deleteRules { return rules }
-        let rules = target.isKeyValue ? [] : context.core.deleteRules(for: target.collection)
-        target.deleteRules = rules
-        return rules
-    }
-
     /// Deletes the record under `key` with its index and sync entries, no rules applied.
     private func removeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws -> Bool {
         try captureUndo(target, key: key)
         let schema = target.schema
         var oldFields: [[UInt8]]?
-        guard let old = try context.txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
+        guard let old = try txn.withValue(forKey: key, in: target.keyspace, { bytes -> Record.Header in
             oldFields = IndexEntries.storedFields(schema, record: bytes)
             return Record.peekHeader(bytes) ?? Record.Header(flags: 0, revision: 0)
         }) else { return false }
-        guard try context.txn.delete(forKey: key, in: target.keyspace) else { return false }
-        if !schema.indexes.isEmpty { try IndexEntries.update(target, key: key, old: oldFields, new: nil, txn: context.txn) }
+        guard try txn.delete(forKey: key, in: target.keyspace) else { return false }
+        if !schema.indexes.isEmpty { try IndexEntries.update(target, key: key, old: oldFields, new: nil, txn: txn) }
         if let sync = target.syncKeyspace {
-            try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil, txn: context.txn)
+            try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil, txn: txn)
         }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
-        if !context.parkedReferences.isEmpty {
-            context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
+        if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
+        if !_parkedReferences.isEmpty {
+            _parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
         return true
     }
 
     /// Sets the sync status of the record under `key` (content and revision unchanged).
     /// Returns false when it is not stored; a damaged record is never re-sealed.
-    func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
+    package func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
         try prepareForWriting(target)
-        if key.isEmpty || key.count > context.maxKeySize { return false }
-        guard var record = try context.txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
+        if key.isEmpty || key.count > maxKeySize { return false }
+        guard var record = try txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
         do {
             _ = try record.withUnsafeBytes { try Record.open($0) }
         } catch {
@@ -183,22 +167,22 @@ extension DocumentTransaction {
         try captureUndo(target, key: key)
         record[1] = (record[1] & ~0x0E) | status.recordFlags
         Record.seal(&record)
-        try record.withUnsafeBytes { try context.txn.put($0, forKey: key, in: target.keyspace) }
-        if let sync = target.syncKeyspace { try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: old, new: status, txn: context.txn) }
-        if let slot = target.slot { context.recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: true) }
+        try record.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
+        if let sync = target.syncKeyspace { try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: old, new: status, txn: txn) }
+        if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: true) }
         return true
     }
 
     /// Deletes every record of `target` with its index and sync entries. Returns how many.
     /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
-    func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
+    package func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
         try prepareForWriting(target)
         if !applyingDeleteRules || deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
         return try allOrNothing {
             // Counted first: a cascade within the collection deletes some of them one by one.
-            let count = try context.txn.count(target.keyspace)
+            let count = try txn.count(target.keyspace)
             var keys: [[UInt8]] = []
-            try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
             for key in keys { _ = try key.withUnsafeBytes { try applyDeleteRules(target, key: $0) } }
             _ = try removeAllRecords(target)
             return count
@@ -207,14 +191,14 @@ extension DocumentTransaction {
 
     /// Deletes every record of `target` with its index and sync entries, no rules applied.
     private func removeAllRecords(_ target: RecordTarget) throws -> Int {
-        let txn = context.txn
+        let txn = txn
         let count = try txn.count(target.keyspace)
-        if context.undoLog != nil {
+        if undoLog != nil {
             var keys: [[UInt8]] = []
             try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in keys.append([UInt8](key)); return true }
             for key in keys { try key.withUnsafeBytes { try captureUndo(target, key: $0) } }
         }
-        if let slot = target.slot, let recorder = context.recorder {
+        if let slot = target.slot, let recorder {
             try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
                 recorder.record(slot: slot, key: key, existedBefore: true, existsNow: false)
                 return true
@@ -223,7 +207,13 @@ extension DocumentTransaction {
         for ks in target.indexKeyspaces { try txn.clear(ks) }
         if let sync = target.syncKeyspace { try IndexEntries.clearSync(sync, collection: target.collection, txn: txn) }
         try txn.clear(target.keyspace)
-        context.parkedReferences.removeAll()
+        parkedReferences.removeAll()
         return count
+    }
+
+    /// Captures the before-image of `key` when this transaction records undo history.
+    @inline(__always)
+    func captureUndo(_ target: RecordTarget, key: UnsafeRawBufferPointer) throws {
+        if let log = _undoLog { try log.captureBefore(target, key: key, txn: txn) }
     }
 }

@@ -5,19 +5,19 @@ import Foundation
 /// Each ID is handed out once, ever: the counter lives in the store's meta database and moves
 /// forward in write transactions. IDs from one generator increase; IDs are allocated in blocks
 /// (``blockSize``) to make ``next()`` cheap, so IDs handed to different processes interleave and a
-/// crash skips the rest of a block — never reusing one. Use ``DocumentTransaction/nextUniqueID()``
+/// crash skips the rest of a block — never reusing one. Use `DocumentTransaction.nextUniqueID()`
 /// inside a write transaction.
 public final class UniqueIDs: @unchecked Sendable {
     // @unchecked Sendable: `nextID`/`end` are guarded by `lock`; `core` is weak (the core owns the generator).
     static let counterKey = StoreLayout.uniqueIDCounterKey
-    private weak var core: StoreCore?
+    private weak var core: EngineCore?
     /// IDs reserved per write transaction.
     public let blockSize: UInt64
     private let lock = NSLock()
     private var nextID: UInt64 = 0
     private var end: UInt64 = 0
 
-    init(core: StoreCore, blockSize: UInt64) {
+    init(core: EngineCore, blockSize: UInt64) {
         self.core = core
         self.blockSize = max(1, blockSize)
     }
@@ -27,7 +27,7 @@ public final class UniqueIDs: @unchecked Sendable {
         try lock.withLock {
             if nextID == end {
                 guard let core else { throw DepotError.ownerReleased("the store of this unique-ID generator was released") }
-                let start = try core.write { txn in try Self.allocate(count: blockSize, in: txn, core: core) }
+                let start = try core.write { txn in try Self.allocate(count: blockSize, in: txn) }
                 nextID = start
                 end = start + blockSize
             }
@@ -46,7 +46,7 @@ public final class UniqueIDs: @unchecked Sendable {
     }
 
     /// Reserves `count` IDs in a write transaction and returns the first.
-    static func allocate(count: UInt64, in txn: any StorageTransaction, core: StoreCore) throws -> UInt64 {
+    package static func allocate(count: UInt64, in txn: any StorageTransaction) throws -> UInt64 {
         if txn.isReadOnly { throw DepotError(code: .readOnlyTransaction, message: "unique IDs are allocated in write transactions") }
         guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else {
             throw DepotError.storageInconsistent("the store's meta data is missing")
@@ -59,9 +59,4 @@ public final class UniqueIDs: @unchecked Sendable {
         }
         return current
     }
-}
-
-extension Store {
-    /// The store's unique-ID generator (shared by every handle of this environment).
-    public var uniqueIDs: UniqueIDs { core.uniqueIDs(store: self) }
 }

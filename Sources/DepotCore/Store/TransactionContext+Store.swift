@@ -1,0 +1,25 @@
+// The record engine's transaction context (DepotEngine, Transaction/TransactionContext.swift);
+// here, how a store makes one for a storage transaction and hooks it to the commit: observers
+// and their change sets belong to the document layer.
+
+extension TransactionContext {
+    /// The context of `txn`, created (and hooked to its commit) on first use: it records
+    /// changes when the store has observers, logs them when watchers in other processes
+    /// listen, and after the commit tells the engine (descriptors, schemas) and the observers.
+    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
+        if let existing = txn.attachment as? TransactionContext { return existing }
+        let logs = !txn.isReadOnly && core.engine.externalWatchersActive(txn)
+        let context = TransactionContext(txn: txn, engine: core.engine, recordChanges: !txn.isReadOnly && core.hasObservers, logChanges: logs)
+        txn.attachment = context
+        if !txn.isReadOnly {
+            txn.afterCommit { [context, store] in
+                context.committed()
+                let core = store.core
+                if let recorder = context.recorder, !recorder.isEmpty, core.hasObservers {
+                    core.publish(recorder.changeSet(transactionID: nil), from: store)
+                }
+            }
+        }
+        return context
+    }
+}
