@@ -133,7 +133,7 @@ public final class PostgresDriver: StorageDriver {
 
     /// Transactions, savepoints, snapshot reads, durable commits, shared by many processes and
     /// hosts.
-    public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess] }
+    public var capabilities: StorageCapabilities { [.transactions, .savepoints, .snapshots, .durable, .multiProcess, .pipelinedReads] }
     /// `postgres://user@host:port/database#schema` (no password).
     public var location: String { configuration.description }
 
@@ -142,8 +142,23 @@ public final class PostgresDriver: StorageDriver {
     /// primary's otherwise, and inside ``readingFromPrimary(_:)``). Fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` when it has not finished within
     /// ``PostgresConfiguration/callTimeout``.
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        try read(fromFirstOperation: false, body)
+    }
+
+    /// ``read(_:)`` whose snapshot is taken at `body`'s first operation, which carries `BEGIN`
+    /// and the epoch read (a point read: one statement, one wait). For a `body` that runs none
+    /// of the app's code before it (`Store.retrieve`): a commit made before the call is seen,
+    /// as by ``read(_:)``.
+    public func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        try read(fromFirstOperation: true, body)
+    }
+
+    private func read<R>(fromFirstOperation: Bool, _ body: (any StorageTransaction) throws -> R) throws -> R {
         try withReadSession { session in
             let txn = begin(session, Self.readCharacteristics, readOnly: true)
+            // Otherwise the snapshot is taken now: a commit made after the read began is never
+            // seen, whatever the closure does before its first operation.
+            if !fromFirstOperation { txn.opened() }
             do {
                 let result = try body(txn)
                 txn.finish()
@@ -266,16 +281,19 @@ public final class PostgresDriver: StorageDriver {
     /// The characteristics of a write transaction (as `BEGIN` takes them).
     var writeCharacteristics: String { "ISOLATION LEVEL \(configuration.writeIsolation.rawValue) READ WRITE" }
 
-    /// Wraps the session in a transaction. A read sends `BEGIN` and the epoch read now (not
-    /// waited for): its snapshot is taken then, so it never sees a commit made after the read
-    /// began. A write (`READ COMMITTED`, where every statement takes a snapshot of its own)
-    /// sends `BEGIN` with its first statement. On a connection left in a chained transaction
-    /// (``PostgresSession/starting(_:)``) no `BEGIN` goes out, or a `SET TRANSACTION` instead.
+    /// Wraps the session in a transaction. A `READ COMMITTED` write (where every statement takes
+    /// a snapshot of its own) sends `BEGIN` and the epoch read with its first statement: a point
+    /// read carries them in its own statement. So may a read (``readFromFirstOperation(_:)``,
+    /// which also reads the key its connection's last read asked for first, see ``ReadHint``);
+    /// ``read(_:)`` sends them at once (not waited for), so that its snapshot is taken when it
+    /// begins. A `SERIALIZABLE` or `REPEATABLE READ` write sends them now. On a connection left
+    /// in a chained transaction (``PostgresSession/starting(_:)``) no `BEGIN` goes out, or a
+    /// `SET TRANSACTION` instead.
     private func begin(_ session: PostgresSession, _ characteristics: String, readOnly: Bool) -> PostgresTransaction {
         let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
                                       opening: session.starting(characteristics), cache: keyspaceCache, stableValues: stableValues, locks: keyLocks,
                                       stampHint: stampHint)
-        if readOnly || configuration.writeIsolation != .readCommitted { txn.opened() }
+        if !readOnly && configuration.writeIsolation != .readCommitted { txn.opened() }
         return txn
     }
 

@@ -10,16 +10,27 @@ import PostgresNIO
 extension PostgresTransaction {
     /// The transaction's first statement as a point read: sent after `statements` (the opening
     /// `BEGIN`, key locks), `sql` (a select of one `value` column, parameters keyspace and key)
-    /// joined to the epoch row (and `txid_current()` when ``prefetchesStamp``). Waits for it;
-    /// the epoch, the value found and the transaction ID.
+    /// joined to the epoch row (and `txid_current()` when ``prefetchesStamp``; in a read, the
+    /// value of the key its connection's last read asked for first, see ``ReadHint``). Waits
+    /// for it; the epoch, the value found, the transaction ID and the hinted key's value.
     func firstRead(_ sql: String, handle: KeyspaceHandle, key: UnsafeRawBufferPointer,
-                   after statements: [Statement]) -> Result<(epoch: Int64, value: [UInt8]?, stamp: Int64?), any Error> {
+                   after statements: [Statement]) -> Result<(value: [UInt8]?, opening: Opening), any Error> {
         let stamp = prefetchesStamp
-        let query = Statement(prepared: "SELECT e.value, x.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true",
-                              .of(handle.id, Bytea(key)))
-        let pending = session.submit(statements + [query]) { rows -> (epoch: Int64, value: [UInt8]?, stamp: Int64?) in
+        let hint = isReadOnly && !guessedWrong ? session.readHint : nil
+        var parameters = Parameters.of(handle.id, Bytea(key))
+        var columns = "e.value, x.value\(stamp ? ", txid_current()" : "")"
+        if let hint {
+            hint.keyspace.bind(into: &parameters)
+            Bytea(hint.key).bind(into: &parameters)
+            columns += ", (SELECT value FROM \(schema.entries) WHERE keyspace = $3::int AND key = $4::bytea)"
+        }
+        sentHint = hint
+        let query = Statement(prepared: "SELECT \(columns) FROM \(schema.epoch) e LEFT JOIN (\(sql)) x ON true", parameters)
+        let pending = session.submit(statements + [query]) { rows -> (value: [UInt8]?, opening: Opening) in
             guard let row = rows.first else { throw PostgresDriverError.server(sqlState: "XX000", message: "the keyspace epoch row is missing") }
-            return (try row.binary(Int64.self, at: 0), try row.bytes(at: 1), stamp ? try row.binary(Int64.self, at: 2) : nil)
+            let opening = Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 2) : nil,
+                                  hinted: hint == nil ? nil : try row.bytes(at: stamp ? 3 : 2))
+            return (try row.bytes(at: 1), opening)
         }
         return Result { try run { try session.wait(pending) } }
     }

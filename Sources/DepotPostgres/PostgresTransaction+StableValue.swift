@@ -64,6 +64,8 @@ extension PostgresTransaction {
                 return value
             }
             if isReadOnly && !handle.multiValue {
+                // The read's first statement: the opening, with the hinted key (see opened()).
+                if start == nil { opened() }
                 // Read with the epoch when the connection's last read asked for it first: valid
                 // when the handle was right (a guessed one is checked) and no keyspace was
                 // dropped since the hint was taken (IDs are never reused).

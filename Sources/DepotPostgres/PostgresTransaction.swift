@@ -3,11 +3,12 @@ import DepotCore
 import PostgresNIO
 
 /// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one
-/// statement; keys and values are bound as `bytea` parameters. A read transaction sent `BEGIN`
-/// and the keyspace epoch read when it started (see ``opened()``); a write sends them with its
-/// first statement: a point read then reads the epoch in the same statement, any other
-/// operation sends `BEGIN` and the epoch read first. The first operation waits for them (so
-/// nothing runs outside the transaction when `BEGIN` failed).
+/// statement; keys and values are bound as `bytea` parameters. A transaction sends `BEGIN` and
+/// the keyspace epoch read (see ``opened()``) with its first statement (a `SERIALIZABLE` or
+/// `REPEATABLE READ` write when it starts): a point read then reads the epoch in the same
+/// statement (a read also its hinted key, see ``ReadHint``), any other operation sends `BEGIN`
+/// and the epoch read first. The first operation waits for them (so nothing runs outside the
+/// transaction when `BEGIN` failed).
 final class PostgresTransaction: StorageTransaction {
     let session: PostgresSession
     let schema: PostgresSchema
@@ -282,7 +283,7 @@ final class PostgresTransaction: StorageTransaction {
                     // With the lock of a value taken on trust (see stableValue(forKey:in:)).
                     let trusted = expectation.map { [KeyLocks.key($0.lock, exclusive: false)] } ?? []
                     let first = firstRead(sql, handle: handle, key: key, after: opening + trusted + locks)
-                    start = Pending(first.map { Opening(epoch: $0.epoch, stamp: $0.stamp) })
+                    start = Pending(first.map(\.opening))
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }
                 } else {

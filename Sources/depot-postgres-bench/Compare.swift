@@ -66,15 +66,16 @@ enum Compare {
         configuration.schema = "\(schema)_r"
         configuration.maximumConnections = 2
         let select = try base?.selectLatency()
-        let (pointRead, documentGet) = try measureReads(configuration, seconds: seconds)
+        let (pointRead, documentGet, getInRead) = try measureReads(configuration, seconds: seconds)
         rows.append(("point read, ms (lower is better)", select, pointRead, ""))
-        rows.append(("document get by ID, ms (lower is better)", select, documentGet, ""))
+        rows.append(("document get by ID (store.retrieve), ms", select, documentGet, ""))
+        rows.append(("document get in a read closure (store.read { retrieve }), ms", select, getInRead, ""))
         if let replicaURL = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"], !replicaURL.isEmpty {
             let replica = try PostgresConfiguration(url: replicaURL)
             var routed = configuration
             routed.schema = "\(schema)_rs"
             routed.readReplicas = [.init(host: replica.host, port: replica.port)]
-            let (standbyRead, standbyGet) = try measureReads(routed, seconds: seconds)
+            let (standbyRead, standbyGet, _) = try measureReads(routed, seconds: seconds)
             rows.append(("point read on a standby, ms (pgbench: on the primary)", select, standbyRead, ""))
             rows.append(("document get by ID on a standby, ms (pgbench: on the primary)", select, standbyGet, ""))
         } else {
@@ -246,8 +247,10 @@ enum Compare {
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
     }
 
-    /// Mean latencies in ms: a point read through the driver, a document get through `Store`.
-    static func measureReads(_ configuration: PostgresConfiguration, seconds: Double) throws -> (Double, Double) {
+    /// Mean latencies in ms: a point read through the driver, a document get by ID
+    /// (`Store.retrieve`: one wait, see `StorageCapabilities.pipelinedReads`), and the same get
+    /// inside a read closure (`store.read { retrieve }`: the version check, then the get).
+    static func measureReads(_ configuration: PostgresConfiguration, seconds: Double) throws -> (Double, Double, Double) {
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let store = try Store(driver: driver)
@@ -283,8 +286,9 @@ enum Compare {
                 }
             }
         }
-        let documentGet = try mean { i in _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: i % 1000) } }
-        return (pointRead, documentGet)
+        let documentGet = try mean { i in _ = try store.retrieve(BenchItem.self, id: i % 1000) }
+        let getInRead = try mean { i in _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: i % 1000) } }
+        return (pointRead, documentGet, getInRead)
     }
 
     /// Starts `arguments[0]` with `arguments`, inheriting the environment.

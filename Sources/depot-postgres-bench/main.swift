@@ -5,7 +5,7 @@
 //
 // `depot-postgres-bench compare [SECONDS]`: pgbench and Depot side by side on the same server
 // (see Compare.swift), as the README's PostgreSQL table is measured.
-// `depot-postgres-bench trace writes|reads|gets COUNT`: one kind of operation, for counting the
+// `depot-postgres-bench trace writes|reads|gets|gets-in-read COUNT`: one kind of operation, for counting the
 // statements the server logs (see Trace.swift).
 #if Postgres
 import Depot

@@ -70,6 +70,25 @@ struct SchemaVersionTests {
         }
     }
 
+    /// `Store.retrieve` reads the document with what the thread's view resolved before and
+    /// checks the schema version after (one wait, see `StorageCapabilities.pipelinedReads`):
+    /// after another host dropped the alias and made its collection again (a new keyspace ID:
+    /// the old one reads nothing), the get still returns the new document, and nil once the
+    /// alias is dropped for good.
+    @Test func aGetAfterAnotherHostRemadeTheCollectionReadsTheNewOne() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]).alias("tenant"), second = try Store(driver: drivers[1])
+            try first.write { tx in try tx.park(Label(id: 1, name: "old")) }
+            for _ in 0..<2 { #expect(try first.retrieve(Label.self, id: 1)?.name == "old") }
+            try second.dropAlias("tenant")
+            try second.alias("tenant").write { tx in try tx.park(Label(id: 1, name: "new")) }
+            #expect(try first.retrieve(Label.self, id: 1)?.name == "new")
+            #expect(try first.retrieve(Label.self, id: 1)?.name == "new")
+            try second.dropAlias("tenant")
+            #expect(try first.retrieve(Label.self, id: 1) == nil)
+        }
+    }
+
     /// A write that takes the version on trust sends its insert before the epoch read answered,
     /// with keyspace handles guessed at the epoch seen last: when another host dropped a
     /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.

@@ -190,7 +190,17 @@ extension Store {
     }
 
     /// The document of type `D` with `id` (seeing unsaved changes).
-    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? { try readThrough { try $0.retrieve(D.self, id: id) } }
+    ///
+    /// On a driver with ``StorageCapabilities/pipelinedReads`` (PostgreSQL) and no unsaved
+    /// changes, one wait for the server: the document is read with what this thread's read view
+    /// resolved before, together with the schema version, which is confirmed afterwards (read
+    /// again in the rare case it changed).
+    public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+        if pipelinedReads, lock.withLock({ work.isEmpty }) {
+            return try read(confirmingVersionLater: true) { try $0.retrieveConfirmingVersion(D.self, id: id) }
+        }
+        return try readThrough { try $0.retrieve(D.self, id: id) }
+    }
     /// Every document of type `D` in ID order (seeing unsaved changes).
     public func retrieveAll<D: Document>(_ type: D.Type) throws -> [D] { try readThrough { try $0.retrieveAll(D.self) } }
     /// How many documents of type `D` are stored (counting unsaved changes).

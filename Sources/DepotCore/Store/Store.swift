@@ -41,6 +41,8 @@ public final class Store: @unchecked Sendable {
     let lock = NSLock()
     /// Each thread's reusable read view (see `ReadSessions`).
     let readSessions = ReadSessions<DocumentTransaction>()
+    /// Whether the driver has ``StorageCapabilities/pipelinedReads`` (see ``retrieve(_:id:)``).
+    let pipelinedReads: Bool
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.
     var work = UnitOfWork()
@@ -65,6 +67,7 @@ public final class Store: @unchecked Sendable {
         self.core = core
         self.alias = alias
         self.autosaveValue = autosave
+        pipelinedReads = core.driver.capabilities.contains(.pipelinedReads)
     }
 
     /// How dates look in exported JSON and seed files for this store (`StoreOptions/dateStrategy`).
@@ -90,17 +93,26 @@ public final class Store: @unchecked Sendable {
     /// from one `read` to the next (what it resolved stays valid while the schema is unchanged),
     /// and nothing is locked or shared between threads reading at once.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
+        try read(confirmingVersionLater: false, body)
+    }
+
+    /// ``read(_:)``; `confirmingVersionLater`: a reused view does not check the schema version
+    /// when the read begins, and `body` (the library's own, never the app's) confirms it
+    /// before relying on what it read (see `TransactionContext.rebind(to:retaining:confirmingVersionLater:)`).
+    @inline(__always)
+    func read<R>(confirmingVersionLater: Bool, _ body: (DocumentTransaction) throws -> R) throws -> R {
         let slot = readSessions.slot()
         // The slot's reference to the view, now this read's: used unretained meanwhile.
         guard let taken = readSessions.take(slot) else { return try readInNewView(slot, body) }
         var reusable = true
         defer { finishRead(taken.takeRetainedValue(), in: slot, reusable: reusable) }
-        return try core.read { txn in
+        return try core.read(fromFirstOperation: confirmingVersionLater) { txn in
             try taken._withUnsafeGuaranteedRef { session in
                 let rebound: Bool
                 do {
-                    rebound = try core.hasRecordTransform ? session.context.rebind(to: core.wrap(txn), retaining: true)
-                        : session.context.rebind(to: txn, retaining: false)
+                    rebound = try core.hasRecordTransform
+                        ? session.context.rebind(to: core.wrap(txn), retaining: true, confirmingVersionLater: confirmingVersionLater)
+                        : session.context.rebind(to: txn, retaining: false, confirmingVersionLater: confirmingVersionLater)
                 } catch {
                     // Not reusable after a failed rebind: dropped, never given back.
                     session.context.unbind()

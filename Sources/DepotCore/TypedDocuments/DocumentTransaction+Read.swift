@@ -12,6 +12,23 @@ extension DocumentTransaction {
         return try storedRetrieve(D.self, id: id)
     }
 
+    /// ``retrieve(_:id:)`` in a read whose schema version check was left for later
+    /// (``Store/retrieve(_:id:)`` on a driver with ``StorageCapabilities/pipelinedReads``): reads
+    /// with what this view resolved before, then confirms the version; when it changed, reads
+    /// again with what it resolves now (an error of the first read stands only when the version
+    /// held).
+    func retrieveConfirmingVersion<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+        let found: D?
+        do {
+            found = try storedRetrieve(D.self, id: id)
+        } catch {
+            if try context.confirmVersion() { throw error }
+            return try storedRetrieve(D.self, id: id)
+        }
+        if try context.confirmVersion() { return found }
+        return try storedRetrieve(D.self, id: id)
+    }
+
     @usableFromInline
     func retrieveThroughOverlay<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         if let overlay, let pending = try overlay.lookup(D.self, alias: alias, id: id) { return pending.document.map(withPendingStatus) }

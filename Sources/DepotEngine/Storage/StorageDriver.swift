@@ -17,6 +17,12 @@ public struct StorageCapabilities: OptionSet, Sendable, Hashable {
     public static let durable = StorageCapabilities(rawValue: 1 << 3)
     /// Several processes may use the same data at once.
     public static let multiProcess = StorageCapabilities(rawValue: 1 << 4)
+    /// A read is sent without waiting for the answers to the transaction's earlier statements,
+    /// and they all come back in one wait (a database server across a network). The document
+    /// layer then reads a document by ID (`Store.retrieve`) before it checks the schema version
+    /// that what it resolved earlier holds for, and reads again in the rare case it changed: a
+    /// get waits once instead of twice. Leave it out where a read costs no wait (LMDB).
+    public static let pipelinedReads = StorageCapabilities(rawValue: 1 << 5)
 }
 
 /// A storage backend for ``Store``: the smallest set of operations the document layer needs —
@@ -32,6 +38,12 @@ public protocol StorageDriver: AnyObject, Sendable {
     var location: String { get }
     /// Runs `body` in a read transaction.
     func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R
+    /// ``read(_:)`` for a `body` that runs none of the app's code before its first operation
+    /// (the document layer's own reads, such as `Store.retrieve`): the snapshot may then be
+    /// taken at that operation, which can carry the transaction's start with it (one statement
+    /// and one wait for a server, see ``StorageCapabilities/pipelinedReads``). The default is
+    /// ``read(_:)``.
+    func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R
     /// Runs `body` in a write transaction: committed when it returns; rolled back when it throws
     /// if the driver has ``StorageCapabilities/transactions``.
     func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R
@@ -47,4 +59,7 @@ extension StorageDriver {
     /// Where the document layer logs background errors for this driver; off unless the driver
     /// says otherwise (`LMDBDriver` (module `Depot`) uses `EnvironmentOptions.logger`).
     public var logger: DepotLogger { .disabled }
+
+    /// ``read(_:)``.
+    public func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try read(body) }
 }

@@ -41,6 +41,17 @@ package final class EngineCore: @unchecked Sendable {
         }
     }
 
+    /// ``read(_:)`` through `StorageDriver.readFromFirstOperation(_:)`: for a `body` of the
+    /// library's own that runs no code of the app before its first operation.
+    @inlinable
+    package func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        do {
+            return try driver.readFromFirstOperation(body)
+        } catch let error as any StorageDriverError {
+            throw DepotError.storage(error)
+        }
+    }
+
     /// A write transaction of the driver, its errors wrapped as ``read(_:)``'s. Every write of
     /// the document layer begins here.
     @inlinable

@@ -180,11 +180,18 @@ package final class TransactionContext {
     /// (nothing looks a read's context up by its transaction); calls go to `newTxn`, the
     /// caller's reference. `retaining`: the caller holds no reference to `newTxn` (a transform's
     /// wrapper).
-    package func rebind(to newTxn: any StorageTransaction, retaining: Bool) throws -> Bool {
+    ///
+    /// `confirmingVersionLater`: the schema version is not read now; what the context resolved
+    /// is used as it is, and the caller calls ``confirmVersion()`` before it relies on what it
+    /// read with it (`Store.retrieve` on a driver with ``StorageCapabilities/pipelinedReads``:
+    /// the document read and the version read then come back in one wait). Only a caller that
+    /// runs no code of the app in between may pass true.
+    package func rebind(to newTxn: any StorageTransaction, retaining: Bool, confirmingVersionLater: Bool = false) throws -> Bool {
         guard readsOnly, !_sharedWithOtherViews, newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize else { return false }
         let resolvedAt = schemaVersionValue
         _txn = newTxn
         if retaining { owner = newTxn }
+        versionToConfirm = nil
         // The same snapshot as the last transaction: the same schema version (no meta read).
         let snapshot = newTxn.snapshotID
         if snapshot == nil || snapshot != lastSnapshotID {
@@ -193,14 +200,37 @@ package final class TransactionContext {
         }
         lastSnapshotID = snapshot
         // (The same snapshot kept the version: no need to compare it.)
-        if try !keptKeyspacesAreCurrent(in: newTxn) || (schemaVersionValue == nil && schemaVersion() != resolvedAt) {
-            targets.removeAll(keepingCapacity: true)
-            kvTargets.removeAll(keepingCapacity: true)
-            schemas.removeAll(keepingCapacity: true)
-            typeFacts.removeAll(keepingCapacity: false) // bumps the facts generation
-            checkedHandlesVersion = nil
+        if !keptKeyspacesAreCurrent(in: newTxn) {
+            forgetResolved()
+        } else if schemaVersionValue == nil {
+            if confirmingVersionLater, let resolvedAt {
+                versionToConfirm = resolvedAt
+            } else if try schemaVersion() != resolvedAt {
+                forgetResolved()
+            }
         }
         return true
+    }
+
+    /// After a ``rebind(to:retaining:confirmingVersionLater:)`` that left the schema version
+    /// for later: whether what this context resolved still holds (the version is the one it was
+    /// resolved at). When it does not, it is forgotten and false is returned: whatever was read
+    /// with it must be read again. True when nothing was left to confirm.
+    package func confirmVersion() throws -> Bool {
+        guard let expected = versionToConfirm else { return true }
+        versionToConfirm = nil
+        if try schemaVersion() == expected { return true }
+        forgetResolved()
+        return false
+    }
+
+    /// Forgets the collections, schemas and type facts resolved (the schema changed).
+    private func forgetResolved() {
+        targets.removeAll(keepingCapacity: true)
+        kvTargets.removeAll(keepingCapacity: true)
+        schemas.removeAll(keepingCapacity: true)
+        typeFacts.removeAll(keepingCapacity: false) // bumps the facts generation
+        checkedHandlesVersion = nil
     }
 
     /// Whether every keyspace handle kept from earlier transactions is still current (see
@@ -229,6 +259,9 @@ package final class TransactionContext {
     @usableFromInline @exclusivity(unchecked) var _sharedWithOtherViews = false
     /// The snapshot of the transaction this (reusable read) context served last.
     @exclusivity(unchecked) private var lastSnapshotID: UInt64?
+    /// The schema version that what this context resolved holds for, while a rebind left its
+    /// check for later (see ``confirmVersion()``).
+    @exclusivity(unchecked) private var versionToConfirm: UInt64?
 
     /// Lets go of the transaction (which has ended or is about to): the context then holds no
     /// transaction alive until the next ``rebind(to:retaining:)``.

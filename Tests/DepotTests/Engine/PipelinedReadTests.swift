@@ -1,0 +1,151 @@
+@testable import DepotCore
+import Foundation
+import Synchronization
+import Testing
+
+/// `Store.retrieve` on a driver with `StorageCapabilities.pipelinedReads` (PostgreSQL): a
+/// thread's reused read view reads the document before it reads the schema version (so that a
+/// server answers both in one wait), and reads again when the version changed meanwhile.
+@Suite struct PipelinedReadTests {
+    struct Item: Document, Equatable {
+        var id: String
+        var name: String
+    }
+
+    @Test func aWarmGetReadsTheDocumentBeforeTheSchemaVersion() throws {
+        let driver = RecordingDriver(pipelined: true)
+        let store = try Store(driver: driver)
+        try store.write { tx in _ = try tx.park(Item(id: "a", name: "Ada")) }
+        #expect(try store.retrieve(Item.self, id: "a") == Item(id: "a", name: "Ada")) // warms the view
+        driver.log.clear()
+        #expect(try store.retrieve(Item.self, id: "a") == Item(id: "a", name: "Ada"))
+        #expect(driver.log.entries == ["read", "version"])
+        // Without the capability (LMDB, memory), or inside a read closure: the version first.
+        driver.log.clear()
+        _ = try store.read { tx in try tx.retrieve(Item.self, id: "a") }
+        #expect(driver.log.entries == ["version", "read"])
+        let plain = RecordingDriver(pipelined: false)
+        let plainStore = try Store(driver: plain)
+        try plainStore.write { tx in _ = try tx.park(Item(id: "a", name: "Ada")) }
+        _ = try plainStore.retrieve(Item.self, id: "a")
+        plain.log.clear()
+        _ = try plainStore.retrieve(Item.self, id: "a")
+        #expect(plain.log.entries == ["version", "read"])
+    }
+
+    @Test func aGetAfterTheCollectionWasDroppedAndMadeAgainReadsTheNewOne() throws {
+        let driver = RecordingDriver(pipelined: true)
+        let store = try Store(driver: driver).alias("tenant")
+        try store.write { tx in _ = try tx.park(Item(id: "a", name: "old")) }
+        #expect(try store.retrieve(Item.self, id: "a")?.name == "old")
+        // Another handle on the same driver drops the alias (its collections and keyspaces:
+        // the schema version moves on) and stores a new "a" in a collection made anew.
+        let other = try Store(driver: driver)
+        try other.dropAlias("tenant")
+        try other.alias("tenant").write { tx in _ = try tx.park(Item(id: "a", name: "new")) }
+        driver.log.clear()
+        #expect(try store.retrieve(Item.self, id: "a")?.name == "new")
+        // The speculative read, the version (changed), then the read with what was resolved anew.
+        let log = driver.log.entries
+        #expect(log.first == "read" && log.dropFirst().first == "version" && log.last == "read" && log.count >= 3, "\(log)")
+        // Dropped again: not found from a view that had it.
+        try other.dropAlias("tenant")
+        #expect(try store.retrieve(Item.self, id: "a") == nil)
+        // And the next get reads once more before the version.
+        try other.alias("tenant").write { tx in _ = try tx.park(Item(id: "a", name: "again")) }
+        #expect(try store.retrieve(Item.self, id: "a")?.name == "again")
+        driver.log.clear()
+        #expect(try store.retrieve(Item.self, id: "a")?.name == "again")
+        #expect(driver.log.entries == ["read", "version"])
+    }
+}
+
+/// An in-memory driver that logs the document layer's reads in order ("version": the schema
+/// version; "read": a record read by key) and may claim `pipelinedReads`.
+final class RecordingDriver: StorageDriver, @unchecked Sendable {
+    let inner = InMemoryDriver()
+    let pipelined: Bool
+    let log = ReadLog()
+
+    init(pipelined: Bool) { self.pipelined = pipelined }
+
+    var capabilities: StorageCapabilities { pipelined ? inner.capabilities.union(.pipelinedReads) : inner.capabilities }
+    var location: String { inner.location }
+    func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        try inner.read { try body(RecordingTransaction(base: $0, log: log)) }
+    }
+    func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        try inner.write { try body(RecordingTransaction(base: $0, log: log)) }
+    }
+}
+
+/// What a ``RecordingDriver``'s read transactions read, in order.
+final class ReadLog: Sendable {
+    private let state = Mutex<[String]>([])
+    var entries: [String] { state.withLock { $0 } }
+    func append(_ entry: String) { state.withLock { $0.append(entry) } }
+    func clear() { state.withLock { $0.removeAll() } }
+}
+
+/// Forwards to `base`, logging reads of read transactions.
+final class RecordingTransaction: StorageTransaction {
+    let base: any StorageTransaction
+    let log: ReadLog
+
+    init(base: any StorageTransaction, log: ReadLog) {
+        self.base = base
+        self.log = log
+    }
+
+    private func note(_ what: String) {
+        if base.isReadOnly { log.append(what) }
+    }
+
+    var isReadOnly: Bool { base.isReadOnly }
+    var maxKeySize: Int { base.maxKeySize }
+    var nestingDepth: Int { base.nestingDepth }
+    var attachment: AnyObject? {
+        get { base.attachment }
+        set { base.attachment = newValue }
+    }
+    func afterCommit(_ handler: @escaping () -> Void) { base.afterCommit(handler) }
+    func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
+        try base.keyspace(named: name, create: create, multiValue: multiValue)
+    }
+    func withValue<R>(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        note("read")
+        return try base.withValue(forKey: key, in: keyspace, body)
+    }
+    func readValue(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        note("read")
+        return try base.readValue(forKey: key, in: keyspace, body)
+    }
+    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try base.putIfAbsent(value, forKey: key, in: keyspace, existing: existing)
+    }
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try base.put(value, forKey: key, in: keyspace)
+    }
+    func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool { try base.delete(forKey: key, in: keyspace) }
+    func delete(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
+        try base.delete(forKey: key, value: value, in: keyspace)
+    }
+    func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
+              _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try base.scan(keyspace, lower: lower, upper: upper, prefix: prefix, reverse: reverse, body)
+    }
+    func count(_ keyspace: Keyspace) throws -> Int { try base.count(keyspace) }
+    func clear(_ keyspace: Keyspace) throws { try base.clear(keyspace) }
+    func drop(_ keyspace: Keyspace) throws { try base.drop(keyspace) }
+    func savepoint<R>(_ body: () throws -> R) throws -> R { try base.savepoint(body) }
+    func isCurrent(_ keyspace: Keyspace) -> Bool { base.isCurrent(keyspace) }
+    var keyspaceHandlesVersion: Int? { base.keyspaceHandlesVersion }
+    var snapshotID: UInt64? { base.snapshotID }
+    func changeLogStamp() throws -> UInt64? { try base.changeLogStamp() }
+    func changeLogHorizon() throws -> UInt64? { try base.changeLogHorizon() }
+    func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
+        if key == StoreLayout.schemaVersionKey { note("version") }
+        return try base.stableValue(forKey: key, in: keyspace)
+    }
+}
