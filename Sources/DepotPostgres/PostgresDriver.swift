@@ -145,12 +145,42 @@ public final class PostgresDriver: StorageDriver {
         try read(fromFirstOperation: false, body)
     }
 
-    /// ``read(_:)`` whose snapshot is taken at `body`'s first operation, which carries `BEGIN`
-    /// and the epoch read (a point read: one statement, one wait). For a `body` that runs none
-    /// of the app's code before it (`Store.retrieve`): a commit made before the call is seen,
-    /// as by ``read(_:)``.
+    /// ``read(_:)`` whose snapshot is taken at `body`'s first operation. For a `body` that runs
+    /// none of the app's code before it (`Store.retrieve`): a commit made before the call is
+    /// seen, as by ``read(_:)``. **`body` may run twice**: first outside a transaction, where
+    /// its first statement (a point read, with the epoch read and the connection's read hint)
+    /// is its own snapshot and nothing more is sent, not even `COMMIT`; when `body` needs a
+    /// second statement, it runs again in a transaction whose `BEGIN` goes with its first one.
     public func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
-        try read(fromFirstOperation: true, body)
+        var again = false
+        let single: R? = try withReadSession { session in
+            // A chained transaction left on the connection ends first (not waited for).
+            if session.chained != nil {
+                session.chained = nil
+                session.send("COMMIT")
+            }
+            session.statementBudget = 1
+            session.exceededBudget = false
+            defer { session.statementBudget = nil }
+            let txn = PostgresTransaction(session: session, schema: schema, readOnly: true, firstPage: configuration.firstScanPage,
+                                          opening: [], cache: keyspaceCache, stableValues: stableValues)
+            do {
+                let result = try body(txn)
+                txn.finish()
+                again = session.exceededBudget
+                return again ? nil : result
+            } catch {
+                txn.finish()
+                // Outside a transaction: nothing to roll back.
+                if session.exceededBudget {
+                    again = true
+                    return nil
+                }
+                throw error
+            }
+        }
+        if !again, let single { return single }
+        return try read(fromFirstOperation: true, body)
     }
 
     private func read<R>(fromFirstOperation: Bool, _ body: (any StorageTransaction) throws -> R) throws -> R {

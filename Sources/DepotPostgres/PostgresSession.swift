@@ -32,6 +32,11 @@ final class PostgresSession {
     /// the next call on this connection). Its snapshot is only taken by its first statement, so
     /// a later call may still choose its characteristics (``starting(_:)``).
     var chained: Chained?
+    /// How many statements the read on this connection may still send outside a transaction
+    /// (nil: no limit; see `PostgresDriver.readFromFirstOperation(_:)`), and whether it asked
+    /// for more.
+    var statementBudget: Int?
+    var exceededBudget = false
 
     /// The key the connection's next read transaction reads with its epoch (see ``ReadHint``).
     var readHint: ReadHint?
@@ -97,6 +102,15 @@ final class PostgresSession {
     /// by name, whose tag postgres-nio does not report: only send unprepared statements here
     /// when the tag matters).
     func submitAnswering<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T) -> Pending<T> {
+        if let budget = statementBudget {
+            // A single-statement read asking for more: refused, and its body runs again in a
+            // transaction (see PostgresDriver.readFromFirstOperation(_:)).
+            guard statements.count <= budget else {
+                exceededBudget = true
+                return Pending(.failure(StatementBudgetExceeded()))
+            }
+            statementBudget = budget - statements.count
+        }
         let pending = Pending<T>()
         let connection = connection, logger = logger, inFlight = inFlight, prepared = prepared
         // Registered first: if the connection closes before the answers come (or already has),
@@ -130,6 +144,10 @@ final class PostgresSession {
         }
         return pending
     }
+
+    /// What a statement past a single-statement read's budget fails with (never seen outside the
+    /// driver: the read runs again in a transaction).
+    struct StatementBudgetExceeded: Error {}
 
     /// A statement's rows, and its command tag when postgres-nio reports it.
     struct Answer: Sendable {
