@@ -156,7 +156,7 @@ extension Store {
 }
 
 extension UniqueIDs {
-    /// DLData's `DLUniqueIDGenerator.generateUniqueID`: forwards to ``next()``
+    /// DLData's `DLUniqueIDGenerator.generateUniqueID`: forwards to `next()`
     /// (`store.uniqueIDs.generateUniqueID()`); inside a write transaction use
     /// ``DocumentTransaction/nextUniqueID()``.
     public func generateUniqueID() throws -> UInt64 {

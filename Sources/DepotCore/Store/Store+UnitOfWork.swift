@@ -191,7 +191,7 @@ extension Store {
 
     /// The document of type `D` with `id` (seeing unsaved changes).
     ///
-    /// On a driver with ``StorageCapabilities/pipelinedReads`` (PostgreSQL) and no unsaved
+    /// On a driver with `StorageCapabilities.pipelinedReads` (PostgreSQL) and no unsaved
     /// changes, one wait for the server: the document is read with what this thread's read view
     /// resolved before, together with the schema version, which is confirmed afterwards (read
     /// again in the rare case it changed).

@@ -41,7 +41,7 @@ public final class Store: @unchecked Sendable {
     let lock = NSLock()
     /// Each thread's reusable read view (see `ReadSessions`).
     let readSessions = ReadSessions<DocumentTransaction>()
-    /// Whether the driver has ``StorageCapabilities/pipelinedReads`` (see ``retrieve(_:id:)``).
+    /// Whether the driver has `StorageCapabilities.pipelinedReads` (see ``retrieve(_:id:)``).
     let pipelinedReads: Bool
     private var autosaveValue: Bool
     /// The unit of work (guarded by `lock`); see `Store+UnitOfWork.swift`.

@@ -13,7 +13,7 @@ extension DocumentTransaction {
     }
 
     /// ``retrieve(_:id:)`` in a read whose schema version check was left for later
-    /// (``Store/retrieve(_:id:)`` on a driver with ``StorageCapabilities/pipelinedReads``): reads
+    /// (``Store/retrieve(_:id:)`` on a driver with `StorageCapabilities.pipelinedReads`): reads
     /// with what this view resolved before, then confirms the version; when it changed, reads
     /// again with what it resolves now (an error of the first read stands only when the version
     /// held).
