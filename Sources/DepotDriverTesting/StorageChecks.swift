@@ -233,6 +233,32 @@ extension DriverConformance {
                 let now = try driver.read { tx in try tx.keyspace(named: "conformance.snapshot", create: false, multiValue: false).flatMap { try tx.bytesGet(b("k"), $0) } }
                 try e.expect(now == b("2"), "a new read must see the commit")
             },
+            Check(name: "a read from its first operation sees what was committed before it, in one snapshot", needs: .snapshots) { driver, e in
+                func current() throws -> [UInt8]? {
+                    try driver.readFromFirstOperation { tx in
+                        try tx.keyspace(named: "conformance.first", create: false, multiValue: false).flatMap { try tx.bytesGet(b("k"), $0) }
+                    }
+                }
+                for value in ["1", "2", "3"] {
+                    try driver.write { tx in try tx.bytesPut(b(value), b("k"), try tx.requireKeyspace("conformance.first")) }
+                    let seen = try current()
+                    try e.expect(seen == b(value), "readFromFirstOperation must see a commit made before it began")
+                }
+                // Two reads in it agree, with a commit between them (its body may run again).
+                try driver.readFromFirstOperation { tx in
+                    guard let s = try tx.keyspace(named: "conformance.first", create: false, multiValue: false) else {
+                        return try e.expect(false, "the keyspace must exist")
+                    }
+                    let first = try tx.bytesGet(b("k"), s)
+                    let done = DispatchSemaphore(value: 0)
+                    Thread {
+                        _ = try? driver.write { tx in try tx.bytesPut(b("4"), b("k"), try tx.requireKeyspace("conformance.first")) }
+                        done.signal()
+                    }.start()
+                    try e.expect(done.wait(timeout: .now() + 30) == .success, "a write on another thread must not wait for a read")
+                    try e.expect(try tx.bytesGet(b("k"), s) == first, "two reads in one readFromFirstOperation must see one snapshot")
+                }
+            },
         ]
     }
 }
