@@ -272,6 +272,15 @@ struct DropTests {
         #expect(try env.read { try $0.get("k", in: b) } == "b's")
     }
 
+    /// Opens another database, which LMDB gives the number of the closed handle `kept`; `kept`
+    /// must then fail with `badDatabase`, not read that database.
+    static func expectFailsOnceItsNumberIsReused(_ kept: Database<StringCodec, StringCodec>?, _ env: Environment) throws {
+        let other = try stored("other's", in: "other", env)
+        let closed = try #require(kept)
+        #expect(other.dbi == closed.dbi, "LMDB gives the freed number to the next database")
+        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: closed) } }
+    }
+
     /// A handle opened in a write that does not commit names no database afterwards (LMDB
     /// closes it): it fails clearly instead of reading the database that takes its number.
     @Test func aHandleFromAnAbortedWriteFailsClearly() throws {
@@ -286,10 +295,7 @@ struct DropTests {
                 throw Boom()
             }
         }
-        let other = try Self.stored("other's", in: "other", env)
-        let temp = try #require(kept)
-        #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
-        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
+        try Self.expectFailsOnceItsNumberIsReused(kept, env)
     }
 
     /// A handle opened inside a read (LMDB closes it at the end of the read, and the
@@ -324,10 +330,7 @@ struct DropTests {
                 }
             }
         }
-        let other = try Self.stored("other's", in: "other", env)
-        let temp = try #require(kept)
-        #expect(other.dbi == temp.dbi, "LMDB gives the freed number to the next database")
-        #expect(throws: LMDBError.badDatabase) { _ = try env.read { try $0.get("k", in: temp) } }
+        try Self.expectFailsOnceItsNumberIsReused(kept, env)
         #expect(throws: LMDBError.notFound) { _ = try env.openDatabase("temp", create: false) }
     }
 }

@@ -17,12 +17,9 @@ package final class StoreCore: @unchecked Sendable {
     /// A read transaction of the driver; its errors (`StorageDriverError`) come wrapped in a
     /// `DepotError` with code `storage`. Every read of the document layer begins here.
     @inline(__always)
-    package func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try engine.read(body) }
-    /// ``read(_:)``, or with `fromFirstOperation` `EngineCore.readFromFirstOperation(_:)` (a
-    /// `body` of the library's own that runs no code of the app before its first operation).
-    @inline(__always)
-    package func read<R>(fromFirstOperation: Bool, _ body: (any StorageTransaction) throws -> R) throws -> R {
-        fromFirstOperation ? try engine.readFromFirstOperation(body) : try engine.read(body)
+    /// `EngineCore.read(fromFirstOperation:_:)`.
+    package func read<R>(fromFirstOperation: Bool = false, _ body: (any StorageTransaction) throws -> R) throws -> R {
+        try engine.read(fromFirstOperation: fromFirstOperation, body)
     }
 
     /// A write transaction of the driver, its errors wrapped as ``read(_:)``'s. Every write of

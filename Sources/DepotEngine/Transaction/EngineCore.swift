@@ -32,21 +32,12 @@ package final class EngineCore: @unchecked Sendable {
 
     /// A read transaction of the driver; its errors (`StorageDriverError`) come wrapped in a
     /// `DepotError` with code `storage`. Every read of the document layer begins here.
+    /// `fromFirstOperation`: through `StorageDriver.readFromFirstOperation(_:)`, for a `body` of
+    /// the library's own that runs no code of the app before its first operation.
     @inlinable
-    package func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+    package func read<R>(fromFirstOperation: Bool = false, _ body: (any StorageTransaction) throws -> R) throws -> R {
         do {
-            return try driver.read(body)
-        } catch let error as any StorageDriverError {
-            throw DepotError.storage(error)
-        }
-    }
-
-    /// ``read(_:)`` through `StorageDriver.readFromFirstOperation(_:)`: for a `body` of the
-    /// library's own that runs no code of the app before its first operation.
-    @inlinable
-    package func readFromFirstOperation<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
-        do {
-            return try driver.readFromFirstOperation(body)
+            return try fromFirstOperation ? driver.readFromFirstOperation(body) : driver.read(body)
         } catch let error as any StorageDriverError {
             throw DepotError.storage(error)
         }
