@@ -13,6 +13,8 @@ package final class StoreCore: @unchecked Sendable {
     /// The driver's LMDB-style extras, when it has them (Depot's LMDB driver).
     package var native: (any EnvironmentBackedDriver)? { engine.native }
     private let lock = NSLock()
+    /// What the document types used with this core declare (see ``TypeDeclarations``).
+    let declarations = TypeDeclarations()
 
     /// A read transaction of the driver; its errors (`StorageDriverError`) come wrapped in a
     /// `DepotError` with code `storage`. Every read of the document layer begins here.

@@ -49,11 +49,15 @@ final class TypeFacts<D: Document>: AnyTypeFacts {
     /// Stored field paths of key paths, by value (see `fieldPath(of:)`).
     @exclusivity(unchecked) var fieldPathsByValue: [AnyKeyPath: StoredFieldPath] = [:]
 
-    init(target: RecordTarget, indexes: [DocumentIndex<D>]) {
-        self.indexes = indexes
-        super.init(target: target, isSyncable: D.self is any Syncable.Type, isEquatable: D.self is any Equatable.Type,
-                   fieldsChecked: indexes.isEmpty, generated: D.self as? any BinaryCodableDocument.Type,
-                   hasFieldDefaults: !D.fieldDefaults.isEmpty)
+    /// What `D` declares (shared by the store core's transactions).
+    let declaration: TypeDeclaration<D>
+
+    init(target: RecordTarget, declaration: TypeDeclaration<D>) {
+        self.indexes = declaration.indexes
+        self.declaration = declaration
+        super.init(target: target, isSyncable: declaration.isSyncable, isEquatable: declaration.isEquatable,
+                   fieldsChecked: declaration.fieldsChecked, generated: declaration.generated,
+                   hasFieldDefaults: declaration.hasFieldDefaults)
     }
 }
 
@@ -109,26 +113,26 @@ extension DocumentTransaction {
             viewFacts[typeID] = cached
             return cached
         }
-        if isReadOnly, let target = try context.cachedReadTarget(type: typeID, alias: alias, kind: D.ID.idKind, typeVersion: D.version,
-                                                                  typeName: { TypeNames.name(of: D.self) }) {
-            let facts = TypeFacts<D>(target: target, indexes: D.indexes)
+        let declaration = unownedStore.core.declarations.of(D.self)
+        if isReadOnly, let target = try context.cachedReadTarget(type: typeID, alias: alias, kind: D.ID.idKind, typeVersion: declaration.version,
+                                                                  typeName: { declaration.typeName }) {
+            let facts = TypeFacts<D>(target: target, declaration: declaration)
             context.setTypeFacts(facts, for: key)
             if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
             return facts
         }
         guard let target = try context.target(alias: alias, collection: D.collection, kind: D.ID.idKind, create: create) else { return nil }
-        let indexes = D.indexes
         if !isReadOnly {
-            try context.reconcile(target, declared: indexes.map(\.definition), tracksSyncStatus: D.tracksSyncStatus, version: D.version,
-                          typeName: TypeNames.name(of: D.self))
+            try context.reconcile(target, declared: declaration.definitions, tracksSyncStatus: declaration.tracksSyncStatus,
+                                  version: declaration.version, typeName: declaration.typeName)
         } else {
             let stored = try context.schema(alias: alias, collection: D.collection).typeVersion
-            if stored > D.version {
-                throw DepotError.newerVersion(collection: D.collection, stored: stored, declared: D.version, typeName: TypeNames.name(of: D.self))
+            if stored > declaration.version {
+                throw DepotError.newerVersion(collection: D.collection, stored: stored, declared: declaration.version, typeName: declaration.typeName)
             }
             try context.rememberReadTarget(target, type: typeID, typeVersion: stored)
         }
-        let facts = TypeFacts<D>(target: target, indexes: indexes)
+        let facts = TypeFacts<D>(target: target, declaration: declaration)
         context.setTypeFacts(facts, for: key)
         if viewFactsGeneration == context.factsGeneration { viewFacts[typeID] = facts }
         return facts
@@ -141,9 +145,10 @@ extension DocumentTransaction {
         try checkIndexFields(unsafeDowncast(facts, to: TypeFacts<D>.self), document: document)
     }
 
-    /// Checks once per transaction that each declared index's field path holds, in the stored
-    /// form of `document`, the value its key path gives — otherwise queries through the index
-    /// would disagree with a scan (a renamed coding key, a computed property).
+    /// Checks, with the first document of the type a store core writes (until one passes),
+    /// that each declared index's field path holds, in the stored form of `document`, the
+    /// value its key path gives — otherwise queries through the index would disagree with a
+    /// scan (a renamed coding key, a computed property).
     func checkIndexFields<D: Document>(_ facts: TypeFacts<D>, document: D) throws {
         if facts.fieldsChecked { return }
         var plain = BinaryEncoder()
@@ -163,5 +168,6 @@ extension DocumentTransaction {
             }
         }
         facts.fieldsChecked = true
+        facts.declaration.markFieldsChecked()
     }
 }

@@ -52,6 +52,8 @@ package final class RecordTarget {
     @usableFromInline @exclusivity(unchecked) var _syncKeyspace: Keyspace?
     /// Whether this is the key/value kit's keyspace (not a document collection).
     package let isKeyValue: Bool
+    /// Whether this target came from the store's cache of write targets (see `WriteTargets`).
+    var fromWriteCache = false
     /// The delete rules whose target is this collection (loaded on the first delete).
     @inlinable package var deleteRules: [RegisteredDeleteRule]? {
         get { _deleteRules }

@@ -14,7 +14,7 @@ extension TransactionContext {
         }
         // In any order: stored definitions load sorted by name, a type declares them in its own
         // order (comparing the arrays reconciled, and bumped the schema version, in every write).
-        let sameIndexes = schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
+        let sameIndexes = schema.indexes == declared || schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
         if sameIndexes && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
             && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
         if !declared.isEmpty, let transform = engine.recordTransform, !transform.allowsPlaintextIndexes {

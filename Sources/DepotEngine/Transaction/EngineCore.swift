@@ -15,6 +15,8 @@ package final class EngineCore: @unchecked Sendable {
     /// The driver's LMDB-style extras, when it has them (Depot's LMDB driver).
     package let native: (any EnvironmentBackedDriver)?
     private let lock = NSLock()
+    /// Collections as committed write transactions resolved them (see ``WriteTargets``).
+    let writeTargets = WriteTargets()
     /// The storage's key limit, read from its first transaction (see ``maxKeySize()``).
     private let keyLimit = Published<Int?>(nil)
 

@@ -12,6 +12,7 @@ extension TransactionContext {
             }
             return cached
         }
+        if let written = try cachedWriteTarget(key, kind: kind) { return written }
         if create { try requireWritable("write to collection '\(collection)'") }
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         try StoreLayout.validateCollection(collection)

@@ -147,6 +147,7 @@ package final class TransactionContext {
         engine.forget(databases: Array(droppedDatabases))
         for d in pendingDescriptors { engine.remember(d.kind, for: d.name) }
         if changedSchema { engine.resetSchemas() }
+        publishWriteTargets()
     }
 
     /// The document layer's facts of a type in an alias, if this transaction has them.
