@@ -17,7 +17,7 @@
 # contention between threads that repeats on any machine: a read path should make none).
 set -euo pipefail
 
-ALL_WORKLOADS="append_put,random_put,random_get,scan,doc_insert,doc_get,doc_field,doc_scan,codec,read_txn"
+ALL_WORKLOADS="append_put,random_put,random_get,scan,doc_insert,doc_get,doc_field,doc_scan,doc_write_txn,codec,read_txn"
 WORKLOADS="${1:-$ALL_WORKLOADS}"
 ENGINES="${2:-c,lmdb,documents,codable,indexed,grdb,json}"
 SMALL="${SMALL:-2000}"
@@ -62,6 +62,7 @@ engines_for() { # the engines a workload has (as depot-compare's Workload.engine
         doc_insert|doc_get) echo "c lmdb documents codable indexed grdb" ;;
         doc_field) echo "c documents" ;;
         doc_scan) echo "c documents codable" ;;
+        doc_write_txn) echo "c documents codable indexed" ;;
         read_txn) echo "c lmdb documents codable" ;;
         *) echo "c lmdb grdb" ;;
     esac

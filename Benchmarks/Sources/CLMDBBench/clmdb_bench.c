@@ -286,6 +286,37 @@ done:
     return elapsed;
 }
 
+/* One durable write transaction per record (begin, put, commit): the floor for one document
+ * per `store.write`. Reads no clock (instruction mode counts the caller's region). Returns 1 on
+ * success, 0 on failure. */
+uint64_t clmdb_put_blobs_each(const char *dir, const uint8_t *key_blob, const size_t *key_offsets,
+                              const uint8_t *val_blob, const size_t *val_offsets, size_t n) {
+    MDB_env *env;
+    if (open_env(dir, &env)) return 0;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    uint64_t ok = 0;
+    MDB_val k, v;
+    for (size_t i = 0; i < n; i++) {
+        int rc = mdb_txn_begin(env, NULL, 0, &txn);
+        if (report(rc, "mdb_txn_begin")) goto done;
+        rc = mdb_dbi_open(txn, NULL, 0, &dbi);
+        if (report(rc, "mdb_dbi_open")) { mdb_txn_abort(txn); goto done; }
+        k.mv_size = key_offsets[i + 1] - key_offsets[i];
+        k.mv_data = (void *)(key_blob + key_offsets[i]);
+        v.mv_size = val_offsets[i + 1] - val_offsets[i];
+        v.mv_data = (void *)(val_blob + val_offsets[i]);
+        rc = mdb_put(txn, dbi, &k, &v, 0);
+        if (rc) { report(rc, "mdb_put"); mdb_txn_abort(txn); goto done; }
+        rc = mdb_txn_commit(txn);
+        if (report(rc, "mdb_txn_commit")) goto done;
+    }
+    ok = 1;
+done:
+    mdb_env_close(env);
+    return ok;
+}
+
 uint64_t clmdb_get_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets, size_t n,
                          uint64_t *checksum) {
     MDB_env *env;

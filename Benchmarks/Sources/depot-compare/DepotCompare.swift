@@ -204,12 +204,15 @@ enum Workload: String, CaseIterable {
     case docField = "doc_field"
     /// Instruction mode only: every document in key order, decoded (`tx.forEach`).
     case docScan = "doc_scan"
+    /// Instruction mode only: one write transaction per new document (a service's request
+    /// pattern: `store.write { park }`), durable commit each.
+    case docWriteTxn = "doc_write_txn"
     case codec
     case indexedQuery = "indexed_query"
     case seed = "seed_fixture"
 
     /// The workloads the wall-clock runner measures (`doc_scan` is counted in instructions only).
-    static var wallClock: [Workload] { allCases.filter { $0 != .docScan } }
+    static var wallClock: [Workload] { allCases.filter { $0 != .docScan && $0 != .docWriteTxn } }
 
     var engines: [String] {
         switch self {
@@ -219,6 +222,7 @@ enum Workload: String, CaseIterable {
         case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
         case .docField: return ["c", "documents"]
         case .docScan: return ["c", "documents", "codable"]
+        case .docWriteTxn: return ["c", "documents", "codable", "indexed"]
         default: return ["c", "lmdb", "grdb"]
         }
     }
@@ -228,7 +232,7 @@ enum Workload: String, CaseIterable {
         case .appendPut, .randomGet, .scan: return s.kv
         case .randomPut: return s.randomPut
         case .durableSingleWrite: return s.durableWrites
-        case .docInsert, .docGet, .docField, .docScan: return s.documents
+        case .docInsert, .docGet, .docField, .docScan, .docWriteTxn: return s.documents
         case .codec: return s.codecIterations
         case .indexedQuery: return s.indexedQueries
         case .seed: return s.seedCompanies * (s.seedEmployees + 1)
@@ -245,6 +249,7 @@ enum Workload: String, CaseIterable {
         case .docInsert: return "insert 5-field documents in one txn incl. durable commit (c/lmdb: raw pre-encoded JSON bytes, the floor)"
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
         case .docField: return "read one field (age) of documents by ID in random order, one read txn, without decoding the rest (c: doc_get's raw get)"
+        case .docWriteTxn: return "one write transaction (durable commit) per new 5-field document (c: begin, put of the raw bytes, commit)"
         case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading every byte of each value)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
         case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"

@@ -48,6 +48,19 @@ enum DocumentWorkloads {
         #endif
     }
 
+    #if !DEPOT_COMPARE_NO_DOCUMENTS
+    /// `doc_write_txn`: the store opened now; the measured part parks each document in a
+    /// write transaction of its own (clock read before and after, as every workload).
+    static func insertEach<D: Document>(_ people: [D], folder: String) throws -> () throws -> Void {
+        let store = try Store(path: folder)
+        return {
+            let start = now()
+            for p in people { try store.write { tx in try tx.park(p) } }
+            _ = now() - start
+        }
+    }
+    #endif
+
     /// Document get by ID in random order, one read transaction, decoded.
     static func get(ids: [String], folder: String, checksum: inout Int) throws -> UInt64? {
         try get(Person.self, ids: ids, folder: folder, checksum: &checksum)

@@ -11,7 +11,7 @@ import Foundation
 /// sizes and divides the difference by the difference in operations, so fixed costs (transaction
 /// begin and commit, cursor open) cancel out.
 enum InstructionMode {
-    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .docScan, .codec]
+    static let workloads: [Workload] = [.appendPut, .randomPut, .randomGet, .scan, .docInsert, .docGet, .docField, .docScan, .docWriteTxn, .codec]
 
     static func run(_ arguments: [String]) -> Int32 {
         if arguments.first == readTransaction { return runReadTransactions(Array(arguments.dropFirst())) }
@@ -61,7 +61,7 @@ enum InstructionMode {
                     guard count == UInt64(n) else { throw BenchError("scan saw \(count) of \(n) records") }
                 }
             }
-        case (.docInsert, _), (.docGet, _), (.docField, _), (.docScan, _):
+        case (.docInsert, _), (.docGet, _), (.docField, _), (.docScan, _), (.docWriteTxn, _):
             let people = Person.generate(n, seed: 42)
             var rng = SplitMix64(seed: 3_000)
             let ids = people.map(\.id).shuffled(using: &rng)
@@ -120,6 +120,32 @@ enum InstructionMode {
             case "codable":
                 _ = try DocumentWorkloads.insert(people.map(CodablePerson.init), folder: folder)
                 return { _ = try DocumentWorkloads.scan(CodablePerson.self, count: m, folder: folder, checksum: &sum) }
+            #endif
+            default:
+                throw unknown(engine, workload)
+            }
+        }
+        if workload == .docWriteTxn {
+            switch engine {
+            case "c":
+                return {
+                    let start = now()
+                    let ok = packed.keyBlob.withUnsafeBufferPointer { k in
+                        packed.keyOffsets.withUnsafeBufferPointer { ko in
+                            packed.valueBlob.withUnsafeBufferPointer { v in
+                                packed.valueOffsets.withUnsafeBufferPointer { vo in
+                                    clmdb_put_blobs_each(folder, k.baseAddress, ko.baseAddress, v.baseAddress, vo.baseAddress, packed.count)
+                                }
+                            }
+                        }
+                    }
+                    _ = now() - start
+                    guard ok == 1 else { throw BenchError("clmdb_put_blobs_each failed") }
+                }
+            #if !DEPOT_COMPARE_NO_DOCUMENTS
+            case "documents": return try DocumentWorkloads.insertEach(people, folder: folder)
+            case "codable": return try DocumentWorkloads.insertEach(people.map(CodablePerson.init), folder: folder)
+            case "indexed": return try DocumentWorkloads.insertEach(people.map(IndexedPerson.init), folder: folder)
             #endif
             default:
                 throw unknown(engine, workload)

@@ -62,6 +62,9 @@ uint64_t clmdb_durable_single_writes(const char *dir, uint64_t start, size_t n, 
 /// (offsets arrays hold n + 1 entries). Measured: the whole transaction, begin to durable commit.
 uint64_t clmdb_put_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets,
                          const uint8_t *val_blob, const size_t *val_offsets, size_t n);
+/* One durable write transaction (begin, put, commit) per record; 1 on success, 0 on failure. */
+uint64_t clmdb_put_blobs_each(const char *dir, const uint8_t *key_blob, const size_t *key_offsets,
+                              const uint8_t *val_blob, const size_t *val_offsets, size_t n);
 
 /// Gets the n keys of `key_blob`/`key_offsets` (as above) in one read transaction, adding each
 /// value's length into `*checksum`. Measured: read-transaction begin to end.
