@@ -12,6 +12,7 @@
 /// LMDB's, independent of collation. Keys and values are always bound as parameters; only the
 /// validated schema name is spliced into statement text.
 #if Postgres
+import Foundation
 struct PostgresSchema: Sendable {
     /// The quoted schema name.
     let quoted: String
@@ -56,12 +57,44 @@ struct PostgresSchema: Sendable {
     /// An advisory lock key shared by every Depot driver setting up a schema.
     static let setupLockKey: Int64 = 0x4465_706F_7453_6574 // "DepotSet"
 
+    /// The texts of the write path's statements, by shape (see ``StatementTexts``).
+    let texts = StatementTexts()
+
     /// Table of a keyspace.
     func table(multiValue: Bool) -> String { multiValue ? multi : entries }
 }
 
 /// What a ``Keyspace`` handle encodes for this driver: the keyspace row's id, and whether it is
 /// multi-value (the top bit).
+/// The texts of statements whose SQL depends only on a few flags and counts (their shape), made
+/// once per driver instead of with every statement: building a several-hundred-character
+/// statement by interpolation cost more than the rest of the write path's client work for it.
+///
+/// `@unchecked Sendable`: `byShape` is guarded by `lock` (held for a dictionary look-up).
+final class StatementTexts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var byShape: [UInt32: String] = [:]
+
+    /// The text of `shape` (a caller's own encoding of what varies; callers use disjoint kinds in
+    /// the top byte), made by `make` the first time.
+    func text(_ shape: UInt32, _ make: () -> String) -> String {
+        if let known = lock.withLock({ byShape[shape] }) { return known }
+        let made = make()
+        lock.withLock { byShape[shape] = made }
+        return made
+    }
+
+    /// Kinds of statement (the top byte of a shape).
+    enum Kind: UInt32 {
+        case putIfAbsentLocks = 1
+        case putIfAbsentInsert = 2
+        case lockedPut = 3
+    }
+
+    /// A shape of `kind` from `bits` (below the top byte).
+    static func shape(_ kind: Kind, _ bits: UInt32) -> UInt32 { kind.rawValue << 24 | bits & 0xFF_FFFF }
+}
+
 struct KeyspaceHandle {
     static let multiBit: UInt32 = 0x8000_0000
     let id: Int32

@@ -58,36 +58,49 @@ extension PostgresTransaction {
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
             var binds = Parameters()
-            var calls: [String] = []
-            if combining, let expectation {
-                // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
-                expectation.lock.bind(into: &binds)
-                calls.append("pg_advisory_xact_lock_shared($\(binds.count)::bigint)")
-            }
+            // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
+            let expectationLock = combining && expectation != nil
+            if combining, let expectation { expectation.lock.bind(into: &binds) }
             // The keyspaces the connection's last write locked, ahead of use (see WriteHint).
-            calls += hintedKeyspaceLocks(binds: &binds)
+            let hinted = hintedKeyspaceLocks(binds: &binds)
             usedKeyspaces.insert(handle.id)
-            if keyspaceLocks[handle.id] == nil {
+            let keyspaceLock = keyspaceLocks[handle.id] == nil
+            if keyspaceLock {
                 // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
                 keyspaceLocks[handle.id] = false
                 let (space, id) = locks.keyspaceLockKey(handle.id)
                 space.bind(into: &binds)
                 id.bind(into: &binds)
-                calls.append("pg_advisory_xact_lock_shared($\(binds.count - 1)::int, $\(binds.count)::int)")
             }
             keyID.bind(into: &binds)
-            calls.append("pg_advisory_xact_lock($\(binds.count)::bigint)")
-            let lock = "SELECT " + calls.joined(separator: ", ")
+            let lockShape = StatementTexts.shape(.putIfAbsentLocks, UInt32(hinted) << 2 | (expectationLock ? 2 : 0) | (keyspaceLock ? 1 : 0))
+            let lock = schema.texts.text(lockShape) {
+                var calls: [String] = []
+                var n = 0
+                if expectationLock {
+                    n += 1
+                    calls.append("pg_advisory_xact_lock_shared($\(n)::bigint)")
+                }
+                for _ in 0..<hinted + (keyspaceLock ? 1 : 0) {
+                    n += 2
+                    calls.append("pg_advisory_xact_lock_shared($\(n - 1)::int, $\(n)::int)")
+                }
+                calls.append("pg_advisory_xact_lock($\(n + 1)::bigint)")
+                return "SELECT " + calls.joined(separator: ", ")
+            }
             var insertBinds = Parameters.of(handle.id, Bytea(key), Bytea(value))
             // With the check of a value taken on trust, when it is still to be sent.
             let check = expectationCheck(first: 4, binds: &insertBinds)
             let stamp = combining && prefetchesStamp
-            let epochColumns = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
-            let sql = "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
-                + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
-                + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
-                + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
-                + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(epochColumns) FROM k\(check == nil ? "" : ", c")"
+            let insertShape = StatementTexts.shape(.putIfAbsentInsert, (check != nil ? 4 : 0) | (combining ? 2 : 0) | (stamp ? 1 : 0))
+            let sql = schema.texts.text(insertShape) { [schema] in
+                let epochColumns = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
+                return "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
+                    + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
+                    + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
+                    + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
+                    + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(epochColumns) FROM k\(check == nil ? "" : ", c")"
+            }
             let statements = (combining ? opening ?? [] : []) + [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
             if combining { opening = nil }
             let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?, opening: Opening?) in

@@ -67,21 +67,22 @@ extension PostgresTransaction {
     }
 
     /// The shared locks of the keyspaces the connection's last write locked (see
-    /// ``WriteHint``) and this transaction does not hold yet, as calls for the transaction's
-    /// first lock statement, with their parameters appended to `binds`; sent once.
-    func hintedKeyspaceLocks(binds: inout Parameters) -> [String] {
-        guard let locks, !hintedLocksSent else { return [] }
+    /// ``WriteHint``) and this transaction does not hold yet, for the transaction's first lock
+    /// statement: their parameters (two each) are appended to `binds`, and their number is
+    /// returned (the caller writes one `pg_advisory_xact_lock_shared(int, int)` call for each); sent once.
+    func hintedKeyspaceLocks(binds: inout Parameters) -> Int {
+        guard let locks, !hintedLocksSent else { return 0 }
         hintedLocksSent = true
-        var calls: [String] = []
+        var count = 0
         for id in session.writeHint?.keyspaces ?? [] where keyspaceLocks[id] == nil {
             keyspaceLocks[id] = false
             unverifiedKeyspaces.insert(id)
             let (space, key) = locks.keyspaceLockKey(id)
             space.bind(into: &binds)
             key.bind(into: &binds)
-            calls.append("pg_advisory_xact_lock_shared($\(binds.count - 1)::int, $\(binds.count)::int)")
+            count += 1
         }
-        return calls
+        return count
     }
 
     /// A put under key locks as one statement: the key lock(s) (exclusive; in a multi-value
@@ -103,13 +104,17 @@ extension PostgresTransaction {
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
             lock = "SELECT pg_advisory_xact_lock($4::bigint)"
         }
-        let insert = handle.multiValue
-            ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
-            : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
         // With the check of a value taken on trust, when it is still to be sent.
         let check = expectationCheck(first: binds.count + 1, binds: &binds)
-        return Statement(prepared: "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1::int), i AS (\(insert))"
-                                 + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k"), binds)
+        let shape = StatementTexts.shape(.lockedPut, (handle.multiValue ? 2 : 0) | (check != nil ? 1 : 0))
+        let sql = schema.texts.text(shape) { [schema] in
+            let insert = handle.multiValue
+                ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
+                : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
+            return "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1::int), i AS (\(insert))"
+                + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k")
+        }
+        return Statement(prepared: sql, binds)
     }
 
     /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);
