@@ -155,6 +155,7 @@ let package = Package(
             name: "DepotPostgres",
             dependencies: [
                 "DepotCore",
+                "DepotSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: postgres)),

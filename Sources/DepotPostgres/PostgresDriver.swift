@@ -54,6 +54,8 @@ public final class PostgresDriver: StorageDriver {
     /// `PostgresTransaction.stableValue(forKey:in:)`).
     private let stableValues = StableValues()
     private let writeGate: WriteGate
+    /// The threads inside ``write(_:)`` (a nested write on one of them is refused).
+    private let writingThreads = WritingThreads()
     /// The key locks of `READ COMMITTED` writes; nil under the other isolation levels.
     private let keyLocks: KeyLocks?
     /// Write attempts rolled back and run again.
@@ -218,11 +220,8 @@ public final class PostgresDriver: StorageDriver {
     public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         // A second write on the same thread would wait for a second connection and could block
         // on the first one's row locks forever.
-        let marker = "depot.postgres.write.\(ObjectIdentifier(self).hashValue)"
-        let threadState = Thread.current.threadDictionary
-        if threadState[marker] != nil { throw PostgresDriverError.nestedWrite }
-        threadState[marker] = true
-        defer { threadState.removeObject(forKey: marker) }
+        guard writingThreads.enter() else { throw PostgresDriverError.nestedWrite }
+        defer { writingThreads.leave() }
 
         let deadline = callDeadline()
         var attempt = 0
@@ -343,6 +342,7 @@ public final class PostgresDriver: StorageDriver {
         let session = PostgresSession(lease: lease, logger: logger, server: pool.server,
                                       deadline: deadline, timeout: configuration.callTimeout)
         defer {
+            session.discardHeld()
             var returned = lease
             returned.chained = session.chained
             returned.readHint = session.readHint

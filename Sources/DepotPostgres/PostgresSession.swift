@@ -100,7 +100,8 @@ final class PostgresSession {
 
     /// ``submit(_:decode:)`` with the last statement's command tag too (nil for a statement run
     /// by name, whose tag postgres-nio does not report: only send unprepared statements here
-    /// when the tag matters).
+    /// when the tag matters). Statements held by ``hold(_:decode:)`` go out first, in the same
+    /// hand-off to the event loop.
     func submitAnswering<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T) -> Pending<T> {
         if let budget = statementBudget {
             // A single-statement read asking for more: refused, and its body runs again in a
@@ -111,12 +112,53 @@ final class PostgresSession {
             }
             statementBudget = budget - statements.count
         }
+        let (pending, dispatch) = prepare(statements, decode)
+        let groups = held + [dispatch]
+        held = []
+        connection.eventLoop.execute { for group in groups { group() } }
+        return pending
+    }
+
+    /// Like ``submit(_:decode:)``, but the statements are not sent yet: they go out with the
+    /// session's next submission (a write's `COMMIT` takes its last puts with it: one hand-off
+    /// to the event loop, one flush), or before its next wait. For statements nobody waits for
+    /// at once (puts). Never outside a transaction: a session given back with statements still
+    /// held is closed (see ``discardHeld()``), so they never run on their own.
+    func hold<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+        let (pending, dispatch) = prepare(statements) { try decode($0.rows) }
+        held.append(dispatch)
+        return pending
+    }
+
+    /// Sends the statements held by ``hold(_:decode:)``, if any (before a wait).
+    func sendHeld() {
+        guard !held.isEmpty else { return }
+        let groups = held
+        held = []
+        connection.eventLoop.execute { for group in groups { group() } }
+    }
+
+    /// When the session ends with statements still held (its transaction ended without them):
+    /// they are dropped with the connection, which is closed (its state is unknown).
+    func discardHeld() {
+        guard !held.isEmpty else { return }
+        held = []
+        abandon()
+    }
+
+    /// Statement groups held and not sent yet, each as the work that sends it on the event loop.
+    private var held: [@Sendable () -> Void] = []
+
+    /// A pending for `statements` and the work that sends them on the event loop and fills it
+    /// with the last statement's answer through `decode`, or with the first failure.
+    private func prepare<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T)
+        -> (Pending<T>, @Sendable () -> Void) {
         let pending = Pending<T>()
         let connection = connection, logger = logger, inFlight = inFlight, prepared = prepared
         // Registered first: if the connection closes before the answers come (or already has),
         // the pending fails at once rather than waiting for its deadline.
         inFlight.add(pending)
-        connection.eventLoop.execute {
+        return (pending, {
             var later: [String] = []
             let futures = statements.map { statement -> EventLoopFuture<Answer> in
                 if statement.preparable {
@@ -141,8 +183,7 @@ final class PostgresSession {
                 }
                 pending.set(Result { try decode(last) })
             }
-        }
-        return pending
+        })
     }
 
     /// What a statement past a single-statement read's budget fails with (never seen outside the
@@ -160,6 +201,7 @@ final class PostgresSession {
     /// running; closing it makes the server roll the transaction back) and the call fails with
     /// ``PostgresDriverError/deadlineExceeded(server:timeout:)``.
     func wait<T>(_ pending: Pending<T>) throws -> T {
+        sendHeld()
         let remaining = deadline - .now
         let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
         guard let result = pending.wait(until: Date().addingTimeInterval(max(0, seconds))) else {

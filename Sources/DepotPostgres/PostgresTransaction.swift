@@ -311,15 +311,17 @@ final class PostgresTransaction: StorageTransaction {
             let sql = handle.multiValue
                 ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT DO NOTHING"
                 : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
-            // Not waited for: the answer is checked before the transaction's next wait or its
-            // COMMIT (a failure aborts the transaction, so nothing after it can succeed).
+            // Not waited for, and not even sent yet: it goes out with the transaction's next
+            // statement (COMMIT, when it is the last), and its answer is checked before the
+            // transaction's next wait or its COMMIT's (a failure aborts the transaction, so
+            // nothing after it can succeed).
             guard let locks else {
-                let pending = session.submit([Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
+                let pending = session.hold([Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value)))]) { _ in () }
                 unchecked.append { [self] in try run { try session.wait(pending) } }
                 return
             }
             let verifyLock = lockKeyspace(handle, exclusive: false, checkExists: false)
-            let pending = session.submit([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
+            let pending = session.hold([lockedPut(handle, locks, key: key, value: value)], decode: PostgresSession.integers)
             unchecked.append { [self] in
                 try verifyLock?()
                 try checkingDrop { _ = try run { try session.wait(pending) } }
