@@ -92,6 +92,25 @@ struct SchemaVersionTests {
     /// A write that takes the version on trust sends its insert before the epoch read answered,
     /// with keyspace handles guessed at the epoch seen last: when another host dropped a
     /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.
+    /// One document per write: from the second write on, the collection comes from what the
+    /// first committed write resolved (`WriteTargets`). Another host drops the alias and makes
+    /// the collection anew (new keyspace IDs, a new schema version): the next writes of the
+    /// first host must go to the new collection and its index, not to the dropped keyspaces.
+    @Test func typedWritesAfterAnotherHostRemadeTheCollectionGoToTheNewOne() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]).alias("tenant"), second = try Store(driver: drivers[1])
+            for id in 1...3 { try first.write { tx in try tx.park(Label(id: id, name: "old")) } }
+            try second.dropAlias("tenant")
+            try second.alias("tenant").write { tx in try tx.park(Label(id: 100, name: "other")) }
+            for id in 4...6 { try first.write { tx in try tx.park(Label(id: id, name: "new")) } }
+            let tenant = try second.alias("tenant")
+            #expect(try tenant.read { tx in try tx.retrieveAll(Label.self) }.map(\.id).sorted() == [4, 5, 6, 100])
+            let byIndex = try tenant.read { tx in try tx.execute(FetchRequest<Label>().matching(\.name, .equalTo("new"))) }
+            #expect(byIndex.plan.usedIndex)
+            #expect(byIndex.documents.map(\.id).sorted() == [4, 5, 6])
+        }
+    }
+
     @Test func anInsertAfterAnotherHostDroppedAKeyspaceSucceeds() throws {
         try PostgresTestServer.withHosts(2) { drivers in
             let first = try Store(driver: drivers[0])
