@@ -257,6 +257,15 @@ done:
     return elapsed;
 }
 
+/* Record i of packed key and value blobs (offsets[i]..offsets[i + 1]) as LMDB values. */
+static void blob_pair(const uint8_t *key_blob, const size_t *key_offsets, const uint8_t *val_blob,
+                      const size_t *val_offsets, size_t i, MDB_val *k, MDB_val *v) {
+    k->mv_size = key_offsets[i + 1] - key_offsets[i];
+    k->mv_data = (void *)(key_blob + key_offsets[i]);
+    v->mv_size = val_offsets[i + 1] - val_offsets[i];
+    v->mv_data = (void *)(val_blob + val_offsets[i]);
+}
+
 uint64_t clmdb_put_blobs(const char *dir, const uint8_t *key_blob, const size_t *key_offsets,
                          const uint8_t *val_blob, const size_t *val_offsets, size_t n) {
     MDB_env *env;
@@ -271,10 +280,7 @@ uint64_t clmdb_put_blobs(const char *dir, const uint8_t *key_blob, const size_t 
     rc = mdb_dbi_open(txn, NULL, 0, &dbi);
     if (report(rc, "mdb_dbi_open")) { mdb_txn_abort(txn); goto done; }
     for (size_t i = 0; i < n; i++) {
-        k.mv_size = key_offsets[i + 1] - key_offsets[i];
-        k.mv_data = (void *)(key_blob + key_offsets[i]);
-        v.mv_size = val_offsets[i + 1] - val_offsets[i];
-        v.mv_data = (void *)(val_blob + val_offsets[i]);
+        blob_pair(key_blob, key_offsets, val_blob, val_offsets, i, &k, &v);
         rc = mdb_put(txn, dbi, &k, &v, 0);
         if (rc) { report(rc, "mdb_put"); mdb_txn_abort(txn); goto done; }
     }
@@ -302,10 +308,7 @@ uint64_t clmdb_put_blobs_each(const char *dir, const uint8_t *key_blob, const si
         if (report(rc, "mdb_txn_begin")) goto done;
         rc = mdb_dbi_open(txn, NULL, 0, &dbi);
         if (report(rc, "mdb_dbi_open")) { mdb_txn_abort(txn); goto done; }
-        k.mv_size = key_offsets[i + 1] - key_offsets[i];
-        k.mv_data = (void *)(key_blob + key_offsets[i]);
-        v.mv_size = val_offsets[i + 1] - val_offsets[i];
-        v.mv_data = (void *)(val_blob + val_offsets[i]);
+        blob_pair(key_blob, key_offsets, val_blob, val_offsets, i, &k, &v);
         rc = mdb_put(txn, dbi, &k, &v, 0);
         if (rc) { report(rc, "mdb_put"); mdb_txn_abort(txn); goto done; }
         rc = mdb_txn_commit(txn);
