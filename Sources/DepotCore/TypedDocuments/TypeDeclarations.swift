@@ -37,8 +37,9 @@ class AnyTypeDeclaration: @unchecked Sendable {
         checked = definitions.isEmpty
     }
 
-    /// Whether the index fields were found to hold their key paths' values.
-    var fieldsChecked: Bool { lock.withLock { checked } }
+    /// Whether the index fields were found to hold their key paths' values (always, for a type
+    /// without indexes: no lock then).
+    var fieldsChecked: Bool { definitions.isEmpty || lock.withLock { checked } }
 
     /// Records that they were.
     func markFieldsChecked() { lock.withLock { checked = true } }
