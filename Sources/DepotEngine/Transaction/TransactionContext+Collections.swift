@@ -74,7 +74,8 @@ extension TransactionContext {
         return target
     }
 
-    private func remember(_ key: CollectionName, keyspace: Keyspace, kind: IDKind) -> RecordTarget {
+    /// A target for `key` made now, kept for this transaction.
+    func remember(_ key: CollectionName, keyspace: Keyspace, kind: IDKind) -> RecordTarget {
         let target = RecordTarget(alias: key.alias, collection: key.collection, keyspace: keyspace, kind: kind, depth: txn.nestingDepth,
                                   slot: recorder?.slot(alias: key.alias, collection: key.collection, kind: kind))
         targets[key] = target

@@ -59,15 +59,12 @@ extension TransactionContext {
         guard let entry = engine.writeTargets.entry(name, version: version), entry.kind == kind,
               txn.isCurrent(entry.keyspace), entry.indexKeyspaces.allSatisfy({ txn.isCurrent($0) }),
               entry.syncKeyspace.map({ txn.isCurrent($0) }) ?? true else { return nil }
-        let target = RecordTarget(alias: name.alias, collection: name.collection, keyspace: entry.keyspace, kind: entry.kind,
-                                  depth: txn.nestingDepth, slot: recorder?.slot(alias: name.alias, collection: name.collection, kind: entry.kind))
+        let target = remember(name, keyspace: entry.keyspace, kind: entry.kind)
         target.schema = entry.schema
         target.indexKeyspaces = entry.indexKeyspaces
         target.syncKeyspace = entry.syncKeyspace
         target.schemaLoaded = true
         target.fromWriteCache = true
-        targets[name] = target
-        if schemas[name] == nil { schemas[name] = entry.schema }
         return target
     }
 
