@@ -68,20 +68,41 @@ extension DocumentTransaction {
         if key.isEmpty || key.count > context.maxKeySize { return }
         _ = try context.txn.readValue(forKey: key, in: target.keyspace) { bytes in
             let payload = try openRecord(bytes, collection: target.collection, key: key, kind: target.kind).payload
-            do {
-                let reader = BinaryReader(payload)
-                let root = try BinaryReader.checkHeader(reader)
-                guard let offset = try reader.offset(ofPath: path.segments, from: root) else { return }
-                // As in a full read: references resolved from here know their parent (cycles, errors).
-                let outer = context.resolving.enter(target, key: key)
-                defer { context.resolving.leave(outer) }
-                try decode(decoder, referenceHook, payload, offset)
-            } catch let error as DecodingError {
-                throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
-                                                fieldPath: path.name, detail: decodingDetail(error))
-            } catch {
-                throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
-            }
+            guard let offset = try storedFieldOffset(path, of: facts, key: key, payload: payload) else { return }
+            try decodeField(at: offset, path, of: facts, key: key, payload: payload, decode)
+        }
+    }
+
+    /// The offset of the field at `path` in a checked record's `payload`, walked to in place;
+    /// nil when the record lacks the field. Errors name the collection and ID.
+    @usableFromInline
+    func storedFieldOffset(_ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer,
+                           payload: UnsafeRawBufferPointer) throws -> Int? {
+        do {
+            let reader = BinaryReader(payload)
+            return try reader.offset(of: path, from: try BinaryReader.checkHeader(reader))
+        } catch {
+            throw decodingFailure(error, collection: facts.target.collection, kind: facts.target.kind, key: key)
+        }
+    }
+
+    /// Calls `decode` with the transaction's decoder and reference resolver, the payload and the
+    /// offset of the field at `path` (``storedFieldOffset(_:of:key:payload:)``), with the record
+    /// entered as the parent of the references it resolves. Errors name the collection, ID and field.
+    @usableFromInline
+    func decodeField(at offset: Int, _ path: StoredFieldPath, of facts: AnyTypeFacts, key: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer,
+                     _ decode: (BinaryDecoder, any BinaryReferenceDecoding, UnsafeRawBufferPointer, Int) throws -> Void) throws {
+        let target = facts.target
+        do {
+            // As in a full read: references resolved from here know their parent (cycles, errors).
+            let outer = context.resolving.enter(target, key: key)
+            defer { context.resolving.leave(outer) }
+            try decode(decoder, referenceHook, payload, offset)
+        } catch let error as DecodingError {
+            throw DepotError.decodingFailed(alias: alias, collection: target.collection, id: displayIDOfKey(key, kind: target.kind),
+                                            fieldPath: path.name, detail: decodingDetail(error))
+        } catch {
+            throw decodingFailure(error, collection: target.collection, kind: target.kind, key: key)
         }
     }
 }
@@ -90,11 +111,18 @@ extension AnyTypeFacts {
     /// The stored field path of a key path worked out earlier in this transaction. Found by the
     /// key path object's identity (key path literals are one object per call site); the entry
     /// keeps the object alive, so its identity cannot be reused by another key path.
-    @usableFromInline
+    /// Inlinable: the key path used last (a scan or a loop reads one) is found with one compare.
+    @inlinable
     func knownFieldPath(of keyPath: AnyKeyPath) -> StoredFieldPath? {
-        if let last = lastFieldPath, last.keyPath === keyPath { return last.path }
+        if lastKeyPath === keyPath, let lastPath { return lastPath }
+        return knownFieldPathInGeneral(of: keyPath)
+    }
+
+    @usableFromInline
+    func knownFieldPathInGeneral(of keyPath: AnyKeyPath) -> StoredFieldPath? {
         if let entry = fieldPaths[ObjectIdentifier(keyPath)], entry.keyPath === keyPath {
-            lastFieldPath = entry
+            lastKeyPath = entry.keyPath
+            lastPath = entry.path
             return entry.path
         }
         return nil
@@ -113,7 +141,8 @@ extension TypeFacts {
             path = known
         } else {
             let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
-            path = StoredFieldPath(name)
+            // A Syncable type's status is read from the record's flags, not from its stored field.
+            path = StoredFieldPath(name, stored: !(isSyncable && name == "syncStatus"))
             fieldPathsByValue[keyPath] = path
         }
         if fieldPaths.count < 64 { fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path) }

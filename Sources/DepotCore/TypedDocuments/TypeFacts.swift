@@ -25,7 +25,9 @@ class AnyTypeFacts {
     /// Stored field paths of the key paths projections read (see `field(_:of:)`), by key path identity.
     @exclusivity(unchecked) var fieldPaths: [ObjectIdentifier: (keyPath: AnyKeyPath, path: StoredFieldPath)] = [:]
     /// The entry of `fieldPaths` used last (projections in a loop read one key path): found without hashing.
-    @exclusivity(unchecked) var lastFieldPath: (keyPath: AnyKeyPath, path: StoredFieldPath)?
+    /// (The key path is kept alive here and by its `fieldPaths` entry: its identity stays its own.)
+    @usableFromInline @exclusivity(unchecked) final var lastKeyPath: AnyKeyPath?
+    @usableFromInline @exclusivity(unchecked) final var lastPath: StoredFieldPath?
 
     /// Whether the type declares defaults for fields older records may lack.
     let hasFieldDefaults: Bool
