@@ -61,7 +61,7 @@ engines_for() { # the engines a workload has (as depot-compare's Workload.engine
         codec) echo "documents codable json" ;;
         doc_insert|doc_get) echo "c lmdb documents codable indexed grdb" ;;
         doc_field) echo "c documents" ;;
-        doc_scan) echo "c documents codable" ;;
+        doc_scan) echo "c documents codable view" ;;
         doc_write_txn) echo "c documents codable indexed" ;;
         read_txn) echo "c lmdb documents codable" ;;
         *) echo "c lmdb grdb" ;;

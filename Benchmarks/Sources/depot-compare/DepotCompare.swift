@@ -221,7 +221,7 @@ enum Workload: String, CaseIterable {
         case .seed: return ["documents"]
         case .docInsert, .docGet: return ["c", "lmdb", "documents", "grdb"]
         case .docField: return ["c", "documents"]
-        case .docScan: return ["c", "documents", "codable"]
+        case .docScan: return ["c", "documents", "codable", "view"]
         case .docWriteTxn: return ["c", "documents", "codable", "indexed"]
         default: return ["c", "lmdb", "grdb"]
         }
@@ -250,7 +250,7 @@ enum Workload: String, CaseIterable {
         case .docGet: return "get documents by ID in random order, one read txn (c/lmdb: raw bytes, no decoding)"
         case .docField: return "read one field (age) of documents by ID in random order, one read txn, without decoding the rest (c: doc_get's raw get)"
         case .docWriteTxn: return "one write transaction (durable commit) per new 5-field document (c: begin, put of the raw bytes, commit)"
-        case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading every byte of each value)"
+        case .docScan: return "every document in key order, decoded, one read txn (c: a cursor walk reading every byte of each value; view: forEachView reading one field)"
         case .codec: return "encode + decode one 5-field document (json: Foundation JSONEncoder/JSONDecoder)"
         case .indexedQuery: return "equality query by email over the documents: unique index (documents) vs full scan with #Predicate (scan); ns per query"
         case .seed: return "seed the generated fixture (companies × employees in files of 250) in one txn; ns per document"

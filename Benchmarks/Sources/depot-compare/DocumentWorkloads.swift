@@ -105,6 +105,24 @@ enum DocumentWorkloads {
         checksum &+= UInt64(bitPattern: Int64(sum))
         return elapsed
     }
+
+    /// Every person in key order as a view into its stored bytes (`forEachView`), reading one
+    /// field (`age`) of each, in one read transaction (after an untimed pass); `count` expected.
+    static func scanViews(count: Int, folder: String, checksum: inout UInt64) throws -> UInt64 {
+        let store = try Store(path: folder)
+        var sum = 0
+        try store.read { tx in try tx.forEachView(Person.self) { sum &+= try $0.age; return true } }
+        sum = 0
+        var seen = 0
+        let start = now()
+        try store.read { tx in
+            try tx.forEachView(Person.self) { sum &+= try $0.age; seen += 1; return true }
+        }
+        let elapsed = now() - start
+        guard seen == count else { throw BenchError("view scan saw \(seen) of \(count) documents") }
+        checksum &+= UInt64(bitPattern: Int64(sum))
+        return elapsed
+    }
     #endif
 
     /// One field (`age`) of each document by ID in random order, one read transaction, through

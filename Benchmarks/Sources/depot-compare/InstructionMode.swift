@@ -120,6 +120,9 @@ enum InstructionMode {
             case "codable":
                 _ = try DocumentWorkloads.insert(people.map(CodablePerson.init), folder: folder)
                 return { _ = try DocumentWorkloads.scan(CodablePerson.self, count: m, folder: folder, checksum: &sum) }
+            case "view":
+                _ = try DocumentWorkloads.insert(people, folder: folder)
+                return { _ = try DocumentWorkloads.scanViews(count: m, folder: folder, checksum: &sum) }
             #endif
             default:
                 throw unknown(engine, workload)
