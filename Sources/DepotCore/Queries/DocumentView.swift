@@ -24,6 +24,10 @@
 ///
 /// Not copyable, and passed borrowed: it points into the transaction's bytes, valid only
 /// inside the closure, so it cannot be kept or moved out of it.
+///
+/// The view's own members — `id`, ``storedRevision``, `field(_:)`, ``decodeDocument()`` — come
+/// before the document's properties of the same name: read such a property with
+/// `field(\.name)`.
 @dynamicMemberLookup
 public struct DocumentView<D: Document>: ~Copyable {
     /// The scanning transaction and the type's facts (nil for a decoded document), unretained:
@@ -72,7 +76,7 @@ public struct DocumentView<D: Document>: ~Copyable {
     /// from the whole document, decoded for the call.
     @inlinable
     public func field<V>(_ keyPath: KeyPath<D, V>) throws -> V {
-        try document()[keyPath: keyPath]
+        try decodeDocument()[keyPath: keyPath]
     }
 
     /// The value of a field, as `field(_:)` reads it: `try view.salary`.
@@ -83,7 +87,7 @@ public struct DocumentView<D: Document>: ~Copyable {
 
     /// The whole document, decoded (with its references resolved), as a read by ID returns it.
     @inlinable
-    public func document() throws -> D {
+    public func decodeDocument() throws -> D {
         if let decoded { return decoded.pointee }
         let (key, record) = (key, record)
         return try transaction._withUnsafeGuaranteedRef { transaction in
@@ -101,7 +105,7 @@ public struct DocumentView<D: Document>: ~Copyable {
 
     /// The document's revision: 1 after it was created, one more after each update (0 for an
     /// unsaved document of a unit of work).
-    public var revision: UInt64 {
+    public var storedRevision: UInt64 {
         if decoded != nil { return 0 }
         return Record.peekHeader(record)?.revision ?? 0
     }

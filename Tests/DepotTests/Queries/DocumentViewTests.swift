@@ -56,8 +56,8 @@ struct DocumentViewTests {
                 #expect(try view.email == s.email)
                 #expect(try view.salary == s.salary)
                 #expect(try view.company == s.company)
-                #expect(try view.document() == s)
-                #expect(view.revision == 1)
+                #expect(try view.decodeDocument() == s)
+                #expect(view.storedRevision == 1)
                 return true
             }
             #expect(seen == decoded.map(\.id))
@@ -119,7 +119,7 @@ struct DocumentViewTests {
                 #expect(try view.weight == p.weight)
                 #expect(try view.fragile == p.fragile)
                 #expect(try view.field(\.heavy) == p.heavy)
-                #expect(try view.document() == p)
+                #expect(try view.decodeDocument() == p)
                 index += 1
                 return true
             }
