@@ -37,7 +37,7 @@ extension TransactionContext {
         undoLog?.revert(to: mark.undo)
         loggedMark = min(loggedMark, mark.recorder)
         metaCache = nil // it may have been created inside the aborted child: look it up again
-        targets = targets.filter { $0.value.depth < childDepth }
+        targets.removeAll { $0.depth >= childDepth }
         kvTargets = kvTargets.filter { $0.value.depth < childDepth }
         typeFacts.removeAll()
         pendingDescriptors.removeAll { $0.depth >= childDepth }

@@ -40,7 +40,7 @@ package final class TransactionContext {
     }
 
     /// Collections resolved in this transaction, with the depth they were resolved at.
-    @exclusivity(unchecked) var targets: [CollectionName: RecordTarget] = [:]
+    @exclusivity(unchecked) var targets = CollectionTargets()
     /// The key/value kit's keyspace per alias.
     @exclusivity(unchecked) var kvTargets: [String: RecordTarget] = [:]
     /// The document layer's per-type facts, keyed by type and alias (the engine keeps them
