@@ -118,6 +118,26 @@ struct RecordFuzzTests {
                 } catch {
                     Issue.record("export: untyped \(error)")
                 }
+                // Fields read in place: a view scan and a projection walk the damaged bytes.
+                do {
+                    try tx.forEachView(Employee.self) { view in
+                        _ = try view.name
+                        _ = try view.salary
+                        _ = try view.field(\.address.zip)
+                        _ = try view.department
+                        return true
+                    }
+                } catch is DepotError {
+                } catch {
+                    Issue.record("view: untyped \(error)")
+                }
+                do {
+                    _ = try tx.field(\Employee.salary, of: id)
+                    _ = try tx.field(\Employee.name, of: id)
+                } catch is DepotError {
+                } catch {
+                    Issue.record("field: untyped \(error)")
+                }
                 try txn.put(original, forKey: id, in: db)
             }
             throw Discard()
