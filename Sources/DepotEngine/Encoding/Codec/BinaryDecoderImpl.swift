@@ -124,9 +124,11 @@ final class BinaryDecoderImpl: Decoder {
         return try reader.makeString(p, n)
     }
 
-    /// The number containers made now keep (see ``decodeNumber``).
+    /// The number containers made now keep (see ``decodeNumber``): the root decoder's (a super
+    /// decoder's `root` is always the top one, never another super decoder: one step, no
+    /// recursion, so the check inlines into every container read).
     @inline(__always)
-    var currentNumber: UInt64 { root?.currentNumber ?? decodeNumber }
+    var currentNumber: UInt64 { root?.decodeNumber ?? decodeNumber }
 
     /// Whether a container made under `number` may read now.
     @inline(__always)
