@@ -40,13 +40,13 @@ package final class TransactionContext {
     }
 
     /// Collections resolved in this transaction, with the depth they were resolved at.
-    @exclusivity(unchecked) var targets = CollectionTargets()
+    @exclusivity(unchecked) var targets = FirstEntryMap<CollectionName, RecordTarget>()
     /// The key/value kit's keyspace per alias.
     @exclusivity(unchecked) var kvTargets: [String: RecordTarget] = [:]
     /// The document layer's per-type facts, keyed by type and alias (the engine keeps them
     /// without knowing their type). Cleared (and ``factsGeneration`` bumped) when targets may
     /// have changed; views keep a copy keyed by type alone while the generation holds.
-    @exclusivity(unchecked) var typeFacts: [TypeFactsKey: AnyObject] = [:] {
+    @exclusivity(unchecked) var typeFacts = FirstEntryMap<TypeFactsKey, AnyObject>() {
         didSet { if typeFacts.isEmpty { _factsGeneration &+= 1 } }
     }
     /// Bumped whenever ``typeFacts`` is emptied.

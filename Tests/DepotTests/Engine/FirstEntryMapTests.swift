@@ -1,8 +1,8 @@
 import Testing
 @testable import DepotEngine
 
-@Suite("Collection targets")
-struct CollectionTargetsTests {
+@Suite("First-entry map")
+struct FirstEntryMapTests {
     private func target(_ i: Int) -> (TransactionContext.CollectionName, RecordTarget) {
         let alias = i % 2 == 0 ? "default" : "other"
         let collection = "c\(i)"
@@ -14,7 +14,7 @@ struct CollectionTargetsTests {
     /// then takes — reads back as a dictionary holding the same would.
     @Test(arguments: [1, 2, 5, 12])
     func readsBackAsADictionaryWould(count: Int) {
-        var targets = CollectionTargets()
+        var targets = FirstEntryMap<TransactionContext.CollectionName, RecordTarget>()
         var model: [TransactionContext.CollectionName: RecordTarget] = [:]
         func check() {
             for i in 0..<(count + 2) {
