@@ -140,9 +140,11 @@ extension TypeFacts {
         if let known = fieldPathsByValue[keyPath] {
             path = known
         } else {
-            let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? DocumentIndex<D>.fieldName(of: keyPath)
-            // A Syncable type's status is read from the record's flags, not from its stored field.
-            path = StoredFieldPath(name, stored: !(isSyncable && name == "syncStatus"))
+            let property = DocumentIndex<D>.fieldName(of: keyPath)
+            let name = indexes.first { $0.keyPath == keyPath as AnyKeyPath }?.field ?? property
+            // A Syncable type's status is read from the record's flags, not from its stored field
+            // (whatever name an index gives that field).
+            path = StoredFieldPath(name, stored: !(isSyncable && property == "syncStatus"))
             fieldPathsByValue[keyPath] = path
         }
         if fieldPaths.count < 64 { fieldPaths[ObjectIdentifier(keyPath)] = (keyPath, path) }

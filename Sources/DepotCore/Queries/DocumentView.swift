@@ -23,7 +23,10 @@
 /// default, the sync status) is answered from the whole document, decoded then.
 ///
 /// Not copyable, and passed borrowed: it points into the transaction's bytes, valid only
-/// inside the closure, so it cannot be kept or moved out of it.
+/// inside the closure, so it cannot be kept or moved out of it. Read what you need before
+/// writing in the same transaction: once a write begins (a park, a delete, any write of the
+/// transaction) LMDB may move the bytes, and reading the view then throws
+/// `DepotError` `.transactionMisuse` (the next document's view reads again).
 ///
 /// The view's own members — `id`, ``storedRevision``, `field(_:)`, ``decodeDocument()`` — come
 /// before the document's properties of the same name: read such a property with
@@ -44,10 +47,14 @@ public struct DocumentView<D: Document>: ~Copyable {
     /// of work): fields are then read from it. A pointer to the scan's value, valid while the
     /// view is (a view of a stored record then holds nothing to destroy).
     @usableFromInline let decoded: UnsafePointer<D>?
+    /// The transaction's write epoch when the view was made: a write begun since (or the
+    /// transaction's end) may have moved or freed the bytes, and the view then refuses to read.
+    @usableFromInline let epoch: Int
 
     @inlinable
     init(transaction: DocumentTransaction, facts: AnyTypeFacts?, key: UnsafeRawBufferPointer,
          record: UnsafeRawBufferPointer, payload: UnsafeRawBufferPointer, decoded: UnsafePointer<D>?) {
+        epoch = transaction.context.writeEpoch
         self.transaction = Unmanaged.passUnretained(transaction)
         self.facts = facts.map { Unmanaged.passUnretained($0) }
         self.key = key
@@ -64,7 +71,9 @@ public struct DocumentView<D: Document>: ~Copyable {
     public func field<V: Decodable>(_ keyPath: KeyPath<D, V>) throws -> V {
         if let decoded { return decoded.pointee[keyPath: keyPath] }
         let (key, record, payload) = (key, record, payload)
+        let epoch = epoch
         return try transaction._withUnsafeGuaranteedRef { transaction in
+            guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
             guard let facts else { throw transaction.viewWithoutDocument() }
             return try facts._withUnsafeGuaranteedRef { facts in
                 try transaction.viewField(keyPath, facts: facts, key: key, record: record, payload: payload)
@@ -89,9 +98,10 @@ public struct DocumentView<D: Document>: ~Copyable {
     @inlinable
     public func decodeDocument() throws -> D {
         if let decoded { return decoded.pointee }
-        let (key, record) = (key, record)
+        let (key, record, epoch) = (key, record, epoch)
         return try transaction._withUnsafeGuaranteedRef { transaction in
-            try transaction.viewDocument(D.self, facts: facts?.takeUnretainedValue(), key: key, record: record)
+            guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
+            return try transaction.viewDocument(D.self, facts: facts?.takeUnretainedValue(), key: key, record: record)
         }
     }
 
@@ -99,6 +109,7 @@ public struct DocumentView<D: Document>: ~Copyable {
     public var id: D.ID {
         get throws {
             if let decoded { return decoded.pointee.id }
+            try checkEpoch()
             return try D.ID(keyBytes: key)
         }
     }
@@ -106,8 +117,17 @@ public struct DocumentView<D: Document>: ~Copyable {
     /// The document's revision: 1 after it was created, one more after each update (0 for an
     /// unsaved document of a unit of work).
     public var storedRevision: UInt64 {
-        if decoded != nil { return 0 }
-        return Record.peekHeader(record)?.revision ?? 0
+        get throws {
+            if decoded != nil { return 0 }
+            try checkEpoch()
+            return Record.peekHeader(record)?.revision ?? 0
+        }
+    }
+
+    /// Throws when a write began in the transaction since the view was made.
+    private func checkEpoch() throws {
+        let transaction = transaction.takeUnretainedValue()
+        guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
     }
 }
 
@@ -167,6 +187,12 @@ extension DocumentTransaction {
     func viewDocument<D: Document>(_: D.Type, facts: AnyTypeFacts?, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> D {
         guard let facts else { throw viewWithoutDocument() }
         return try decodeDocument(D.self, record, facts: facts, key: key)
+    }
+
+    /// The error of a view read after a write began in its transaction.
+    @usableFromInline
+    func viewAfterWrite() -> DepotError {
+        DepotError.transactionMisuse("a document view was read after a write in its transaction: the stored bytes it points to may have moved; read the fields you need (or decodeDocument()) before writing")
     }
 
     /// The error of a view that has neither a record nor a document (never made by a scan).

@@ -86,6 +86,7 @@ public final class DocumentTransaction {
             throw DepotError.transactionMisuse("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.baseTransaction as? any ExplicitStorageTransaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
+        context.transactionEnding()
         try store.finishUndoLog(self)
         try context.appendChangeLog()
         do {
@@ -98,6 +99,7 @@ public final class DocumentTransaction {
     /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)``: nothing of it is kept.
     public func rollback() {
         guard isExplicit else { return }
+        context.transactionEnding()
         (context.baseTransaction as? any ExplicitStorageTransaction)?.abort()
     }
 

@@ -86,10 +86,11 @@ extension BinaryReader {
                 let (n, _) = try containerHeader(&q, minEntrySize: 2)
                 var found: Int?
                 // A short key is one header byte (its length, doubled) and its bytes: compared in place.
-                let header = wanted.count < 64 ? UInt8(truncatingIfNeeded: wanted.count << 1) : 0xFF
+                let short = wanted.count < 64
+                let header = UInt8(truncatingIfNeeded: wanted.count << 1)
                 try wanted.withUnsafeBytes { w in
                     for _ in 0..<n {
-                        if q < count && byte(q) == header && wanted.count <= count &- q &- 1 {
+                        if short && q < count && byte(q) == header && wanted.count <= count &- q &- 1 {
                             if wanted.isEmpty || w.baseAddress.map({ Self.bytesEqual(base + (q &+ 1), $0, wanted.count) }) == true {
                                 found = q &+ 1 &+ wanted.count
                                 return

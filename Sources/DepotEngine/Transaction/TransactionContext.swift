@@ -269,6 +269,7 @@ package final class TransactionContext {
     @inlinable
     package func unbind() {
         _txn = ended
+        _writeEpoch &+= 1
         if owner != nil { owner = nil } // (storing nil over nil still costs a release call)
     }
 
@@ -295,8 +296,21 @@ package final class TransactionContext {
         return found
     }
 
-    /// Throws a typed error when this is a read-only transaction.
+    /// Throws a typed error when this is a read-only transaction. Write paths call it before
+    /// changing meta records, collections or schemas: it also moves ``writeEpoch`` on (as every
+    /// write of the record pipeline does).
     package func requireWritable(_ operation: @autoclosure () -> String) throws {
+        _writeEpoch &+= 1
         if txn.isReadOnly { throw DepotError.readOnlyTransaction(operation: operation()) }
     }
+
+    /// Moves on with every write begun in this transaction (``requireWritable(_:)``, the record
+    /// pipeline's writes) and when the transaction ends or is let go:
+    /// bytes read from the storage before it moved may have been moved or freed by LMDB (which
+    /// keeps them valid only until the next update in a write transaction), so a view into them
+    /// (DepotCore's document views) checks it before each read.
+    @inlinable package var writeEpoch: Int { _writeEpoch }
+    /// Moves ``writeEpoch`` on: the transaction is about to end (an explicit commit or rollback).
+    package func transactionEnding() { _writeEpoch &+= 1 }
+    @usableFromInline @exclusivity(unchecked) var _writeEpoch = 0
 }

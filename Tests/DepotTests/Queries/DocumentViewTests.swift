@@ -17,6 +17,17 @@ private struct Parcel: Syncable, Equatable {
     var heavy: Bool { weight > 10 }
 }
 
+/// Field names of every key length class: short (one word), up to 63 bytes (one header byte),
+/// 64 and more (a longer key header, walked the general way).
+private struct Wordy: Document, Equatable {
+    var id: Int
+    var a: Int
+    var sevenAB: String
+    var aFieldNameThatIsLongerThanEightBytes: Int
+    var aFieldNameOfExactlySixtyFourBytesWhichNeedsATwoByteKeyHeader0123: String
+    var aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ: Double
+}
+
 /// A document whose records written before `level` existed read as level 7.
 private struct Lamp: Document, Equatable {
     var id: String
@@ -57,7 +68,7 @@ struct DocumentViewTests {
                 #expect(try view.salary == s.salary)
                 #expect(try view.company == s.company)
                 #expect(try view.decodeDocument() == s)
-                #expect(view.storedRevision == 1)
+                #expect(try view.storedRevision == 1)
                 return true
             }
             #expect(seen == decoded.map(\.id))
@@ -79,6 +90,34 @@ struct DocumentViewTests {
                 return true
             }
             #expect(count == employees.count)
+        }
+    }
+
+    @Test func fieldsWithLongNamesAreFoundAsShortOnes() throws {
+        let words = (0..<20).map { i in
+            Wordy(id: i, a: i, sevenAB: "s\(i)", aFieldNameThatIsLongerThanEightBytes: i * 3,
+                  aFieldNameOfExactlySixtyFourBytesWhichNeedsATwoByteKeyHeader0123: String(repeating: "x", count: i),
+                  aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ: Double(i) / 4)
+        }
+        #expect("aFieldNameOfExactlySixtyFourBytesWhichNeedsATwoByteKeyHeader0123".utf8.count == 64)
+        try store.write { tx in for w in words { try tx.park(w) } }
+        try store.read { tx throws in
+            var seen = 0
+            try tx.forEachView(Wordy.self) { view throws -> Bool in
+                let w = words[try view.id]
+                #expect(try view.a == w.a)
+                #expect(try view.sevenAB == w.sevenAB)
+                #expect(try view.aFieldNameThatIsLongerThanEightBytes == w.aFieldNameThatIsLongerThanEightBytes)
+                #expect(try view.aFieldNameOfExactlySixtyFourBytesWhichNeedsATwoByteKeyHeader0123 == w.aFieldNameOfExactlySixtyFourBytesWhichNeedsATwoByteKeyHeader0123)
+                #expect(try view.aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ == w.aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ)
+                seen += 1
+                return true
+            }
+            #expect(seen == words.count)
+            for w in words {
+                #expect(try tx.field(\Wordy.aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ, of: w.id)
+                        == w.aFieldNameThatGoesOnAndOnForMoreThanSixtyFourBytesOfUTF8InTotalXYZ)
+            }
         }
     }
 
@@ -149,6 +188,38 @@ struct DocumentViewTests {
         var stored: [Int64: Int] = [:]
         try store.read { tx in try tx.forEachView(Counter.self) { stored[try $0.id] = try $0.value; return true } }
         #expect(stored == [0: 0, 1: 1, 2: 2, 3: 3])
+    }
+
+    @Test func aViewReadAfterAWriteInItsTransactionIsAnError() throws {
+        try store.write { tx in for i in 0..<5 { try tx.park(Counter(id: Int64(i), value: i)) } }
+        // Read first, then write: allowed; every document is visited and every write kept.
+        try store.write { tx in
+            try tx.forEachView(Counter.self) { view in
+                var counter = try view.decodeDocument()
+                counter.value += 100
+                try tx.park(counter)
+                return true
+            }
+        }
+        #expect(try store.read { try $0.retrieveAll(Counter.self) }.map(\.value) == [100, 101, 102, 103, 104])
+        // Any read of the view after a write began (LMDB may have moved its bytes): a typed error.
+        let reads: [(borrowing DocumentView<Counter>) throws -> Void] = [
+            { _ = try $0.value }, { _ = try $0.id }, { _ = try $0.storedRevision }, { _ = try $0.decodeDocument() },
+        ]
+        for read in reads {
+            let error = #expect(throws: DepotError.self) {
+                try store.write { tx in
+                    try tx.forEachView(Counter.self) { view in
+                        try tx.park(Counter(id: 99, value: 0))
+                        try read(view)
+                        return true
+                    }
+                }
+            }
+            #expect(error?.code == .transactionMisuse)
+        }
+        // The failed transactions kept nothing.
+        #expect(try store.read { try $0.exists(Counter.self, id: 99) } == false)
     }
 
     @Test func aFieldOfTheWrongTypeOrADamagedRecordIsAnErrorNamingIt() throws {
