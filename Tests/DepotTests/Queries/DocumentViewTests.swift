@@ -236,12 +236,7 @@ struct DocumentViewTests {
         #expect("\(mistyped.map { $0 } as Any)".contains("odd"))
 
         try store.write { tx in try tx.park(sampleEmployee("e1")) }
-        try store.write { tx in
-            let target = try #require(try tx.context.existingTarget(alias: "default", collection: "Employee"))
-            var bytes = try #require(try tx.context.txn.get(Array("e1".utf8), in: target.keyspace))
-            bytes[bytes.count - 3] ^= 0xFF
-            try tx.context.txn.put(bytes, forKey: Array("e1".utf8), in: target.keyspace)
-        }
+        try damageStoredRecord(in: store, collection: "Employee", id: "e1")
         let damaged = #expect(throws: DepotError.self) {
             try store.read { tx in try tx.forEachView(Employee.self) { _ in true } }
         }

@@ -83,12 +83,7 @@ struct ProjectionTests {
 
     @Test func aDamagedRecordIsAnErrorNotAWrongValue() throws {
         try store.write { tx in try tx.park(sampleEmployee("e1")) }
-        try store.write { tx in
-            let target = try #require(try tx.context.existingTarget(alias: "default", collection: "Employee"))
-            var bytes = try #require(try tx.context.txn.get(Array("e1".utf8), in: target.keyspace))
-            bytes[bytes.count - 3] ^= 0xFF
-            try tx.context.txn.put(bytes, forKey: Array("e1".utf8), in: target.keyspace)
-        }
+        try damageStoredRecord(in: store, collection: "Employee", id: "e1")
         let error = #expect(throws: DepotError.self) { _ = try store.read { try $0.fields(of: Employee.self, id: "e1", ["name"]) } }
         #expect(error?.code == .checksumMismatch)
     }
