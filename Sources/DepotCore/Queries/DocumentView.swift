@@ -73,7 +73,7 @@ public struct DocumentView<D: Document>: ~Copyable {
         let (key, record, payload) = (key, record, payload)
         let epoch = epoch
         return try transaction._withUnsafeGuaranteedRef { transaction in
-            guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
+            try transaction.checkView(madeAt: epoch)
             guard let facts else { throw transaction.viewWithoutDocument() }
             return try facts._withUnsafeGuaranteedRef { facts in
                 try transaction.viewField(keyPath, facts: facts, key: key, record: record, payload: payload)
@@ -100,7 +100,7 @@ public struct DocumentView<D: Document>: ~Copyable {
         if let decoded { return decoded.pointee }
         let (key, record, epoch) = (key, record, epoch)
         return try transaction._withUnsafeGuaranteedRef { transaction in
-            guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
+            try transaction.checkView(madeAt: epoch)
             return try transaction.viewDocument(D.self, facts: facts?.takeUnretainedValue(), key: key, record: record)
         }
     }
@@ -109,7 +109,7 @@ public struct DocumentView<D: Document>: ~Copyable {
     public var id: D.ID {
         get throws {
             if let decoded { return decoded.pointee.id }
-            try checkEpoch()
+            try transaction.takeUnretainedValue().checkView(madeAt: epoch)
             return try D.ID(keyBytes: key)
         }
     }
@@ -119,15 +119,9 @@ public struct DocumentView<D: Document>: ~Copyable {
     public var storedRevision: UInt64 {
         get throws {
             if decoded != nil { return 0 }
-            try checkEpoch()
+            try transaction.takeUnretainedValue().checkView(madeAt: epoch)
             return Record.peekHeader(record)?.revision ?? 0
         }
-    }
-
-    /// Throws when a write began in the transaction since the view was made.
-    private func checkEpoch() throws {
-        let transaction = transaction.takeUnretainedValue()
-        guard transaction.context.writeEpoch == epoch else { throw transaction.viewAfterWrite() }
     }
 }
 
@@ -187,6 +181,13 @@ extension DocumentTransaction {
     func viewDocument<D: Document>(_: D.Type, facts: AnyTypeFacts?, key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> D {
         guard let facts else { throw viewWithoutDocument() }
         return try decodeDocument(D.self, record, facts: facts, key: key)
+    }
+
+    /// Throws when a write began in this transaction since a view was made at write epoch
+    /// `epoch` (its bytes may have moved).
+    @inlinable
+    func checkView(madeAt epoch: Int) throws {
+        guard context.writeEpoch == epoch else { throw viewAfterWrite() }
     }
 
     /// The error of a view read after a write began in its transaction.

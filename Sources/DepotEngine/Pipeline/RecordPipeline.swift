@@ -36,7 +36,7 @@ extension TransactionContext {
     @discardableResult
     package func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
                              displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
-        _writeEpoch &+= 1 // bytes read before may move (document views check it)
+        writeBegins()
         try prepareForWriting(target)
         try checkKey(key, target: target)
         try captureUndo(target, key: key)
@@ -119,7 +119,7 @@ extension TransactionContext {
     /// savepoints: a rule that fails (deny) undoes what the others did.
     @discardableResult
     package func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
-        _writeEpoch &+= 1 // bytes read before may move (document views check it)
+        writeBegins()
         try prepareForWriting(target)
         if key.isEmpty || key.count > maxKeySize { return false }
         if applyingRules, !deleteRules(of: target).isEmpty {
@@ -156,7 +156,7 @@ extension TransactionContext {
     /// Sets the sync status of the record under `key` (content and revision unchanged).
     /// Returns false when it is not stored; a damaged record is never re-sealed.
     package func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
-        _writeEpoch &+= 1 // bytes read before may move (document views check it)
+        writeBegins()
         try prepareForWriting(target)
         if key.isEmpty || key.count > maxKeySize { return false }
         guard var record = try txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
@@ -179,7 +179,7 @@ extension TransactionContext {
     /// Deletes every record of `target` with its index and sync entries. Returns how many.
     /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
     package func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
-        _writeEpoch &+= 1 // bytes read before may move (document views check it)
+        writeBegins()
         try prepareForWriting(target)
         if !applyingDeleteRules || deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
         return try allOrNothing {

@@ -269,7 +269,7 @@ package final class TransactionContext {
     @inlinable
     package func unbind() {
         _txn = ended
-        _writeEpoch &+= 1
+        writeBegins()
         if owner != nil { owner = nil } // (storing nil over nil still costs a release call)
     }
 
@@ -300,7 +300,7 @@ package final class TransactionContext {
     /// changing meta records, collections or schemas: it also moves ``writeEpoch`` on (as every
     /// write of the record pipeline does).
     package func requireWritable(_ operation: @autoclosure () -> String) throws {
-        _writeEpoch &+= 1
+        writeBegins()
         if txn.isReadOnly { throw DepotError.readOnlyTransaction(operation: operation()) }
     }
 
@@ -311,6 +311,8 @@ package final class TransactionContext {
     /// (DepotCore's document views) checks it before each read.
     @inlinable package var writeEpoch: Int { _writeEpoch }
     /// Moves ``writeEpoch`` on: the transaction is about to end (an explicit commit or rollback).
-    package func transactionEnding() { _writeEpoch &+= 1 }
+    package func transactionEnding() { writeBegins() }
+    /// Moves ``writeEpoch`` on: bytes read before may move.
+    @inlinable @inline(__always) func writeBegins() { _writeEpoch &+= 1 }
     @usableFromInline @exclusivity(unchecked) var _writeEpoch = 0
 }
