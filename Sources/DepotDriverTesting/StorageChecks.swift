@@ -95,6 +95,29 @@ extension DriverConformance {
                     try e.expect(!absent && read == b("1"), "readValue must return false for a missing key without calling its closure")
                 }
             },
+            Check(name: "putExpectingAbsent stores a new key and never commits on a wrong answer", needs: []) { driver, e in
+                func insert(_ tx: any StorageTransaction, _ s: Keyspace, _ key: String, _ value: String,
+                            _ seen: inout [UInt8]?) throws -> Bool {
+                    var shown: [UInt8]?
+                    let answer = try b(value).withUnsafeBytes { v in try b(key).withUnsafeBytes { k in
+                        try tx.putExpectingAbsent(v, forKey: k, in: s) { shown = [UInt8]($0) }
+                    } }
+                    seen = shown
+                    return answer
+                }
+                var seen: [UInt8]?
+                let new = try driver.write { tx in try insert(tx, try tx.requireKeyspace("conformance.expecting"), "k", "1", &seen) }
+                try e.expect(new && seen == nil, "putExpectingAbsent on a missing key must store it and return true")
+                // The closure may run more than once (a driver may answer true on trust first):
+                // the run that committed must have seen the stored value.
+                let present = try driver.write { tx in try insert(tx, try tx.requireKeyspace("conformance.expecting"), "k", "2", &seen) }
+                try e.expect(!present, "putExpectingAbsent on a present key must return false in the run that commits")
+                try e.expect(seen == b("1"), "putExpectingAbsent on a present key must show the stored value, got \(String(describing: seen))")
+                let stored = try driver.read { tx in
+                    try tx.keyspace(named: "conformance.expecting", create: false, multiValue: false).flatMap { try tx.bytesGet(b("k"), $0) }
+                }
+                try e.expect(stored == b("1"), "putExpectingAbsent must not replace a stored value")
+            },
             Check(name: "scans are ordered by bytes, with bounds, prefix, reverse and early stop", needs: []) { driver, e in
                 try driver.write { tx in
                     let s = try tx.requireKeyspace("conformance.order")

@@ -104,6 +104,15 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// without prepared-statement support), where a name prepared on one connection is
     /// unknown on the next. In a URL: `prepare_statements=false`.
     public var preparesStatements: Bool
+    /// Whether a new document's insert under ``WriteIsolation/readCommitted`` is sent with the
+    /// write's `COMMIT` instead of waiting for its answer first (true by default): a write of
+    /// new documents then costs one round trip. When the document was stored after all (a park
+    /// of an existing one, an update), the insert fails on the server, the transaction rolls
+    /// back and the write closure runs again, waiting for the answer this time (counted in
+    /// ``PostgresDriver/speculationMisses``; after a miss the driver waits for the next inserts'
+    /// answers for a while). No commit ever acts on a wrong answer. In a URL:
+    /// `speculative_inserts=false`.
+    public var speculativeInserts: Bool
 
     /// A configuration with libpq's defaults for what is not given.
     public init(host: String = "localhost", port: Int = 5432, username: String, password: String? = nil,
@@ -126,6 +135,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self.firstScanPage = 16
         self.alternateHosts = []
         self.preparesStatements = true
+        self.speculativeInserts = true
         self.targetSession = .any
         self.readReplicas = []
     }
@@ -166,12 +176,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
             case "host": host = value
             case "target_session_attrs": targetSession = try Self.targetSession(value)
             case "read_replicas": readReplicas = try Self.replicaList(value)
-            case "prepare_statements":
-                switch value {
-                case "true", "on", "1": preparesStatements = true
-                case "false", "off", "0": preparesStatements = false
-                default: throw PostgresDriverError.invalidConfiguration("prepare_statements must be true or false")
-                }
+            case "prepare_statements": preparesStatements = try Self.flag(value, named: item.name)
+            case "speculative_inserts": speculativeInserts = try Self.flag(value, named: item.name)
             case "connect_timeout":
                 guard let seconds = Int(value), seconds > 0 else { throw PostgresDriverError.invalidConfiguration("connect_timeout must be a positive number of seconds") }
                 connectTimeout = .seconds(seconds)
@@ -216,6 +222,15 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         }
         if let mode = environment["PGSSLMODE"], !mode.isEmpty { tls = try Self.tlsMode(mode) }
         if let root = environment["PGSSLROOTCERT"], !root.isEmpty { rootCertificatePath = root }
+    }
+
+    /// A URL parameter that is on or off.
+    private static func flag(_ text: String, named name: String) throws -> Bool {
+        switch text {
+        case "true", "on", "1": return true
+        case "false", "off", "0": return false
+        default: throw PostgresDriverError.invalidConfiguration("\(name) must be true or false")
+        }
     }
 
     private static func tlsMode(_ text: String) throws -> TLSMode {

@@ -60,6 +60,8 @@ public final class PostgresDriver: StorageDriver {
     private let keyLocks: KeyLocks?
     /// Write attempts rolled back and run again.
     private let retries = WriteGate.Counter()
+    /// Whether new documents' inserts are taken on trust (one round trip less each).
+    private let speculation = Speculation()
     /// Tells watchers (on any host) when a write that logged changes committed.
     private let notifier: ChangeNotifier
     /// Whether the last write logged changes (its successors read their stamp up front).
@@ -69,6 +71,11 @@ public final class PostgresDriver: StorageDriver {
     /// serialization failures, deadlocks, connections lost before `COMMIT`. For monitoring and
     /// the benchmark; a write that succeeded after retries counts once per retry.
     public var writeRetries: Int { retries.value }
+
+    /// How many writes ran again because a document they inserted on trust was already stored
+    /// (see ``PostgresConfiguration/speculativeInserts``): an update where the document layer
+    /// expected a new document. Not counted in ``writeRetries``.
+    public var speculationMisses: Int { speculation.missCount }
 
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
@@ -226,12 +233,15 @@ public final class PostgresDriver: StorageDriver {
         let deadline = callDeadline()
         var attempt = 0
         var backOff: UInt32 = 0
+        // Inserts taken on trust (see Speculation); not again in this call after a miss.
+        var speculating = configuration.speculativeInserts
         while true {
             attempt += 1
             // Back off a little (random, growing) before a retry, outside the write slot, so
             // that the writers do not collide again.
             if backOff > 0 { usleep(backOff) }
             var retryState: String?
+            var missed = false
             // A slot per attempt (see WriteGate): a write backing off lets the others run.
             guard writeGate.enter(until: Self.date(deadline)) else {
                 throw PostgresDriverError.deadlineExceeded(server: configuration.server, timeout: configuration.callTimeout)
@@ -239,12 +249,12 @@ public final class PostgresDriver: StorageDriver {
             let outcome = Result { () throws -> (R, [() -> Void], UInt64?) in
                 try withSession(until: deadline, preferring: writeCharacteristics) { session in
                     let characteristics = writeCharacteristics
-                    let txn = begin(session, characteristics, readOnly: false)
+                    let txn = begin(session, characteristics, readOnly: false, speculating: speculating)
                     var committing = false
                     do {
                         let result = try body(txn)
                         txn.finish()
-                        txn.opened()
+                        txn.opened(holding: true)
                         txn.sendExpectationCheck()
                         committing = true
                         // COMMIT goes out behind the puts not answered yet: one round trip for
@@ -260,6 +270,7 @@ public final class PostgresDriver: StorageDriver {
                         session.writeHint = txn.lockedKeyspaces()
                         txn.publishKeyspaces()
                         if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
+                        if txn.speculated { speculation.held() }
                         return (result, txn.handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
@@ -269,6 +280,12 @@ public final class PostgresDriver: StorageDriver {
                             throw PostgresDriverError.commitOutcomeUnknown(server: configuration.server, detail: failure.description)
                         }
                         rollback(session)
+                        // An insert taken on trust found its key (the closure may have swallowed
+                        // that error too): run again at once, waiting for every insert's answer.
+                        if txn.speculationMissed {
+                            missed = true
+                            throw error
+                        }
                         // The closure may have wrapped or swallowed the failure: the transaction
                         // remembers it. A connection lost before COMMIT took the transaction with
                         // it: the write is retried on another connection.
@@ -290,6 +307,14 @@ public final class PostgresDriver: StorageDriver {
                 for handler in handlers { handler() }
                 return result
             case .failure(let error):
+                if missed {
+                    // Not an attempt that failed: the same write, with the answer awaited.
+                    speculation.missed()
+                    speculating = false
+                    attempt -= 1
+                    backOff = 0
+                    continue
+                }
                 guard let state = retryState else { throw error }
                 if attempt >= configuration.maximumWriteAttempts {
                     throw PostgresDriverError.retriesExhausted(attempts: attempt, sqlState: state)
@@ -318,10 +343,10 @@ public final class PostgresDriver: StorageDriver {
     /// begins. A `SERIALIZABLE` or `REPEATABLE READ` write sends them now. On a connection left
     /// in a chained transaction (``PostgresSession/starting(_:)``) no `BEGIN` goes out, or a
     /// `SET TRANSACTION` instead.
-    private func begin(_ session: PostgresSession, _ characteristics: String, readOnly: Bool) -> PostgresTransaction {
+    private func begin(_ session: PostgresSession, _ characteristics: String, readOnly: Bool, speculating: Bool = false) -> PostgresTransaction {
         let txn = PostgresTransaction(session: session, schema: schema, readOnly: readOnly, firstPage: configuration.firstScanPage,
                                       opening: session.starting(characteristics), cache: keyspaceCache, stableValues: stableValues, locks: keyLocks,
-                                      stampHint: stampHint)
+                                      stampHint: stampHint, speculation: speculating ? speculation : nil)
         if !readOnly && configuration.writeIsolation != .readCommitted { txn.opened() }
         return txn
     }

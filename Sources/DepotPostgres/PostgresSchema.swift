@@ -89,6 +89,8 @@ final class StatementTexts: @unchecked Sendable {
         case putIfAbsentLocks = 1
         case putIfAbsentInsert = 2
         case lockedPut = 3
+        case speculativeInsert = 4
+        case openingLocks = 5
     }
 
     /// A shape of `kind` from `bits` (below the top byte).

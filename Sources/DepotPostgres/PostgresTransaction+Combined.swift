@@ -57,37 +57,8 @@ extension PostgresTransaction {
             guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
-            var binds = Parameters()
             // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
-            let expectationLock = combining && expectation != nil
-            if combining, let expectation { expectation.lock.bind(into: &binds) }
-            // The keyspaces the connection's last write locked, ahead of use (see WriteHint).
-            let hinted = hintedKeyspaceLocks(binds: &binds)
-            usedKeyspaces.insert(handle.id)
-            let keyspaceLock = keyspaceLocks[handle.id] == nil
-            if keyspaceLock {
-                // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
-                keyspaceLocks[handle.id] = false
-                let (space, id) = locks.keyspaceLockKey(handle.id)
-                space.bind(into: &binds)
-                id.bind(into: &binds)
-            }
-            keyID.bind(into: &binds)
-            let lockShape = StatementTexts.shape(.putIfAbsentLocks, UInt32(hinted) << 2 | (expectationLock ? 2 : 0) | (keyspaceLock ? 1 : 0))
-            let lock = schema.texts.text(lockShape) {
-                var calls: [String] = []
-                var n = 0
-                if expectationLock {
-                    n += 1
-                    calls.append("pg_advisory_xact_lock_shared($\(n)::bigint)")
-                }
-                for _ in 0..<hinted + (keyspaceLock ? 1 : 0) {
-                    n += 2
-                    calls.append("pg_advisory_xact_lock_shared($\(n - 1)::int, $\(n)::int)")
-                }
-                calls.append("pg_advisory_xact_lock($\(n + 1)::bigint)")
-                return "SELECT " + calls.joined(separator: ", ")
-            }
+            let lock = insertLocks(handle, locks, keyID: keyID, expectationLock: combining && expectation != nil).statement
             var insertBinds = Parameters.of(handle.id, Bytea(key), Bytea(value))
             // With the check of a value taken on trust, when it is still to be sent.
             let check = expectationCheck(first: 4, binds: &insertBinds)
@@ -101,7 +72,7 @@ extension PostgresTransaction {
                     + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
                     + "(SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea)\(epochColumns) FROM k\(check == nil ? "" : ", c")"
             }
-            let statements = (combining ? opening ?? [] : []) + [Statement(prepared: lock, binds), Statement(prepared: sql, insertBinds)]
+            let statements = (combining ? opening ?? [] : []) + [lock, Statement(prepared: sql, insertBinds)]
             if combining { opening = nil }
             let pending = session.submit(statements) { rows -> (inserted: Bool, stored: [UInt8]?, opening: Opening?) in
                 guard let row = rows.first else { return (false, nil, nil) }
@@ -133,6 +104,43 @@ extension PostgresTransaction {
             try stored.withUnsafeBytes { try existing($0) }
             return false
         }
+    }
+
+    /// The statement that takes the locks of an insert under key locks in a single-value
+    /// keyspace: the key's lock, exclusive, after (the first time) the keyspace's, shared, and
+    /// the keyspaces the connection's last write locked (see ``WriteHint``); with
+    /// `expectationLock`, first the lock of the key whose value was taken on trust (see
+    /// ``stableValue(forKey:in:)``).
+    func insertLocks(_ handle: KeyspaceHandle, _ locks: KeyLocks, keyID: Int64, expectationLock: Bool) -> (statement: Statement, shape: UInt32) {
+        var binds = Parameters()
+        if expectationLock, let expectation { expectation.lock.bind(into: &binds) }
+        let hinted = hintedKeyspaceLocks(binds: &binds)
+        usedKeyspaces.insert(handle.id)
+        let keyspaceLock = keyspaceLocks[handle.id] == nil
+        if keyspaceLock {
+            // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
+            keyspaceLocks[handle.id] = false
+            let (space, id) = locks.keyspaceLockKey(handle.id)
+            space.bind(into: &binds)
+            id.bind(into: &binds)
+        }
+        keyID.bind(into: &binds)
+        let shape = StatementTexts.shape(.putIfAbsentLocks, UInt32(hinted) << 2 | (expectationLock ? 2 : 0) | (keyspaceLock ? 1 : 0))
+        let sql = schema.texts.text(shape) {
+            var calls: [String] = []
+            var n = 0
+            if expectationLock {
+                n += 1
+                calls.append("pg_advisory_xact_lock_shared($\(n)::bigint)")
+            }
+            for _ in 0..<hinted + (keyspaceLock ? 1 : 0) {
+                n += 2
+                calls.append("pg_advisory_xact_lock_shared($\(n - 1)::int, $\(n)::int)")
+            }
+            calls.append("pg_advisory_xact_lock($\(n + 1)::bigint)")
+            return "SELECT " + calls.joined(separator: ", ")
+        }
+        return (Statement(prepared: sql, binds), shape)
     }
 }
 #endif

@@ -99,13 +99,13 @@ extension PostgresTransaction {
         return "c AS (SELECT count(*) AS ok FROM \(schema.entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea AND value = $\(first + 2)::bytea)"
     }
 
-    /// Before `COMMIT`: sends the check when no statement carried it yet (not waited for; its
-    /// failure aborts the transaction, so `COMMIT` rolls back, and it is read before `COMMIT`'s
-    /// answer).
+    /// Before `COMMIT`: holds the check when no statement carried it yet, so that it goes out
+    /// with `COMMIT` (not waited for; its failure aborts the transaction, so `COMMIT` rolls
+    /// back, and it is read before `COMMIT`'s answer).
     func sendExpectationCheck() {
         var binds = Parameters()
         guard let check = expectationCheck(first: 1, binds: &binds) else { return }
-        let pending = session.submit([Statement(prepared: "WITH \(check) SELECT 1 / ok FROM c", binds)],
+        let pending = session.hold([Statement(prepared: "WITH \(check) SELECT 1 / ok FROM c", binds)],
                                      decode: PostgresSession.integers)
         unchecked.append { [self] in try checkingDrop { _ = try run { try session.wait(pending) } } }
     }

@@ -76,9 +76,17 @@ final class PostgresTransaction: StorageTransaction {
     var sentHint: ReadHint?
     var hintedValue: [UInt8]?
     let stableValues: StableValues
+    /// Whether a new document's insert may be taken as done before the server answers (see
+    /// ``putExpectingAbsent(_:forKey:in:existing:)``); the driver's ``Speculation`` decides per insert.
+    let speculation: Speculation?
+    /// Whether such an insert found its key present: the transaction is doomed (the statement
+    /// failed, so `COMMIT` rolls back) and the driver runs the write again without speculating.
+    var speculationMissed = false
+    /// Whether an insert was taken on trust in this transaction.
+    var speculated = false
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [Statement], cache: KeyspaceCache,
-         stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil) {
+         stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil, speculation: Speculation? = nil) {
         self.session = session
         self.schema = schema
         self.isReadOnly = readOnly
@@ -88,6 +96,7 @@ final class PostgresTransaction: StorageTransaction {
         self.stableValues = stableValues
         self.locks = readOnly ? nil : locks
         self.stampHint = readOnly ? nil : stampHint
+        self.speculation = readOnly ? nil : speculation
         prefetchesStamp = !readOnly && (stampHint?.wanted ?? false)
     }
 
@@ -105,11 +114,22 @@ final class PostgresTransaction: StorageTransaction {
 
     /// Sends the opening statements and the epoch read unless they went out already (without
     /// waiting); the pending epoch. The driver calls it before `COMMIT` so that a transaction
-    /// that sent nothing still ends one it opened.
+    /// that sent nothing still ends one it opened. `holding`: not sent yet, but with the
+    /// session's next submission or before its next wait (see ``PostgresSession/hold(_:decode:)``).
+    /// `locking`: a write's first locks (a select of lock calls whose parameters start at `$1`,
+    /// the lock of a value taken on trust included, and its shape, see
+    /// ``insertLocks(_:_:keyID:expectationLock:)``), taken in the same statement.
     @discardableResult
-    func opened() -> Pending<Opening> {
+    func opened(holding: Bool = false, locking: (statement: Statement, shape: UInt32)? = nil) -> Pending<Opening> {
         if let start { return start }
         let stamp = prefetchesStamp
+        if let locking, !isReadOnly {
+            let shape = StatementTexts.shape(.openingLocks, locking.shape & 0xFFFF | (stamp ? 1 << 16 : 0))
+            let sql = schema.texts.text(shape) { [schema] in
+                "SELECT e.value\(stamp ? ", txid_current()" : "") FROM \(schema.epoch) e, (\(locking.statement.sql)) l"
+            }
+            return sendOpening(holding: holding, Statement(prepared: sql, locking.statement.parameters), stamp: stamp, hint: nil)
+        }
         var sql = "SELECT e.value\(stamp ? ", txid_current()" : "")"
         var parameters = Parameters()
         // A read also reads the key its connection's last read asked for first (see ReadHint).
@@ -124,12 +144,19 @@ final class PostgresTransaction: StorageTransaction {
             expectation.lock.bind(into: &parameters)
             sql += ", (SELECT pg_advisory_xact_lock_shared($\(parameters.count)::bigint)) l"
         }
+        return sendOpening(holding: holding, Statement(prepared: sql, parameters), stamp: stamp, hint: hint)
+    }
+
+    /// Sends (or holds) the opening statements and `read`, the epoch read; the pending epoch.
+    private func sendOpening(holding: Bool, _ read: Statement, stamp: Bool, hint: ReadHint?) -> Pending<Opening> {
         sentHint = hint
-        let pending = session.submit((opening ?? []) + [Statement(prepared: sql, parameters)]) { rows in
+        let statements = (opening ?? []) + [read]
+        let decode: @Sendable ([PostgresRow]) throws -> Opening = { rows in
             guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
             return Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 1) : nil,
                            hinted: hint == nil ? nil : try row.bytes(at: stamp ? 2 : 1))
         }
+        let pending = holding ? session.hold(statements, decode: decode) : session.submit(statements, decode: decode)
         opening = nil
         start = pending
         return pending
@@ -305,7 +332,11 @@ final class PostgresTransaction: StorageTransaction {
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try storageCall {
-            try check(write: true, deferring: true)
+            // Once `BEGIN` and the epoch read went out (or are held), not waiting for them: the
+            // put goes out behind them, and checks itself that its keyspace still exists (a
+            // guessed handle names either that keyspace or one dropped since: IDs are never
+            // reused).
+            try check(write: true, guessing: start != nil, deferring: true)
             guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
             stableValues.forget(keyspace: handle.id, key: key)
             let sql = handle.multiValue

@@ -57,7 +57,8 @@ enum Trace {
         }
         let elapsed = ContinuousClock.now - start
         let ms = Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15
-        print(String(format: "trace %@ %d: mean %.3f ms", arguments[0], count, count > 0 ? ms / Double(count) : 0))
+        print(String(format: "trace %@ %d: mean %.3f ms, %d retries, %d speculation misses", arguments[0], count, count > 0 ? ms / Double(count) : 0,
+                     driver.writeRetries, driver.speculationMisses))
     }
 }
 #endif

@@ -81,7 +81,7 @@ extension TransactionContext {
         if optimistic {
             var found: Record.Header?
             let inserted = try buffer.withUnsafeBytes { bytes in
-                try txn.putIfAbsent(bytes, forKey: key, in: target.keyspace) { stored in
+                try txn.putExpectingAbsent(bytes, forKey: key, in: target.keyspace) { stored in
                     found = Record.peekHeader(stored) ?? Record.Header(flags: 0, revision: 0)
                     oldFields = IndexEntries.storedFields(schema, record: stored)
                 }

@@ -50,6 +50,16 @@ public protocol StorageTransaction: AnyObject {
     /// The document layer's insert path (LMDB: one B-tree descent either way).
     func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
                      existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
+    /// The document layer's insert of a record it expects to be new:
+    /// ``putIfAbsent(_:forKey:in:existing:)``, except that a driver whose answers cost a round
+    /// trip may return true at once, before it knows, and go on as if the key was absent. It
+    /// must then make sure that a transaction in which the key turns out to be present never
+    /// commits: the transaction fails (before or at `COMMIT`) and the driver's `write` runs the
+    /// closure again, where this call answers like ``putIfAbsent(_:forKey:in:existing:)``. So
+    /// the answer a committed transaction acted on is always the true one. The default calls
+    /// ``putIfAbsent(_:forKey:in:existing:)``.
+    func putExpectingAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                            existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool
     /// Stores `value` under `key`.
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
     /// Deletes `key` (all its values); returns whether it was present.
@@ -128,6 +138,12 @@ extension StorageTransaction {
         if try readValue(forKey: key, in: keyspace, existing) { return false }
         try put(value, forKey: key, in: keyspace)
         return true
+    }
+
+    /// Waits for the answer: ``putIfAbsent(_:forKey:in:existing:)``.
+    public func putExpectingAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                                   existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try putIfAbsent(value, forKey: key, in: keyspace, existing: existing)
     }
 
     /// In terms of ``withValue(forKey:in:_:)``.

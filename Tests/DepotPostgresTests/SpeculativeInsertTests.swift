@@ -1,0 +1,142 @@
+#if Postgres
+import Depot
+@testable import DepotPostgres
+import Foundation
+import Synchronization
+import Testing
+
+/// A ticket with a non-unique index: its park is the document layer's insert taken on trust.
+struct Ticket: Document, Equatable {
+    static var collection: String { "Ticket" }
+    var id: Int
+    var title: String
+    var count: Int
+    static var indexes: [DocumentIndex<Ticket>] { [.init(\.title)] }
+}
+
+/// Inserts taken on trust (``PostgresConfiguration/speculativeInserts``): a new document costs
+/// one round trip, and a document that was stored after all (an update) never commits on the
+/// wrong answer — the write runs again and updates it.
+@Suite("PostgreSQL inserts taken on trust", .enabled(if: PostgresTestServer.isAvailable, "DEPOT_POSTGRES_URL is not set"))
+struct SpeculativeInsertTests {
+    /// `putExpectingAbsent` on a present key: the first run is answered on trust, fails, and the
+    /// write runs again with the stored value shown; nothing is replaced.
+    @Test func aPresentKeyRunsTheWriteAgainWithTheStoredValue() throws {
+        try PostgresTestServer.withDriver { driver in
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([10], forKey: [1], in: space)
+            }
+            var answers: [Bool] = []
+            var seen: [[UInt8]] = []
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                let answer = try [11].withUnsafeBytes { v in
+                    try [UInt8(1)].withUnsafeBytes { try txn.putExpectingAbsent(v, forKey: $0, in: space) { seen.append([UInt8]($0)) } }
+                }
+                answers.append(answer)
+            }
+            #expect(answers == [true, false], "the first run takes the insert on trust, the second waits for the answer")
+            #expect(seen == [[10]])
+            #expect(driver.speculationMisses == 1)
+            #expect(driver.writeRetries == 0)
+            let stored = try driver.read { txn in try txn.keyspace(named: "t", create: false, multiValue: false).flatMap { try txn.value([1], in: $0) } }
+            #expect(stored == [10])
+        }
+    }
+
+    /// Parking a stored document (an update the document layer first takes as an insert): the
+    /// revision, the index and the change set are an update's, also when the closure catches
+    /// the failure of a read made after the park.
+    @Test func parkingAStoredDocumentUpdatesIt() throws {
+        try PostgresTestServer.withDriver { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Ticket(id: 1, title: "old", count: 1)) }
+            var runs = 0
+            try store.write { tx in
+                runs += 1
+                try tx.park(Ticket(id: 1, title: "new", count: 2))
+                // A read after the park waits for its answer: in the run taken on trust it
+                // throws, and the closure swallows that; the write still runs again.
+                _ = try? tx.retrieve(Ticket.self, id: 2)
+            }
+            #expect(runs == 2)
+            #expect(driver.speculationMisses == 1)
+            try store.read { tx throws in
+                #expect(try tx.retrieve(Ticket.self, id: 1) == Ticket(id: 1, title: "new", count: 2))
+                #expect(try tx.revision(of: Ticket.self, id: 1) == 2)
+                #expect(try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("new"))).map(\.id) == [1])
+                #expect(try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("old"))).isEmpty, "the old index entry was left behind")
+            }
+        }
+    }
+
+    /// Inside a savepoint nothing is taken on trust (a failure there would be undone alone and
+    /// the transaction could commit): the answer is awaited.
+    @Test func aSavepointWaitsForTheAnswer() throws {
+        try PostgresTestServer.withDriver { driver in
+            try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([10], forKey: [1], in: space)
+            }
+            let answer = try driver.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                return try txn.savepoint {
+                    try [11].withUnsafeBytes { v in try [UInt8(1)].withUnsafeBytes { try txn.putExpectingAbsent(v, forKey: $0, in: space) { _ in } } }
+                }
+            }
+            #expect(!answer)
+            #expect(driver.speculationMisses == 0)
+        }
+    }
+
+    /// Writers of two hosts parking the same documents at once: every park counts once (each
+    /// document's final revision is the number of parks), whether it was taken on trust,
+    /// missed, or waited for its answer.
+    @Test func concurrentParksOfOneDocumentEachCountOnce() throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            let stores = try hosts.map { try Store(driver: $0) }
+            let documents = 10, threads = 6
+            let failures = Mutex<[String]>([])
+            let done = DispatchSemaphore(value: 0)
+            for index in 0..<threads {
+                let store = stores[index % 2]
+                Thread {
+                    for id in 0..<documents {
+                        do {
+                            try store.write { tx in try tx.park(Ticket(id: id, title: "t\(index)", count: index)) }
+                        } catch {
+                            failures.withLock { $0.append(String(describing: error)) }
+                        }
+                    }
+                    done.signal()
+                }.start()
+            }
+            for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
+            #expect(failures.withLock { $0 } == [])
+            try stores[0].read { tx in
+                for id in 0..<documents {
+                    #expect(try tx.revision(of: Ticket.self, id: id) == UInt64(threads), "document \(id)")
+                }
+                let indexed = try (0..<threads).flatMap { try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("t\($0)"))).map(\.id) }
+                #expect(indexed.sorted() == Array(0..<documents), "each document is indexed once, under its last title")
+            }
+            #expect(hosts.map(\.speculationMisses).reduce(0, +) > 0, "no park was taken on trust and then missed")
+        }
+    }
+
+    /// With the option off, nothing is taken on trust; `speculative_inserts=false` in a URL.
+    @Test func theOptionTurnsItOff() throws {
+        let url = "postgres://u@h/db?speculative_inserts=false"
+        #expect(try PostgresConfiguration(url: url).speculativeInserts == false)
+        #expect(throws: PostgresDriverError.self) { try PostgresConfiguration(url: "postgres://u@h/db?speculative_inserts=maybe") }
+        try PostgresTestServer.withDriver(configure: { $0.speculativeInserts = false }) { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Ticket(id: 1, title: "a", count: 1)) }
+            try store.write { tx in try tx.park(Ticket(id: 1, title: "b", count: 2)) }
+            #expect(driver.speculationMisses == 0)
+            #expect(try store.read { tx in try tx.revision(of: Ticket.self, id: 1) } == 2)
+        }
+    }
+}
+#endif
