@@ -42,6 +42,12 @@ extension Transaction: StorageTransaction {
         try storage { try ownDatabases { try putIfAbsent(value, forKey: key, in: database(keyspace), existing: existing) } }
     }
 
+    /// LMDB answers at once: ``putIfAbsent(_:forKey:in:existing:)``.
+    public func putExpectingAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                                   existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try putIfAbsent(value, forKey: key, in: keyspace, existing: existing)
+    }
+
     public func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try storage { try ownDatabases { try put(value, forKey: key, in: database(keyspace), flags: []) } }
     }

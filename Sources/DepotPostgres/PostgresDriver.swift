@@ -254,8 +254,7 @@ public final class PostgresDriver: StorageDriver {
                     do {
                         let result = try body(txn)
                         txn.finish()
-                        txn.opened(holding: true)
-                        txn.sendExpectationCheck()
+                        txn.beforeCommit()
                         committing = true
                         // COMMIT goes out behind the puts not answered yet: one round trip for
                         // both. Every put that fails aborts the transaction (a dropped keyspace

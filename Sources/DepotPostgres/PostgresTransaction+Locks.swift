@@ -131,6 +131,7 @@ extension PostgresTransaction {
     /// Checks the answers of the puts sent without waiting, in order; throws the first failure.
     /// Called before any other wait of the transaction and before `COMMIT`.
     func flushWrites() throws {
+        closeOpenInsert()
         guard !unchecked.isEmpty else { return }
         let checks = unchecked
         unchecked = []

@@ -32,27 +32,108 @@ extension PostgresTransaction {
             let opening = start == nil
             let (lock, lockShape) = insertLocks(handle, locks, keyID: keyID, expectationLock: opening && expectation != nil)
             if opening { opened(holding: true, locking: (lock, lockShape)) }
-            // Its snapshot is taken after the locks were granted (the statement before): the
-            // keyspace check sees a drop that committed meanwhile.
-            let sql = schema.texts.text(StatementTexts.shape(.speculativeInsert, 0)) { [schema] in
-                "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), "
-                    + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
-                    + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
-                    + "SELECT 1 / k.n, 1 / (SELECT count(*) FROM i) FROM k"
-            }
-            let insert = Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value)))
-            let pending = session.hold(opening ? [insert] : [lock, insert]) { _ in () }
-            unchecked.append { [self] in
-                // A handle guessed at an older epoch names the same keyspace or a dropped one
-                // (IDs are never reused): in the second case the statement failed.
-                do {
-                    try run { try session.wait(pending) }
-                } catch PostgresDriverError.server(sqlState: "22012", message: _) {
-                    throw missedSpeculation()
-                }
-            }
+            // Open until the next operation: the document's index entries, put next, join it.
+            openInsert = OpenInsert(before: opening ? [] : [lock], parameters: .of(handle.id, Bytea(key), Bytea(value)))
             speculated = true
             return true
+        }
+    }
+
+    /// What must go out before `COMMIT` (held, so that `COMMIT` takes it along): the open
+    /// insert, `BEGIN` and the epoch read when nothing was sent yet (so that a transaction
+    /// that sent nothing still ends one it opened), and the check of a value taken on trust.
+    func beforeCommit() {
+        closeOpenInsert()
+        opened(holding: true)
+        sendExpectationCheck()
+    }
+
+    /// Hands the open insert (and the index entries that joined it) to the session as one
+    /// statement, held: it goes out with the next statement. Its snapshot is taken after the
+    /// key locks were granted (the statement before): the keyspace check sees a drop that
+    /// committed meanwhile. A handle guessed at an older epoch names the same keyspace or a
+    /// dropped one (IDs are never reused): in the second case the statement fails.
+    func closeOpenInsert() {
+        guard var open = openInsert else { return }
+        openInsert = nil
+        // With the check of a value taken on trust, when it is still to be sent.
+        let check = expectationCheck(first: open.parameters.count + 1, binds: &open.parameters)
+        let shape = StatementTexts.shape(.speculativeInsert, UInt32(open.entries) | (check != nil ? 1 << 8 : 0))
+        let sql = schema.texts.text(shape) { [schema] in OpenInsert.text(schema, entries: open.entries, check: check) }
+        let pending = session.hold(open.before + [Statement(prepared: sql, open.parameters)]) { _ in () }
+        unchecked.append { [self] in
+            do {
+                try run { try session.wait(pending) }
+            } catch PostgresDriverError.server(sqlState: "22012", message: _) {
+                // The value taken on trust may be what changed: read again next time.
+                if check != nil { forgetExpectedValue() }
+                throw missedSpeculation()
+            }
+        }
+    }
+
+    /// Joins the put of `key` and `value` to the open insert when it is an index entry (a
+    /// multi-value keyspace whose lock this transaction holds, as the put's own statement
+    /// would find it) and the insert has room; false otherwise.
+    func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+        guard var open = openInsert, handle.multiValue, open.entries < OpenInsert.limit, keyspaceLocks[handle.id] != nil else { return false }
+        usedKeyspaces.insert(handle.id)
+        handle.id.bind(into: &open.parameters)
+        Bytea(key).bind(into: &open.parameters)
+        Bytea(value).bind(into: &open.parameters)
+        // The key shared and the pair exclusive, as ``lockedPut(_:_:key:value:)`` takes them.
+        locks.id(keyspace: handle.id, key: key).bind(into: &open.parameters)
+        locks.id(keyspace: handle.id, key: key, value: value).bind(into: &open.parameters)
+        open.entries += 1
+        openInsert = open
+        return true
+    }
+
+    /// An insert taken on trust and the index entries that joined it, sent as one statement:
+    /// a document with its index entries is then one statement (and one round trip on the
+    /// wire) instead of one per entry. If any part fails (the key present, a keyspace gone)
+    /// the statement fails (SQLSTATE 22012) and the write runs again without trust, where each
+    /// part reports its own failure.
+    struct OpenInsert {
+        /// What goes before it: the key locks, when they did not go with the transaction's opening.
+        let before: [Statement]
+        /// The insert's (keyspace, key, value), then each entry's (keyspace, key, value, key
+        /// lock, pair lock).
+        var parameters: Parameters
+        /// How many index entries joined.
+        var entries = 0
+
+        static let limit = 8
+
+        /// The statement for an insert with `entries` index entries: the insert as before, and
+        /// per entry its locks, a check that its keyspace exists and its insert, as
+        /// ``PostgresTransaction/lockedPut(_:_:key:value:)`` writes them, and `check` (the
+        /// check of a value taken on trust, a part named `c`); it fails when any check does or
+        /// the document's key was present. Data-modifying `WITH` parts all run,
+        /// with one snapshot; none touches another's rows (a table each, or distinct keys).
+        static func text(_ schema: PostgresSchema, entries: Int, check: String?) -> String {
+            var parts = [
+                "k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int)",
+                "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
+                    + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1)",
+            ]
+            var checks = ["1 / k.n", "1 / (SELECT count(*) FROM i)"]
+            var from = ["k"]
+            for entry in stride(from: 1, through: entries, by: 1) {
+                let p = 3 + (entry - 1) * 5
+                parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock_shared($\(p + 4)::bigint), pg_advisory_xact_lock($\(p + 5)::bigint))")
+                parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
+                parts.append("i\(entry) AS (INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $\(p + 1)::int, $\(p + 2)::bytea, $\(p + 3)::bytea "
+                             + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT DO NOTHING)")
+                checks.append("1 / k\(entry).n")
+                from.append("k\(entry)")
+            }
+            if let check {
+                parts.append(check)
+                checks.append("1 / c.ok")
+                from.append("c")
+            }
+            return "WITH " + parts.joined(separator: ", ") + " SELECT " + checks.joined(separator: ", ") + " FROM " + from.joined(separator: ", ")
         }
     }
 

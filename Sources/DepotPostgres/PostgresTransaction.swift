@@ -84,6 +84,9 @@ final class PostgresTransaction: StorageTransaction {
     var speculationMissed = false
     /// Whether an insert was taken on trust in this transaction.
     var speculated = false
+    /// An insert taken on trust not handed to the session yet, which the index entries put
+    /// next join (see ``OpenInsert``).
+    var openInsert: OpenInsert?
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [Statement], cache: KeyspaceCache,
          stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil, speculation: Speculation? = nil) {
@@ -178,9 +181,12 @@ final class PostgresTransaction: StorageTransaction {
     /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`
     /// failed) and checks any guessed epoch.
     /// Unless `deferring` (a put), first checks the answers of the puts sent without waiting.
-    func check(write: Bool, guessing: Bool = false, deferring: Bool = false) throws {
+    /// Unless `joining` (a put that may join it), hands an open insert to the session first
+    /// (see ``OpenInsert``), so that statements go out in the order they were made.
+    func check(write: Bool, guessing: Bool = false, deferring: Bool = false, joining: Bool = false) throws {
         if finished { throw PostgresDriverError.transactionEnded }
         if write && isReadOnly { throw PostgresDriverError.readOnlyTransaction }
+        if !joining { closeOpenInsert() }
         if !guessing { _ = try guessHeld() }
         if !deferring { try flushWrites() }
     }
@@ -336,9 +342,14 @@ final class PostgresTransaction: StorageTransaction {
             // put goes out behind them, and checks itself that its keyspace still exists (a
             // guessed handle names either that keyspace or one dropped since: IDs are never
             // reused).
-            try check(write: true, guessing: start != nil, deferring: true)
-            guard let handle = try self.handle(of: keyspace) else { throw droppedMeanwhile() }
+            try check(write: true, guessing: start != nil, deferring: true, joining: true)
+            guard let handle = try self.handle(of: keyspace) else {
+                closeOpenInsert()
+                throw droppedMeanwhile()
+            }
             stableValues.forget(keyspace: handle.id, key: key)
+            if let locks, join(handle, locks, key: key, value: value) { return }
+            closeOpenInsert()
             let sql = handle.multiValue
                 ? "INSERT INTO \(schema.multi) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT DO NOTHING"
                 : "INSERT INTO \(schema.entries) (keyspace, key, value) VALUES ($1::int, $2::bytea, $3::bytea) ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"

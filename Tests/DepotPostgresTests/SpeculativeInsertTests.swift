@@ -14,6 +14,23 @@ struct Ticket: Document, Equatable {
     static var indexes: [DocumentIndex<Ticket>] { [.init(\.title)] }
 }
 
+/// A document with more indexes than an insert taken on trust takes entries with it (8): the
+/// rest go in statements of their own.
+struct Wide: Document, Equatable {
+    static var collection: String { "Wide" }
+    var id: Int
+    var f0 = 0, f1 = 0, f2 = 0, f3 = 0, f4 = 0, f5 = 0, f6 = 0, f7 = 0, f8 = 0, f9 = 0
+    static var indexes: [DocumentIndex<Wide>] {
+        [.init(\.f0), .init(\.f1), .init(\.f2), .init(\.f3), .init(\.f4), .init(\.f5), .init(\.f6), .init(\.f7), .init(\.f8), .init(\.f9)]
+    }
+
+    init(id: Int, base: Int) {
+        self.id = id
+        (f0, f1, f2, f3, f4) = (base, base + 1, base + 2, base + 3, base + 4)
+        (f5, f6, f7, f8, f9) = (base + 5, base + 6, base + 7, base + 8, base + 9)
+    }
+}
+
 /// Inserts taken on trust (``PostgresConfiguration/speculativeInserts``): a new document costs
 /// one round trip, and a document that was stored after all (an update) never commits on the
 /// wrong answer — the write runs again and updates it.
@@ -122,6 +139,32 @@ struct SpeculativeInsertTests {
                 #expect(indexed.sorted() == Array(0..<documents), "each document is indexed once, under its last title")
             }
             #expect(hosts.map(\.speculationMisses).reduce(0, +) > 0, "no park was taken on trust and then missed")
+        }
+    }
+
+    /// Index entries join the insert they belong to (up to 8; the rest are put on their own):
+    /// every index finds every document, in one write of several documents and in one write
+    /// each, and after an update that missed its trust the old entries are gone.
+    @Test func everyIndexEntryOfAnInsertTakenOnTrustIsStored() throws {
+        try PostgresTestServer.withDriver { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in for id in 0..<3 { try tx.park(Wide(id: id, base: id * 100)) } }
+            for id in 3..<6 { try store.write { tx in try tx.park(Wide(id: id, base: id * 100)) } }
+            try store.write { tx in try tx.park(Wide(id: 4, base: 4_000)) }
+            #expect(driver.speculationMisses == 1)
+            let paths: [any KeyPath<Wide, Int> & Sendable] = [\.f0, \.f1, \.f2, \.f3, \.f4, \.f5, \.f6, \.f7, \.f8, \.f9]
+            try store.read { tx in
+                for id in 0..<6 {
+                    let base = id == 4 ? 4_000 : id * 100
+                    for (offset, path) in paths.enumerated() {
+                        let found = try tx.fetch(FetchRequest<Wide>().matching(path, .equalTo(base + offset))).map(\.id)
+                        #expect(found == [id], "document \(id), index f\(offset)")
+                    }
+                }
+                for (offset, path) in paths.enumerated() {
+                    #expect(try tx.fetch(FetchRequest<Wide>().matching(path, .equalTo(400 + offset))).isEmpty, "a stale entry in index f\(offset)")
+                }
+            }
         }
     }
 
