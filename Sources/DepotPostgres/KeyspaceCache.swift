@@ -29,6 +29,14 @@ final class KeyspaceCache: @unchecked Sendable {
         }
     }
 
+    /// Forgets the handles of epochs before `epoch` (a transaction saw that epoch: guesses from
+    /// before it are stale).
+    func advance(to epoch: Int64) {
+        lock.withLock {
+            if epoch > state.epoch { state = State(epoch: epoch) }
+        }
+    }
+
     /// The handle of `name` at the latest epoch the cache has seen, with that epoch: a guess
     /// for a transaction whose epoch has not arrived yet (it must check the epoch before
     /// trusting what it read with it).

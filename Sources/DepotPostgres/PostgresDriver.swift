@@ -255,6 +255,12 @@ public final class PostgresDriver: StorageDriver {
                         let result = try body(txn)
                         txn.finish()
                         txn.beforeCommit()
+                        // A connection known to be gone (a write that waited for nothing yet, on
+                        // a pooled connection that died idle): COMMIT never reaches the server,
+                        // so the write is retried rather than reported as of unknown outcome.
+                        if session.inFlight.isLost {
+                            throw PostgresDriverError.connectionLost(server: configuration.server, detail: "the connection closed before COMMIT")
+                        }
                         committing = true
                         // COMMIT goes out behind the puts not answered yet: one round trip for
                         // both. Every put that fails aborts the transaction (a dropped keyspace

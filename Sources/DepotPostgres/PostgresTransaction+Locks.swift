@@ -133,6 +133,11 @@ extension PostgresTransaction {
     func flushWrites() throws {
         closeOpenInsert()
         guard !unchecked.isEmpty else { return }
+        // An opening held with them (`BEGIN`, the epoch read and maybe the first key locks)
+        // answers first: its failure (a deadlock on those locks, retryable) is the one that
+        // counts, not the "transaction aborted" of the statements behind it. A guessed epoch is
+        // checked with it (a wrong one moves the shared cache on, so a retry looks up again).
+        if start != nil { _ = try guessHeld() }
         let checks = unchecked
         unchecked = []
         for check in checks { try check() }

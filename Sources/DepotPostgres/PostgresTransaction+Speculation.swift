@@ -10,7 +10,7 @@ extension PostgresTransaction {
     /// it, the insert is held (not even sent: it goes out with the next statement) and taken as
     /// done. Its statement takes the key locks (as ``putIfAbsent(_:forKey:in:existing:)`` does),
     /// then inserts only when the keyspace exists and the key is absent, and otherwise **fails**
-    /// (a division by zero, SQLSTATE 22012): the server aborts the transaction, so nothing after
+    /// (see ``OpenInsert``): the server aborts the transaction, so nothing after
     /// it — `COMMIT` included — can succeed, whatever the closure did with the answer. That
     /// failure is read before the transaction's next wait or its `COMMIT`'s answer; the driver
     /// then runs the write again without taking inserts on trust, and that attempt finds the
@@ -63,10 +63,10 @@ extension PostgresTransaction {
         let pending = session.hold(open.before + [Statement(prepared: sql, open.parameters)]) { _ in () }
         unchecked.append { [self] in
             do {
-                try run { try session.wait(pending) }
-            } catch PostgresDriverError.server(sqlState: "22012", message: _) {
-                // The value taken on trust may be what changed: read again next time.
-                if check != nil { forgetExpectedValue() }
+                // A keyspace dropped meanwhile or a value taken on trust that changed: retried
+                // as a put's failure is (see checkingDrop(_:)).
+                try checkingDrop { try run { try session.wait(pending) } }
+            } catch PostgresDriverError.server(sqlState: OpenInsert.presentState, message: _) {
                 throw missedSpeculation()
             }
         }
@@ -91,9 +91,9 @@ extension PostgresTransaction {
 
     /// An insert taken on trust and the index entries that joined it, sent as one statement:
     /// a document with its index entries is then one statement (and one round trip on the
-    /// wire) instead of one per entry. If any part fails (the key present, a keyspace gone)
-    /// the statement fails (SQLSTATE 22012) and the write runs again without trust, where each
-    /// part reports its own failure.
+    /// wire) instead of one per entry. When the document's key was present the statement fails
+    /// with ``presentState`` and the write runs again without trust; when a keyspace is gone or
+    /// a value taken on trust changed, with 22012, and the write is retried (as for a put).
     struct OpenInsert {
         /// What goes before it: the key locks, when they did not go with the transaction's opening.
         let before: [Statement]
@@ -104,6 +104,8 @@ extension PostgresTransaction {
         var entries = 0
 
         static let limit = 8
+        /// What the statement fails with when the document's key was present.
+        static let presentState = "22008"
 
         /// The statement for an insert with `entries` index entries: the insert as before, and
         /// per entry its locks, a check that its keyspace exists and its insert, as
@@ -117,7 +119,9 @@ extension PostgresTransaction {
                 "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
                     + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1)",
             ]
-            var checks = ["1 / k.n", "1 / (SELECT count(*) FROM i)"]
+            // A present key fails with its own SQLSTATE (22008: year 0 is no date), a missing
+            // keyspace or a failed check by division by zero (22012), as elsewhere.
+            var checks = ["1 / k.n", "make_date((SELECT count(*) FROM i)::int, 1, 1)"]
             var from = ["k"]
             for entry in stride(from: 1, through: entries, by: 1) {
                 let p = 3 + (entry - 1) * 5
@@ -137,11 +141,11 @@ extension PostgresTransaction {
         }
     }
 
-    /// The error for an insert taken on trust whose key was present (or whose keyspace was
-    /// gone): the transaction is aborted, and the driver runs the write again without trust.
+    /// The error for an insert taken on trust whose key was present: the transaction is
+    /// aborted, and the driver runs the write again without trust.
     func missedSpeculation() -> PostgresDriverError {
         speculationMissed = true
-        return .server(sqlState: "22012", message: "a document taken as new was already stored; the write runs again")
+        return .server(sqlState: OpenInsert.presentState, message: "a document taken as new was already stored; the write runs again")
     }
 }
 #endif

@@ -7,8 +7,10 @@ import PostgresNIO
 /// the keyspace epoch read (see ``opened()``) with its first statement (a `SERIALIZABLE` or
 /// `REPEATABLE READ` write when it starts): a point read then reads the epoch in the same
 /// statement (a read also its hinted key, see ``ReadHint``), any other operation sends `BEGIN`
-/// and the epoch read first. The first operation waits for them (so nothing runs outside the
-/// transaction when `BEGIN` failed).
+/// and the epoch read first. The first operation that waits for an answer waits for them too
+/// (so nothing it reads comes from outside the transaction when `BEGIN` failed); a document
+/// insert taken on trust holds them, with its key locks, until `COMMIT` (see
+/// ``putExpectingAbsent(_:forKey:in:existing:)``).
 final class PostgresTransaction: StorageTransaction {
     let session: PostgresSession
     let schema: PostgresSchema
@@ -116,8 +118,8 @@ final class PostgresTransaction: StorageTransaction {
     }
 
     /// Sends the opening statements and the epoch read unless they went out already (without
-    /// waiting); the pending epoch. The driver calls it before `COMMIT` so that a transaction
-    /// that sent nothing still ends one it opened. `holding`: not sent yet, but with the
+    /// waiting); the pending epoch. Before `COMMIT` (``beforeCommit()``) it makes a transaction
+    /// that sent nothing still end one it opened. `holding`: not sent yet, but with the
     /// session's next submission or before its next wait (see ``PostgresSession/hold(_:decode:)``).
     /// `locking`: a write's first locks (a select of lock calls whose parameters start at `$1`,
     /// the lock of a value taken on trust included, and its shape, see
@@ -200,6 +202,8 @@ final class PostgresTransaction: StorageTransaction {
         if actual == assumed { return true }
         keyspaces.removeAll()
         guessedWrong = true
+        // Later transactions (this write's next attempt too) guess from this epoch on.
+        cache.advance(to: actual)
         return false
     }
 
@@ -338,11 +342,12 @@ final class PostgresTransaction: StorageTransaction {
 
     func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
         try storageCall {
-            // Once `BEGIN` and the epoch read went out (or are held), not waiting for them: the
-            // put goes out behind them, and checks itself that its keyspace still exists (a
-            // guessed handle names either that keyspace or one dropped since: IDs are never
-            // reused).
-            try check(write: true, guessing: start != nil, deferring: true, joining: true)
+            // Under key locks, once `BEGIN` and the epoch read went out (or are held), not
+            // waiting for them: the put goes out behind them, and its statement checks that its
+            // keyspace still exists (a guessed handle names either that keyspace or one dropped
+            // since: IDs are never reused). A put without key locks checks nothing: it waits,
+            // so that a guessed handle is checked first.
+            try check(write: true, guessing: start != nil && locks != nil, deferring: true, joining: true)
             guard let handle = try self.handle(of: keyspace) else {
                 closeOpenInsert()
                 throw droppedMeanwhile()

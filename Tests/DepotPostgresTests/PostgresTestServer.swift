@@ -38,9 +38,10 @@ enum PostgresTestServer {
 
     /// Runs `body` with `count` drivers on one new schema (as that many hosts would share a
     /// store), then drops the schema and closes them.
-    static func withHosts<R>(_ count: Int, _ body: ([PostgresDriver]) throws -> R) throws -> R {
+    static func withHosts<R>(_ count: Int, configure: (inout PostgresConfiguration) -> Void = { _ in },
+                             _ body: ([PostgresDriver]) throws -> R) throws -> R {
         let schema = uniqueSchema()
-        let drivers = try (0..<count).map { _ in try driver(schema: schema) }
+        let drivers = try (0..<count).map { _ in try driver(schema: schema, configure: configure) }
         defer {
             try? drivers.first?.dropSchema()
             for driver in drivers { driver.close() }

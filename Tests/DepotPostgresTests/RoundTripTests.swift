@@ -196,5 +196,32 @@ struct RoundTripTests {
             }
         }
     }
+
+    /// Without key locks (`REPEATABLE READ`, `SERIALIZABLE`) a put's statement does not check
+    /// its keyspace: a handle taken from the cache before the snapshot answered must be checked
+    /// before the put goes out. Another host drops and makes the keyspace anew; this host's next
+    /// put (its first statement) must land in the new keyspace, where a read finds it.
+    @Test(arguments: [PostgresConfiguration.WriteIsolation.repeatableRead, .serializable])
+    func aPutWithoutKeyLocksGoesToTheKeyspaceThatHasTheNameNow(isolation: PostgresConfiguration.WriteIsolation) throws {
+        try PostgresTestServer.withHosts(2, configure: { $0.writeIsolation = isolation }) { hosts in
+            let writer = hosts[0], other = hosts[1]
+            try writer.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([0], forKey: [0], in: space)
+            }
+            try other.write { txn in
+                if let gone = try txn.keyspace(named: "t", create: false, multiValue: false) { try txn.drop(gone) }
+            }
+            try other.write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            try writer.write { txn in
+                guard let space = try txn.keyspace(named: "t", create: true, multiValue: false) else { return }
+                try txn.store([1], forKey: [1], in: space)
+            }
+            try other.read { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: false, multiValue: false))
+                #expect(try txn.value([1], in: space) == [1], "the put went to the dropped keyspace")
+            }
+        }
+    }
 }
 #endif

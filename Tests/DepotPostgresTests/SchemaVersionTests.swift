@@ -95,9 +95,12 @@ struct SchemaVersionTests {
     /// One document per write: from the second write on, the collection comes from what the
     /// first committed write resolved (`WriteTargets`). Another host drops the alias and makes
     /// the collection anew (new keyspace IDs, a new schema version): the next writes of the
-    /// first host must go to the new collection and its index, not to the dropped keyspaces.
-    @Test func typedWritesAfterAnotherHostRemadeTheCollectionGoToTheNewOne() throws {
-        try PostgresTestServer.withHosts(2) { drivers in
+    /// first host must go to the new collection and its index, not to the dropped keyspaces —
+    /// with every write isolation (without key locks a put checks no keyspace itself: its
+    /// handle must be checked before it goes out).
+    @Test(arguments: [PostgresConfiguration.WriteIsolation.readCommitted, .repeatableRead, .serializable])
+    func typedWritesAfterAnotherHostRemadeTheCollectionGoToTheNewOne(isolation: PostgresConfiguration.WriteIsolation) throws {
+        try PostgresTestServer.withHosts(2, configure: { $0.writeIsolation = isolation }) { drivers in
             let first = try Store(driver: drivers[0]).alias("tenant"), second = try Store(driver: drivers[1])
             for id in 1...3 { try first.write { tx in try tx.park(Label(id: id, name: "old")) } }
             try second.dropAlias("tenant")

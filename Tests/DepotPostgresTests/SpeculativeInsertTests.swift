@@ -62,6 +62,39 @@ struct SpeculativeInsertTests {
         }
     }
 
+    /// Another host dropped and made anew the keyspace of an insert taken on trust (this host's
+    /// handle is stale): the insert's statement fails as a put's does, the write is retried
+    /// (not counted as a miss) and the key lands in the keyspace that has the name now. The same
+    /// for a put, which does not wait for the epoch either.
+    @Test(arguments: [true, false])
+    func anInsertIntoAKeyspaceDroppedMeanwhileIsRetried(onTrust: Bool) throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            let writer = hosts[0], other = hosts[1]
+            try writer.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                try txn.store([0], forKey: [0], in: space)
+            }
+            try other.write { txn in
+                if let gone = try txn.keyspace(named: "t", create: false, multiValue: false) { try txn.drop(gone) }
+            }
+            try other.write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            let inserted = try writer.write { txn in
+                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
+                guard onTrust else {
+                    try txn.store([10], forKey: [1], in: space)
+                    return true
+                }
+                return try [UInt8(10)].withUnsafeBytes { v in try [UInt8(1)].withUnsafeBytes { try txn.putExpectingAbsent(v, forKey: $0, in: space) { _ in } } }
+            }
+            #expect(inserted)
+            #expect(writer.speculationMisses == 0)
+            // On trust the stale handle went out and failed; a put waited for the epoch first.
+            if onTrust { #expect(writer.writeRetries >= 1) }
+            let stored = try other.read { txn in try txn.keyspace(named: "t", create: false, multiValue: false).flatMap { try txn.value([1], in: $0) } }
+            #expect(stored == [10])
+        }
+    }
+
     /// Parking a stored document (an update the document layer first takes as an insert): the
     /// revision, the index and the change set are an update's, also when the closure catches
     /// the failure of a read made after the park.

@@ -106,18 +106,42 @@ final class TransformingTransaction: StorageTransaction {
         }
     }
 
-    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
-        guard Self.applies(to: keyspace) else { return try base.put(value, forKey: key, in: keyspace) }
-        var stored: [UInt8] = []
+    /// What is stored for `value`: the marker and the transform's output.
+    private func sealed(_ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, keyspace: Keyspace) throws -> [UInt8] {
         do {
             let sealed = try transform.seal(value, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
+            var stored: [UInt8] = []
             stored.reserveCapacity(sealed.count + 1)
             stored.append(Record.sealedMarker)
             stored.append(contentsOf: sealed)
+            return stored
         } catch {
             throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: "\(type(of: error))")
         }
-        try stored.withUnsafeBytes { try base.put($0, forKey: key, in: keyspace) }
+    }
+
+    func put(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        guard Self.applies(to: keyspace) else { return try base.put(value, forKey: key, in: keyspace) }
+        try sealed(value, key: key, keyspace: keyspace).withUnsafeBytes { try base.put($0, forKey: key, in: keyspace) }
+    }
+
+    /// The base's own insert path (one B-tree descent on LMDB), sealed; a stored value is opened
+    /// before `existing` sees it.
+    func putIfAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                     existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard Self.applies(to: keyspace) else { return try base.putIfAbsent(value, forKey: key, in: keyspace, existing: existing) }
+        return try sealed(value, key: key, keyspace: keyspace).withUnsafeBytes { stored in
+            try base.putIfAbsent(stored, forKey: key, in: keyspace) { try opened($0, key: key, keyspace: keyspace).withUnsafeBytes(existing) }
+        }
+    }
+
+    /// The base's (an insert a driver may take on trust), sealed, as ``putIfAbsent(_:forKey:in:existing:)``.
+    func putExpectingAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
+                            existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard Self.applies(to: keyspace) else { return try base.putExpectingAbsent(value, forKey: key, in: keyspace, existing: existing) }
+        return try sealed(value, key: key, keyspace: keyspace).withUnsafeBytes { stored in
+            try base.putExpectingAbsent(stored, forKey: key, in: keyspace) { try opened($0, key: key, keyspace: keyspace).withUnsafeBytes(existing) }
+        }
     }
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
