@@ -38,6 +38,9 @@ extension PostgresTransaction {
             // The puts sent so far are checked by the next wait (none when the stamp is here).
             try check(write: true, deferring: true)
             stampHint?.wanted = true
+            // Asked for with the opening, which a write taking inserts on trust holds: its answer
+            // (one wait, no statement more) brings the stamp.
+            if prefetchedStamp == nil, prefetchesStamp, start != nil { _ = try guessHeld() }
             let xid: Int64?
             if let prefetchedStamp {
                 xid = prefetchedStamp
