@@ -2,6 +2,7 @@
 import Depot
 @testable import DepotPostgres
 import Foundation
+import Synchronization
 import Testing
 
 /// The server the tests use: `DEPOT_POSTGRES_URL` (see scripts/with-postgres.sh). Without it
@@ -47,6 +48,47 @@ enum PostgresTestServer {
             for driver in drivers { driver.close() }
         }
         return try body(drivers)
+    }
+}
+
+/// Runs `body(thread, step)` for `steps` steps on each of `threads` threads at once, and waits
+/// (60 s at most per thread). Whether every thread finished, and the errors thrown, described
+/// (a step that throws does not stop its thread).
+func concurrently(threads: Int, steps: Int, _ body: @escaping @Sendable (_ thread: Int, _ step: Int) throws -> Void) -> (finished: Bool, failures: [String]) {
+    let failures = Mutex<[String]>([])
+    let done = DispatchSemaphore(value: 0)
+    for thread in 0..<threads {
+        Thread {
+            for step in 0..<steps {
+                do {
+                    try body(thread, step)
+                } catch {
+                    failures.withLock { $0.append(String(describing: error)) }
+                }
+            }
+            done.signal()
+        }.start()
+    }
+    var finished = true
+    for _ in 0..<threads where done.wait(timeout: .now() + 60) != .success { finished = false }
+    return (finished, failures.withLock { $0 })
+}
+
+/// `writer` makes keyspace `name` and stores a key in it (so that its driver caches the
+/// handle); then `other` (another host) drops the keyspace and makes it anew: `writer`'s cached
+/// handle names a dropped keyspace.
+func remakeKeyspace(_ name: String, cachedBy writer: PostgresDriver, remadeBy other: PostgresDriver) throws {
+    try writer.write { txn in
+        let space = try #require(try txn.keyspace(named: name, create: true, multiValue: false))
+        try value([0], forKey: [0], in: space, txn)
+    }
+    try other.write { txn in
+        if let gone = try txn.keyspace(named: name, create: false, multiValue: false) { try txn.drop(gone) }
+    }
+    try other.write { txn in _ = try txn.keyspace(named: name, create: true, multiValue: false) }
+
+    func value(_ value: [UInt8], forKey key: [UInt8], in space: Keyspace, _ txn: any StorageTransaction) throws {
+        try value.withUnsafeBytes { v in try key.withUnsafeBytes { try txn.put(v, forKey: $0, in: space) } }
     }
 }
 

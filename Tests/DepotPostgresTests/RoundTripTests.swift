@@ -101,29 +101,17 @@ struct RoundTripTests {
             try hosts[0].write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
             let keys = 20, threads = 8
             let winners = Mutex<[Int: Int]>([:])
-            let failures = Mutex<[String]>([])
-            let done = DispatchSemaphore(value: 0)
-            for index in 0..<threads {
-                let driver = hosts[index % 2]
-                Thread {
-                    for key in 0..<keys {
-                        do {
-                            let stored = try driver.write { txn in
-                                guard let space = try txn.keyspace(named: "t", create: false, multiValue: false) else { return false }
-                                return try [UInt8(index)].withUnsafeBytes { v in
-                                    try [UInt8(key)].withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { _ in } }
-                                }
-                            }
-                            if stored { winners.withLock { $0[key, default: 0] += 1 } }
-                        } catch {
-                            failures.withLock { $0.append(String(describing: error)) }
-                        }
+            let run = concurrently(threads: threads, steps: keys) { index, key in
+                let stored = try hosts[index % 2].write { txn in
+                    guard let space = try txn.keyspace(named: "t", create: false, multiValue: false) else { return false }
+                    return try [UInt8(index)].withUnsafeBytes { v in
+                        try [UInt8(key)].withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { _ in } }
                     }
-                    done.signal()
-                }.start()
+                }
+                if stored { winners.withLock { $0[key, default: 0] += 1 } }
             }
-            for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
-            #expect(failures.withLock { $0 } == [])
+            #expect(run.finished)
+            #expect(run.failures == [])
             #expect(winners.withLock { $0 } == Dictionary(uniqueKeysWithValues: (0..<keys).map { ($0, 1) }))
         }
     }
@@ -205,14 +193,7 @@ struct RoundTripTests {
     func aPutWithoutKeyLocksGoesToTheKeyspaceThatHasTheNameNow(isolation: PostgresConfiguration.WriteIsolation) throws {
         try PostgresTestServer.withHosts(2, configure: { $0.writeIsolation = isolation }) { hosts in
             let writer = hosts[0], other = hosts[1]
-            try writer.write { txn in
-                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
-                try txn.store([0], forKey: [0], in: space)
-            }
-            try other.write { txn in
-                if let gone = try txn.keyspace(named: "t", create: false, multiValue: false) { try txn.drop(gone) }
-            }
-            try other.write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            try remakeKeyspace("t", cachedBy: writer, remadeBy: other)
             try writer.write { txn in
                 guard let space = try txn.keyspace(named: "t", create: true, multiValue: false) else { return }
                 try txn.store([1], forKey: [1], in: space)

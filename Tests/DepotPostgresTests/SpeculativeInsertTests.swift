@@ -70,14 +70,7 @@ struct SpeculativeInsertTests {
     func anInsertIntoAKeyspaceDroppedMeanwhileIsRetried(onTrust: Bool) throws {
         try PostgresTestServer.withHosts(2) { hosts in
             let writer = hosts[0], other = hosts[1]
-            try writer.write { txn in
-                let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
-                try txn.store([0], forKey: [0], in: space)
-            }
-            try other.write { txn in
-                if let gone = try txn.keyspace(named: "t", create: false, multiValue: false) { try txn.drop(gone) }
-            }
-            try other.write { txn in _ = try txn.keyspace(named: "t", create: true, multiValue: false) }
+            try remakeKeyspace("t", cachedBy: writer, remadeBy: other)
             let inserted = try writer.write { txn in
                 let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
                 guard onTrust else {
@@ -147,23 +140,11 @@ struct SpeculativeInsertTests {
         try PostgresTestServer.withHosts(2) { hosts in
             let stores = try hosts.map { try Store(driver: $0) }
             let documents = 10, threads = 6
-            let failures = Mutex<[String]>([])
-            let done = DispatchSemaphore(value: 0)
-            for index in 0..<threads {
-                let store = stores[index % 2]
-                Thread {
-                    for id in 0..<documents {
-                        do {
-                            try store.write { tx in try tx.park(Ticket(id: id, title: "t\(index)", count: index)) }
-                        } catch {
-                            failures.withLock { $0.append(String(describing: error)) }
-                        }
-                    }
-                    done.signal()
-                }.start()
+            let run = concurrently(threads: threads, steps: documents) { index, id in
+                _ = try stores[index % 2].write { tx in try tx.park(Ticket(id: id, title: "t\(index)", count: index)) }
             }
-            for _ in 0..<threads { #expect(done.wait(timeout: .now() + 60) == .success) }
-            #expect(failures.withLock { $0 } == [])
+            #expect(run.finished)
+            #expect(run.failures == [])
             try stores[0].read { tx in
                 for id in 0..<documents {
                     #expect(try tx.revision(of: Ticket.self, id: id) == UInt64(threads), "document \(id)")
