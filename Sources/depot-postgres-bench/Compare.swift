@@ -66,18 +66,19 @@ enum Compare {
         configuration.schema = "\(schema)_r"
         configuration.maximumConnections = 2
         let select = try base?.selectLatency()
-        let (pointRead, documentGet, getInRead) = try measureReads(configuration, seconds: seconds)
-        rows.append(("point read, ms (lower is better)", select, pointRead, ""))
-        rows.append(("document get by ID (store.retrieve), ms", select, documentGet, ""))
-        rows.append(("document get in a read closure (store.read { retrieve }), ms", select, getInRead, ""))
+        let reads = try measureReads(configuration, seconds: seconds)
+        rows.append(("point read (driver.read), ms (lower is better)", select, reads.pointRead, ""))
+        rows.append(("point read, snapshot at its statement (driver.readFromFirstOperation), ms", select, reads.firstRead, ""))
+        rows.append(("document get by ID (store.retrieve), ms", select, reads.documentGet, ""))
+        rows.append(("document get in a read closure (store.read { retrieve }), ms", select, reads.getInRead, ""))
         if let replicaURL = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_REPLICA_URL"], !replicaURL.isEmpty {
             let replica = try PostgresConfiguration(url: replicaURL)
             var routed = configuration
             routed.schema = "\(schema)_rs"
             routed.readReplicas = [.init(host: replica.host, port: replica.port)]
-            let (standbyRead, standbyGet, _) = try measureReads(routed, seconds: seconds)
-            rows.append(("point read on a standby, ms (pgbench: on the primary)", select, standbyRead, ""))
-            rows.append(("document get by ID on a standby, ms (pgbench: on the primary)", select, standbyGet, ""))
+            let standby = try measureReads(routed, seconds: seconds)
+            rows.append(("point read on a standby, ms (pgbench: on the primary)", select, standby.pointRead, ""))
+            rows.append(("document get by ID on a standby, ms (pgbench: on the primary)", select, standby.documentGet, ""))
         } else {
             print("no standby (DEPOT_POSTGRES_REPLICA_URL is not set): standby reads skipped")
         }
@@ -247,10 +248,11 @@ enum Compare {
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
     }
 
-    /// Mean latencies in ms: a point read through the driver, a document get by ID
-    /// (`Store.retrieve`: one wait, see `StorageCapabilities.pipelinedReads`), and the same get
-    /// inside a read closure (`store.read { retrieve }`: the version check, then the get).
-    static func measureReads(_ configuration: PostgresConfiguration, seconds: Double) throws -> (Double, Double, Double) {
+    /// Mean latencies in ms: a point read through the driver (in a transaction, and as its own
+    /// snapshot), a document get by ID (`Store.retrieve`: one wait, see
+    /// `StorageCapabilities.pipelinedReads`), and the same get inside a read closure
+    /// (`store.read { retrieve }`: the version check, then the get).
+    static func measureReads(_ configuration: PostgresConfiguration, seconds: Double) throws -> Reads {
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let store = try Store(driver: driver)
@@ -279,16 +281,30 @@ enum Compare {
             let elapsed = ContinuousClock.now - start
             return (Double(elapsed.components.seconds) * 1e3 + Double(elapsed.components.attoseconds) / 1e15) / Double(max(1, count))
         }
-        let pointRead = try mean { _ in
-            _ = try driver.read { txn in
-                try txn.keyspace(named: "reads", create: false, multiValue: false).flatMap { space in
-                    try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: space) { $0.count } }
-                }
-            }
+        return Reads(
+            pointRead: try mean { _ in _ = try driver.read { txn in try Self.pointRead(txn, key) } },
+            firstRead: try mean { _ in _ = try driver.readFromFirstOperation { txn in try Self.pointRead(txn, key) } },
+            documentGet: try mean { i in _ = try store.retrieve(BenchItem.self, id: i % 1000) },
+            getInRead: try mean { i in _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: i % 1000) } })
+    }
+
+    /// Mean latencies in ms of ``measureReads(_:seconds:)``.
+    struct Reads {
+        /// `driver.read { get }`: its snapshot taken when it begins.
+        var pointRead: Double
+        /// `driver.readFromFirstOperation { get }`: its snapshot is the get's own statement.
+        var firstRead: Double
+        /// `store.retrieve`.
+        var documentGet: Double
+        /// `store.read { retrieve }`.
+        var getInRead: Double
+    }
+
+    /// The point read of the `reads` keyspace's entry `key`: its size, or nil.
+    static func pointRead(_ txn: any StorageTransaction, _ key: [UInt8]) throws -> Int? {
+        try txn.keyspace(named: "reads", create: false, multiValue: false).flatMap { space in
+            try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: space) { $0.count } }
         }
-        let documentGet = try mean { i in _ = try store.retrieve(BenchItem.self, id: i % 1000) }
-        let getInRead = try mean { i in _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: i % 1000) } }
-        return (pointRead, documentGet, getInRead)
     }
 
     /// Starts `arguments[0]` with `arguments`, inheriting the environment.

@@ -7,7 +7,8 @@ import Foundation
 /// at a time, for counting the statements the server sees (with `log_min_duration_statement=0`:
 /// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
-/// `reads` (a point read through the driver), `gets` (a document get by ID, `store.retrieve`) or
+/// `reads` (a point read through the driver, `driver.read`), `first-reads` (the same read whose
+/// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by ID, `store.retrieve`) or
 /// `gets-in-read` (the same get inside `store.read {}`). Prints the mean
 /// latency in ms. `watched-writes`: the same writes with a change watcher attached (another
 /// driver on the schema), so that each write logs its changes. `DEPOT_TRACE_CONNECTIONS=N` sets
@@ -16,7 +17,7 @@ import Foundation
 enum Trace {
     static func run(_ arguments: [String], url: String) throws {
         guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|reads|gets|gets-in-read COUNT")
+            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|reads|first-reads|gets|gets-in-read COUNT")
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -44,11 +45,9 @@ enum Trace {
             case "writes", "watched-writes":
                 try store.write { tx in try tx.park(BenchItem(i + 1)) }
             case "reads":
-                _ = try driver.read { txn in
-                    try txn.keyspace(named: "reads", create: false, multiValue: false).flatMap { space in
-                        try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: space) { $0.count } }
-                    }
-                }
+                _ = try driver.read { txn in try Compare.pointRead(txn, key) }
+            case "first-reads":
+                _ = try driver.readFromFirstOperation { txn in try Compare.pointRead(txn, key) }
             case "gets-in-read":
                 _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
             default:
