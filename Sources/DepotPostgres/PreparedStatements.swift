@@ -23,7 +23,18 @@ final class PreparedStatements: @unchecked Sendable {
         case failed(Int)
     }
 
-    private var states: [String: State] = [:]
+    /// Each statement text this connection has met, in the order first met. Found by length,
+    /// then by comparing texts, not by hashing them: a hash reads all of a text of hundreds of
+    /// characters at every use; the driver's texts mostly differ in length.
+    private var texts: [String] = []
+    /// The state of each of ``texts``, at the same index.
+    private var states: [State] = []
+
+    /// The index of `sql` in ``texts`` (texts of another length are passed over without a compare).
+    private func index(of sql: String) -> Int? {
+        let count = sql.utf8.count
+        return texts.firstIndex { $0.utf8.count == count && $0 == sql }
+    }
     /// Whether statements are prepared at all (``PostgresConfiguration/preparesStatements``).
     let enabled: Bool
 
@@ -37,7 +48,7 @@ final class PreparedStatements: @unchecked Sendable {
     /// The prepared statement for `sql`, when the server has prepared it on this connection.
     /// On the connection's event loop.
     func ready(_ sql: String) -> PreparedQuery? {
-        guard enabled, case .ready(let query)? = states[sql] else { return nil }
+        guard enabled, let i = index(of: sql), case .ready(let query) = states[i] else { return nil }
         return query
     }
 
@@ -45,21 +56,27 @@ final class PreparedStatements: @unchecked Sendable {
     /// often. On the connection's event loop; returns at once.
     func prepare(_ sql: String, on connection: PostgresConnection) {
         guard enabled else { return }
-        let failures: Int
-        switch states[sql] {
-        case .preparing?, .ready?: return
-        case .failed(let count)?:
-            guard count < Self.attempts else { return }
-            failures = count
-        case nil:
+        let failures: Int, i: Int
+        if let known = index(of: sql) {
+            switch states[known] {
+            case .preparing, .ready: return
+            case .failed(let count):
+                guard count < Self.attempts else { return }
+                failures = count
+            }
+            i = known
+        } else {
             guard states.count < Self.limit else { return }
             failures = 0
+            i = states.count
+            texts.append(sql)
+            states.append(.preparing)
         }
-        states[sql] = .preparing
+        states[i] = .preparing
         connection.prepare(query: sql).whenComplete { [self] result in
             switch result {
-            case .success(let query): states[sql] = .ready(query)
-            case .failure: states[sql] = .failed(failures + 1)
+            case .success(let query): states[i] = .ready(query)
+            case .failure: states[i] = .failed(failures + 1)
             }
         }
     }
