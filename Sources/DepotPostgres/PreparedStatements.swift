@@ -29,12 +29,6 @@ final class PreparedStatements: @unchecked Sendable {
     private var texts: [String] = []
     /// The state of each of ``texts``, at the same index.
     private var states: [State] = []
-
-    /// The index of `sql` in ``texts`` (texts of another length are passed over without a compare).
-    private func index(of sql: String) -> Int? {
-        let count = sql.utf8.count
-        return texts.firstIndex { $0.utf8.count == count && $0 == sql }
-    }
     /// Whether statements are prepared at all (``PostgresConfiguration/preparesStatements``).
     let enabled: Bool
 
@@ -44,6 +38,12 @@ final class PreparedStatements: @unchecked Sendable {
     static let attempts = 3
 
     init(enabled: Bool) { self.enabled = enabled }
+
+    /// The index of `sql` in ``texts`` (texts of another length are passed over without a compare).
+    private func index(of sql: String) -> Int? {
+        let count = sql.utf8.count
+        return texts.firstIndex { $0.utf8.count == count && $0 == sql }
+    }
 
     /// The prepared statement for `sql`, when the server has prepared it on this connection.
     /// On the connection's event loop.
