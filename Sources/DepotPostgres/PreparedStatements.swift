@@ -65,6 +65,7 @@ final class PreparedStatements: @unchecked Sendable {
                 failures = count
             }
             i = known
+            states[i] = .preparing
         } else {
             guard states.count < Self.limit else { return }
             failures = 0
@@ -72,7 +73,6 @@ final class PreparedStatements: @unchecked Sendable {
             texts.append(sql)
             states.append(.preparing)
         }
-        states[i] = .preparing
         connection.prepare(query: sql).whenComplete { [self] result in
             switch result {
             case .success(let query): states[i] = .ready(query)

@@ -8,9 +8,9 @@ import Foundation
 /// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
 /// `reads` (a point read through the driver, `driver.read`), `first-reads` (the same read whose
-/// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by ID, `store.retrieve`) or
-/// `gets-in-read` (the same get inside `store.read {}`). Prints the mean
-/// latency in ms. `watched-writes`: the same writes with a change watcher attached (another
+/// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by
+/// ID, `store.retrieve`) or `gets-in-read` (the same get inside `store.read {}`). Prints the
+/// mean latency in ms. `watched-writes`: the same writes with a change watcher attached (another
 /// driver on the schema), so that each write logs its changes. `DEPOT_TRACE_CONNECTIONS=N` sets
 /// the pool size and `DEPOT_TRACE_DOCUMENTS=N` stores N documents in one write first (as
 /// `compare` does before its reads).
