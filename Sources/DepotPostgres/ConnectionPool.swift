@@ -30,6 +30,8 @@ final class ConnectionPool: @unchecked Sendable {
         var readHint: ReadHint?
         /// The keyspaces the connection's next write locks first.
         var writeHint: WriteHint?
+        /// How many statements were handed to the connection (for tests).
+        var statementsSent = 0
 
         /// Whether the connection can still serve statements.
         var isUsable: Bool { !connection.isClosed && !inFlight.isLost }
@@ -92,6 +94,10 @@ final class ConnectionPool: @unchecked Sendable {
 
     /// How many callers wait for a busy connection now (tests wait for a waiter with it).
     var waitingCallers: Int { condition.withLock { waiters } }
+
+    /// How many statements the idle connections were handed (for tests: with one connection,
+    /// a write's statements are the difference before and after it).
+    var idleStatementsSent: Int { condition.withLock { idle.reduce(0) { $0 + $1.statementsSent } } }
 
     /// Whether the calling thread is one of the pool's event loops (which must never block).
     var isEventLoopThread: Bool { loops.contains { $0.inEventLoop } }

@@ -77,6 +77,9 @@ public final class PostgresDriver: StorageDriver {
     /// expected a new document. Not counted in ``writeRetries``.
     public var speculationMisses: Int { speculation.missCount }
 
+    /// How many statements the pool's idle connections were handed (for tests).
+    var idleStatementsSent: Int { pool.idleStatementsSent }
+
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
     ///   logs passwords).
@@ -377,6 +380,7 @@ public final class PostgresDriver: StorageDriver {
             returned.chained = session.chained
             returned.readHint = session.readHint
             returned.writeHint = session.writeHint
+            returned.statementsSent += session.sent
             pool.give(back: returned, reusable: !session.isBroken)
         }
         return try body(session)

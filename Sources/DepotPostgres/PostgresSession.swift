@@ -38,6 +38,9 @@ final class PostgresSession {
     var statementBudget: Int?
     var exceededBudget = false
 
+    /// How many statements this session handed to its connection (for tests).
+    private(set) var sent = 0
+
     /// The key the connection's next read transaction reads with its epoch (see ``ReadHint``).
     var readHint: ReadHint?
     /// The keyspaces the connection's next write locks first (see ``WriteHint``).
@@ -112,6 +115,7 @@ final class PostgresSession {
             }
             statementBudget = budget - statements.count
         }
+        sent += statements.count
         let (pending, dispatch) = prepare(statements, decode)
         let groups = held + [dispatch]
         held = []
@@ -125,6 +129,7 @@ final class PostgresSession {
     /// at once (puts). Never outside a transaction: a session given back with statements still
     /// held is closed (see ``discardHeld()``), so they never run on their own.
     func hold<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+        sent += statements.count
         let (pending, dispatch) = prepare(statements) { try decode($0.rows) }
         held.append(dispatch)
         return pending

@@ -35,8 +35,10 @@ extension PostgresTransaction {
     /// transaction's first statement when the driver's last write logged too: then no wait.
     func changeLogStamp() throws -> UInt64? {
         return try storageCall {
-            // The puts sent so far are checked by the next wait (none when the stamp is here).
-            try check(write: true, deferring: true)
+            // The puts sent so far are checked by the next wait (none when the stamp is here). An
+            // open insert stays open while only the opening is waited for: the entry put with
+            // this stamp joins it (one statement less).
+            try check(write: true, deferring: true, joining: true)
             stampHint?.wanted = true
             // Asked for with the opening, which a write taking inserts on trust holds: its answer
             // (one wait, no statement more) brings the stamp.

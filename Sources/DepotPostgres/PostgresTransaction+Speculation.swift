@@ -32,8 +32,9 @@ extension PostgresTransaction {
             let opening = start == nil
             let (lock, lockShape) = insertLocks(handle, locks, keyID: keyID, expectationLock: opening && expectation != nil)
             if opening { opened(holding: true, locking: (lock, lockShape)) }
-            // Open until the next operation: the document's index entries, put next, join it.
-            openInsert = OpenInsert(before: opening ? [] : [lock], parameters: .of(handle.id, Bytea(key), Bytea(value)))
+            // Open until an operation that sends a statement: the document's index entries and
+            // its change log entry, put next, join it.
+            openInsert = OpenInsert(before: opening ? [] : [lock], parameters: .of(handle.id, Bytea(key), Bytea(value)), keyspace: handle.id)
             speculated = true
             return true
         }
@@ -58,8 +59,9 @@ extension PostgresTransaction {
         openInsert = nil
         // With the check of a value taken on trust, when it is still to be sent.
         let check = expectationCheck(first: open.parameters.count + 1, binds: &open.parameters)
-        let shape = StatementTexts.shape(.speculativeInsert, UInt32(open.entries) | (check != nil ? 1 << 8 : 0))
-        let sql = schema.texts.text(shape) { [schema] in OpenInsert.text(schema, entries: open.entries, check: check) }
+        let sql = schema.texts.text(open.shape(checking: check != nil)) { [schema] in
+            OpenInsert.text(schema, entries: open.entries, singles: open.singles, check: check)
+        }
         let pending = session.hold(open.before + [Statement(prepared: sql, open.parameters)]) { _ in () }
         unchecked.append { [self] in
             do {
@@ -72,18 +74,29 @@ extension PostgresTransaction {
         }
     }
 
-    /// Joins the put of `key` and `value` to the open insert when it is an index entry (a
-    /// multi-value keyspace whose lock this transaction holds, as the put's own statement
-    /// would find it) and the insert has room; false otherwise.
+    /// Joins the put of `key` and `value` to the open insert when its keyspace's lock is held
+    /// (as the put's own statement would find it: the statement's snapshot, taken after that
+    /// lock was granted, sees a drop committed before) and the insert has room: an index entry
+    /// (a multi-value keyspace), or a value in a single-value keyspace other than the
+    /// document's and than any other joined one (a change log entry), so that no two parts of
+    /// the statement touch one row. False otherwise.
     func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
-        guard var open = openInsert, handle.multiValue, open.entries < OpenInsert.limit, keyspaceLocks[handle.id] != nil else { return false }
+        guard var open = openInsert, open.entries < OpenInsert.limit, keyspaceLocks[handle.id] != nil else { return false }
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        if !handle.multiValue {
+            guard handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
+            if readShared.contains(keyID) { locks.hot.insert(keyID) }
+            open.singleKeyspaces.append(handle.id)
+            open.singles |= 1 << UInt32(open.entries)
+        }
         usedKeyspaces.insert(handle.id)
         handle.id.bind(into: &open.parameters)
         Bytea(key).bind(into: &open.parameters)
         Bytea(value).bind(into: &open.parameters)
-        // The key shared and the pair exclusive, as ``lockedPut(_:_:key:value:)`` takes them.
-        locks.id(keyspace: handle.id, key: key).bind(into: &open.parameters)
-        locks.id(keyspace: handle.id, key: key, value: value).bind(into: &open.parameters)
+        // As ``lockedPut(_:_:key:value:)`` takes them: a value's key exclusive; an index
+        // entry's key shared and its pair exclusive.
+        keyID.bind(into: &open.parameters)
+        if handle.multiValue { locks.id(keyspace: handle.id, key: key, value: value).bind(into: &open.parameters) }
         open.entries += 1
         openInsert = open
         return true
@@ -98,22 +111,42 @@ extension PostgresTransaction {
         /// What goes before it: the key locks, when they did not go with the transaction's opening.
         let before: [Statement]
         /// The insert's (keyspace, key, value), then each entry's (keyspace, key, value, key
-        /// lock, pair lock).
+        /// lock, and for an index entry its pair lock).
         var parameters: Parameters
-        /// How many index entries joined.
+        /// The document's keyspace.
+        let keyspace: Int32
+        /// How many entries joined.
         var entries = 0
+        /// Which joined entries (bit `n` for the `n`th, from 0) are values of single-value
+        /// keyspaces; the others are index entries.
+        var singles: UInt32 = 0
+        /// The keyspaces of the joined single-value entries (one entry each).
+        var singleKeyspaces: [Int32] = []
+
+        init(before: [Statement], parameters: Parameters, keyspace: Int32) {
+            self.before = before
+            self.parameters = parameters
+            self.keyspace = keyspace
+        }
 
         static let limit = 8
         /// What the statement fails with when the document's key was present.
         static let presentState = "22008"
 
-        /// The statement for an insert with `entries` index entries: the insert as before, and
-        /// per entry its locks, a check that its keyspace exists and its insert, as
+        /// The statement's shape (see ``StatementTexts``), with or without the check of a value
+        /// taken on trust.
+        func shape(checking: Bool) -> UInt32 {
+            StatementTexts.shape(.speculativeInsert, UInt32(entries) | singles << 4 | (checking ? 1 << 12 : 0))
+        }
+
+        /// The statement for an insert with `entries` joined entries, those in `singles`
+        /// values of single-value keyspaces: the insert as before, and per entry its locks, a
+        /// check that its keyspace exists and its insert, as
         /// ``PostgresTransaction/lockedPut(_:_:key:value:)`` writes them, and `check` (the
         /// check of a value taken on trust, a part named `c`); it fails when any check does or
         /// the document's key was present. Data-modifying `WITH` parts all run,
         /// with one snapshot; none touches another's rows (a table each, or distinct keys).
-        static func text(_ schema: PostgresSchema, entries: Int, check: String?) -> String {
+        static func text(_ schema: PostgresSchema, entries: Int, singles: UInt32, check: String?) -> String {
             var parts = [
                 "k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int)",
                 "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
@@ -123,12 +156,21 @@ extension PostgresTransaction {
             // keyspace or a failed check by division by zero (22012), as elsewhere.
             var checks = ["1 / k.n", "make_date((SELECT count(*) FROM i)::int, 1, 1)"]
             var from = ["k"]
+            var p = 3
             for entry in stride(from: 1, through: entries, by: 1) {
-                let p = 3 + (entry - 1) * 5
-                parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock_shared($\(p + 4)::bigint), pg_advisory_xact_lock($\(p + 5)::bigint))")
-                parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
-                parts.append("i\(entry) AS (INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $\(p + 1)::int, $\(p + 2)::bytea, $\(p + 3)::bytea "
-                             + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT DO NOTHING)")
+                if singles & 1 << UInt32(entry - 1) != 0 {
+                    parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock($\(p + 4)::bigint))")
+                    parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
+                    parts.append("i\(entry) AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $\(p + 1)::int, $\(p + 2)::bytea, $\(p + 3)::bytea "
+                                 + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value)")
+                    p += 4
+                } else {
+                    parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock_shared($\(p + 4)::bigint), pg_advisory_xact_lock($\(p + 5)::bigint))")
+                    parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
+                    parts.append("i\(entry) AS (INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $\(p + 1)::int, $\(p + 2)::bytea, $\(p + 3)::bytea "
+                                 + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT DO NOTHING)")
+                    p += 5
+                }
                 checks.append("1 / k\(entry).n")
                 from.append("k\(entry)")
             }

@@ -231,7 +231,9 @@ final class PostgresTransaction: StorageTransaction {
 
     func keyspace(named name: String, create: Bool, multiValue: Bool) throws -> Keyspace? {
         return try storageCall {
-            try check(write: false, guessing: true)
+            // Writes sent without waiting are checked (and an open insert closed, see
+            // `OpenInsert`) only when this waits: a known name leaves them be.
+            try check(write: false, guessing: true, deferring: true, joining: true)
             if let known = keyspaces[name] { return known }
             // Before `BEGIN` and the epoch read have answered: the handle cached at the latest epoch
             // seen, checked when the first result comes back.
@@ -242,6 +244,7 @@ final class PostgresTransaction: StorageTransaction {
                 keyspaces[name] = keyspace
                 return keyspace
             }
+            try flushWrites()
             _ = try guessHeld()
             let epoch = try started()
             if !droppedKeyspace, let handle = cache.handle(named: name, epoch: epoch) {

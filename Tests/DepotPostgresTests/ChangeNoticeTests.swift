@@ -53,6 +53,30 @@ struct ChangeNoticeTests {
         }
     }
 
+    /// A logged write of a new document sends three statements: its opening (which reads the
+    /// stamp), the document's insert with its index entry and its change log entry in one, and
+    /// `COMMIT`; every such write is reported once. (A `BEGIN` or a lease check may add one to
+    /// some writes: the fewest counts.)
+    @Test func aLoggedInsertSendsItsLogEntryWithTheDocument() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let hosts = try Hosts(drivers, firstID: 0)
+            defer { hosts.watcher.stop() }
+            var counts: [Int] = []
+            let ids = 2_000..<2_010
+            for id in ids {
+                let before = drivers[0].idleStatementsSent
+                try hosts.writer.write { tx in try tx.park(Ticket(id: id, title: "t\(id)", count: 1)) }
+                counts.append(drivers[0].idleStatementsSent - before)
+            }
+            #expect(counts.min() == 3, "statements per logged insert: \(counts)")
+            let observer = hosts.observer
+            func reported() -> [Int] { observer.sets.filter(\.isExternal).flatMap { $0.created(Ticket.self) } }
+            #expect(eventually(within: 15) { Set(reported()).isSuperset(of: ids) }, "reported: \(reported().sorted())")
+            #expect(reported().filter { ids.contains($0) }.count == ids.count, "a write was reported twice")
+            #expect(try hosts.watching.read { tx in try ids.allSatisfy { try tx.retrieve(Ticket.self, id: $0)?.title == "t\($0)" } })
+        }
+    }
+
     @Test func aCommitOfAnotherHostIsReportedLongBeforeTheInterval() throws {
         try PostgresTestServer.withHosts(2) { drivers in
             let hosts = try Hosts(drivers, firstID: 0)
