@@ -91,6 +91,8 @@ final class StatementTexts: @unchecked Sendable {
         case lockedPut = 3
         case speculativeInsert = 4
         case openingLocks = 5
+        case deleteLocks = 6
+        case lockedDelete = 7
     }
 
     /// A shape of `kind` from `bits` (below the top byte).

@@ -117,6 +117,67 @@ extension PostgresTransaction {
         return Statement(prepared: sql, binds)
     }
 
+    /// A delete under key locks in two statements sent together (one wait): the locks in the
+    /// first — the keyspace's, shared, when this transaction does not hold it yet, then the
+    /// key's (as ``keyLocks(_:_:value:write:)`` takes them for a write) —, and the delete in the
+    /// second, whose snapshot is taken after they were granted (a row a writer committed while
+    /// this one waited for the key's lock is seen and deleted), with a check that the keyspace
+    /// still exists when this transaction has not checked it yet (locked for the first time, or
+    /// ahead of use, see ``WriteHint``). A keyspace dropped meanwhile is retried (see
+    /// ``droppedMeanwhile()``). Whether a row was deleted.
+    func lockedDelete(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) throws -> Bool {
+        usedKeyspaces.insert(handle.id)
+        let held = keyspaceLocks[handle.id]
+        let keyspaceLock = held == nil
+        let checkExists = held == nil || unverifiedKeyspaces.contains(handle.id)
+        if keyspaceLock { keyspaceLocks[handle.id] = false }
+        unverifiedKeyspaces.remove(handle.id)
+        var lockBinds = Parameters()
+        if keyspaceLock {
+            let (space, id) = locks.keyspaceLockKey(handle.id)
+            space.bind(into: &lockBinds)
+            id.bind(into: &lockBinds)
+        }
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        keyID.bind(into: &lockBinds)
+        // A value's key exclusive; an index entry's key shared and its pair exclusive; all the
+        // values of a multi-value key: the key exclusive.
+        let pairLock = handle.multiValue && value != nil
+        if let value, pairLock {
+            locks.id(keyspace: handle.id, key: key, value: value).bind(into: &lockBinds)
+        } else if !handle.multiValue, readShared.contains(keyID) {
+            locks.hot.insert(keyID)
+        }
+        let lockSQL = schema.texts.text(StatementTexts.shape(.deleteLocks, (keyspaceLock ? 1 : 0) | (pairLock ? 2 : 0))) {
+            var calls: [String] = []
+            var n = 0
+            if keyspaceLock {
+                calls.append("pg_advisory_xact_lock_shared($1::int, $2::int)")
+                n = 2
+            }
+            calls.append(pairLock ? "pg_advisory_xact_lock_shared($\(n + 1)::bigint)" : "pg_advisory_xact_lock($\(n + 1)::bigint)")
+            if pairLock { calls.append("pg_advisory_xact_lock($\(n + 2)::bigint)") }
+            return "SELECT " + calls.joined(separator: ", ")
+        }
+        var binds = Parameters.of(handle.id, Bytea(key))
+        if let value { Bytea(value).bind(into: &binds) }
+        let deleteShape = (handle.multiValue ? 1 : 0) | (value != nil ? 2 : 0) | (checkExists ? 4 : 0)
+        let sql = schema.texts.text(StatementTexts.shape(.lockedDelete, UInt32(deleteShape))) { [schema] in
+            let delete = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea"
+                + (value != nil ? " AND value = $3::bytea" : "") + " RETURNING 1"
+            return checkExists
+                ? "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), d AS (\(delete)) SELECT k.n, (SELECT count(*) FROM d) FROM k"
+                : "WITH d AS (\(delete)) SELECT 1::bigint, count(*) FROM d"
+        }
+        let pending = session.submit([Statement(prepared: lockSQL, lockBinds), Statement(prepared: sql, binds)]) { rows -> (exists: Bool, deleted: Bool) in
+            guard let row = rows.first else { throw UnexpectedRow() }
+            return (try row.binary(Int64.self, at: 0) > 0, try row.binary(Int64.self, at: 1) > 0)
+        }
+        let (exists, deleted) = try run { try session.wait(pending) }
+        if !exists { throw droppedMeanwhile() }
+        return deleted
+    }
+
     /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);
     /// the lock's answer arrives with `body`'s, so it costs no extra round trip.
     func holdingKeyspace<T>(_ handle: KeyspaceHandle, exclusive: Bool, _ body: () throws -> T) throws -> T {

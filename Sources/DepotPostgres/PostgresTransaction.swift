@@ -384,6 +384,7 @@ final class PostgresTransaction: StorageTransaction {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
             stableValues.forget(keyspace: handle.id, key: key)
+            if let locks { return try lockedDelete(handle, locks, key: key, value: nil) }
             let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea RETURNING 1::bigint"
             // All values of a multi-value key: the key exclusively, as a read of it.
             let locks = keyLocks(handle, key, write: true)
@@ -397,6 +398,7 @@ final class PostgresTransaction: StorageTransaction {
         return try storageCall {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
+            if let locks { return try lockedDelete(handle, locks, key: key, value: value) }
             let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea AND value = $3::bytea RETURNING 1::bigint"
             let locks = keyLocks(handle, key, value: value, write: true)
             return try holdingKeyspace(handle, exclusive: false) {

@@ -55,6 +55,88 @@ struct KeyLockTests {
         }
     }
 
+    /// A delete that waits for its key's lock deletes what the lock's holder committed: its
+    /// statement reads after the lock was granted (a value, and a multi-value pair). Two
+    /// drivers, as two hosts.
+    @Test func aDeleteWaitingForItsKeyDeletesWhatTheHolderCommitted() throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            let first = hosts[0], second = hosts[1]
+            try first.write { txn in
+                _ = try txn.keyspace(named: "values", create: true, multiValue: false)
+                _ = try txn.keyspace(named: "pairs", create: true, multiValue: true)
+            }
+            let holding = Atomic(false)
+            let committed = Atomic(0)
+            let waiterSeen = Atomic(false)
+            Thread {
+                _ = try? first.write { txn in
+                    guard let values = try txn.keyspace(named: "values", create: false, multiValue: false),
+                          let pairs = try txn.keyspace(named: "pairs", create: false, multiValue: true) else { return }
+                    try txn.store([1], forKey: [1], in: values)
+                    try [UInt8]([9]).withUnsafeBytes { v in try [UInt8]([2]).withUnsafeBytes { try txn.put(v, forKey: $0, in: pairs) } }
+                    // A read waits for the puts (and so their key locks) first.
+                    _ = try txn.value([3], in: values)
+                    holding.store(true, ordering: .releasing)
+                    // Until the other write waits for a lock this one holds (bounded).
+                    let seen = eventually(within: 10) {
+                        let waiting = (try? first.withSession { session -> Int64 in
+                            session.leaveChained()
+                            return try session.integers("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first ?? 0
+                        }) ?? 0
+                        return waiting > 0
+                    }
+                    waiterSeen.store(seen, ordering: .releasing)
+                }
+                committed.add(1, ordering: .releasing)
+            }.start()
+            let held = eventually(within: 10) { holding.load(ordering: .acquiring) }
+            #expect(held)
+            var deleted: [Bool] = []
+            try second.write { txn in
+                deleted = []
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false),
+                      let pairs = try txn.keyspace(named: "pairs", create: false, multiValue: true) else { return }
+                deleted.append(try [UInt8]([1]).withUnsafeBytes { try txn.delete(forKey: $0, in: values) })
+                deleted.append(try [UInt8]([9]).withUnsafeBytes { v in try [UInt8]([2]).withUnsafeBytes { try txn.delete(forKey: $0, value: v, in: pairs) } })
+            }
+            let ended = eventually(within: 10) { committed.load(ordering: .acquiring) == 1 }
+            #expect(ended)
+            let waited = waiterSeen.load(ordering: .acquiring)
+            #expect(waited, "the delete never waited for the key's lock")
+            #expect(deleted == [true, true], "a delete missed a row committed while it waited for its lock")
+            let left = try first.read { txn -> Int in
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false),
+                      let pairs = try txn.keyspace(named: "pairs", create: false, multiValue: true) else { return -1 }
+                var count = try txn.value([1], in: values) == nil ? 0 : 1
+                try txn.scan(pairs, lower: nil, upper: nil, prefix: nil, reverse: false) { _, _ in
+                    count += 1
+                    return true
+                }
+                return count
+            }
+            #expect(left == 0)
+        }
+    }
+
+    /// A delete of a document with an index entry: its key's locks and the delete in two
+    /// statements per row (not a statement per lock and check), 9 statements in all.
+    @Test func aDocumentDeleteSendsTwoStatementsPerRow() throws {
+        try PostgresTestServer.withDriver { driver in
+            let store = try Store(driver: driver)
+            var counts: [Int] = []
+            for id in 1...4 {
+                try store.write { tx in try tx.park(Ticket(id: id, title: "t\(id)", count: 1)) }
+                let before = driver.idleStatementsSent
+                let deleted = try store.write { tx in try tx.delete(Ticket.self, id: id) }
+                counts.append(driver.idleStatementsSent - before)
+                #expect(deleted)
+            }
+            #expect(counts.min() ?? 99 <= 9, "statements per delete: \(counts)")
+            #expect(try store.read { tx in try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("t2"))).isEmpty })
+            #expect(try store.read { tx in try (1...4).allSatisfy { try tx.retrieve(Ticket.self, id: $0) == nil } })
+        }
+    }
+
     /// A scan in a write sees no phantom: one write counts the entries under a prefix and stores
     /// the count, while another host inserts under that prefix; the stored count always matches
     /// what was there when the counting write committed, because the inserting write waits for
