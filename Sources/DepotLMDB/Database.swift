@@ -133,13 +133,15 @@ public struct DatabaseStat: Sendable, Hashable, Codable {
     /// Number of entries (key/value pairs, counting each duplicate).
     public var entries: Int
 
+    /// Clamped, not converted: LMDB copies these counts from the file unchecked, and a damaged
+    /// file may hold any 64-bit value.
     init(_ s: MDB_stat) {
-        pageSize = Int(s.ms_psize)
-        depth = Int(s.ms_depth)
-        branchPages = Int(s.ms_branch_pages)
-        leafPages = Int(s.ms_leaf_pages)
-        overflowPages = Int(s.ms_overflow_pages)
-        entries = Int(s.ms_entries)
+        pageSize = Int(clamping: s.ms_psize)
+        depth = Int(clamping: s.ms_depth)
+        branchPages = Int(clamping: s.ms_branch_pages)
+        leafPages = Int(clamping: s.ms_leaf_pages)
+        overflowPages = Int(clamping: s.ms_overflow_pages)
+        entries = Int(clamping: s.ms_entries)
     }
 }
 

@@ -123,9 +123,10 @@ extension Environment {
     func infoHoldingHandle() -> EnvironmentInfo {
         var i = MDB_envinfo()
         _ = mdb_env_info(handle, &i)
-        return EnvironmentInfo(mapSize: Int(i.me_mapsize), lastPageNumber: Int(i.me_last_pgno),
-                               lastTransactionID: Int(i.me_last_txnid), maxReaders: Int(i.me_maxreaders),
-                               readersUsed: Int(i.me_numreaders))
+        // Clamped: the page number and transaction ID come from the file's meta page unchecked.
+        return EnvironmentInfo(mapSize: Int(clamping: i.me_mapsize), lastPageNumber: Int(clamping: i.me_last_pgno),
+                               lastTransactionID: Int(clamping: i.me_last_txnid), maxReaders: Int(clamping: i.me_maxreaders),
+                               readersUsed: Int(clamping: i.me_numreaders))
     }
 
     /// Flushes buffers to disk (`mdb_env_sync`). With default options every commit is already

@@ -178,7 +178,8 @@ public final class Transaction {
     /// The ID of this transaction's snapshot (`mdb_txn_id`).
     public var id: Int {
         guard let handle else { return 0 }
-        return Int(mdb_txn_id(handle))
+        // Clamped: it comes from the file's meta page unchecked.
+        return Int(clamping: mdb_txn_id(handle))
     }
 
     // MARK: Child transactions

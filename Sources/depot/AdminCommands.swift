@@ -41,7 +41,7 @@ struct StatCommand: ParsableCommand {
                 let report = StatReport(
                     depotVersion: DepotVersion.current, lmdbVersion: Environment.libraryVersion, path: env.path, info: info, pageSize: main.pageSize,
                     maxKeySize: env.maxKeySize,
-                    databases: Dictionary(uniqueKeysWithValues: databases), activeReaders: readers)
+                    databases: Dictionary(databases, uniquingKeysWith: { first, _ in first }), activeReaders: readers)
                 print(try JSONOutput.line(report))
                 return
             }

@@ -87,6 +87,7 @@ struct TortureCommand: AsyncParsableCommand {
         try GeneratorLimits.checkValueSize(payloadSize, option: "--payload-size")
         try GeneratorLimits.checkMapSize(mapSize)
         if let start, start == 0 { throw ValidationError("--start must be at least 1") }
+        if let start { try Self.checkNumbers(first: start, count: count) }
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
     }
 
@@ -143,6 +144,13 @@ struct TortureCommand: AsyncParsableCommand {
         }
     }
 
+    /// Throws unless transactions `first` … `first + count` all have a number (below 2^64).
+    static func checkNumbers(first: UInt64, count: Int) throws {
+        guard count >= 0, !first.addingReportingOverflow(UInt64(count)).overflow else {
+            throw ValidationError("transaction numbers from \(first) for --count \(count) would pass \(UInt64.max)")
+        }
+    }
+
     /// The key/value database and the first transaction number to write.
     func keyValueTarget(_ env: Environment) throws -> (Database<StringCodec, BytesCodec>, UInt64) {
         let db = try env.openDatabase(writer.map { "torture-\($0)" } ?? "torture", key: StringCodec.self, value: BytesCodec.self)
@@ -154,6 +162,7 @@ struct TortureCommand: AsyncParsableCommand {
             }
             return last + 1
         }
+        try Self.checkNumbers(first: first, count: count)
         return (db, first)
     }
 
@@ -213,7 +222,12 @@ struct TortureCommand: AsyncParsableCommand {
 
     private func runDocuments(_ env: Environment) async throws {
         let store = try Store(environment: env)
-        var next = try start ?? store.read { tx in (try tx.retrieve(TortureMarker.self, id: "last")?.txn ?? 0) + 1 }
+        let last = try store.read { tx in try tx.retrieve(TortureMarker.self, id: "last")?.txn ?? 0 }
+        var next = try start ?? {
+            guard last < UInt64.max else { throw ValidationError("the store's last transaction number is \(last): no number is left") }
+            return last + 1
+        }()
+        try Self.checkNumbers(first: next, count: count)
         for _ in 0..<count {
             let n = next
             let documents = (0..<records).map { i -> TortureDocument in

@@ -123,6 +123,19 @@ struct CLIArgumentTests {
         #expect(run.err.contains("permission denied (the folder cannot be entered)"), "\(run.err)")
     }
 
+    /// Transaction numbers past 2^64 are refused before anything is written, never wrapped
+    /// or trapped on.
+    @Test func tortureNumbersPastTheLastAreAUsageError() throws {
+        for mode in ["kv", "documents"] {
+            let run = try depot("torture", "--path", dir, "--mode", mode, "--start", String(UInt64.max), "--count", "2")
+            #expect(run.status == 64, "\(mode): \(run.err)")
+            #expect(run.err.contains("would pass"), "\(mode): \(run.err)")
+        }
+        let concurrent = try depot("torture", "--path", dir, "--mode", "kv", "--start", String(UInt64.max - 1), "--count", "3", "--async-writers", "1")
+        #expect(concurrent.status == 64, "\(concurrent.err)")
+        #expect(try depot("torture", "--path", dir, "--mode", "kv", "--start", String(UInt64.max - 1), "--count", "1").status == 0)
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)

@@ -25,6 +25,9 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     private let lock = NSCondition()
     private var stopped = false
     private var nextSequence: UInt64 = 0
+    /// Whether the log held an entry with the last possible stamp (only a damaged log does): it
+    /// was read, and nothing can follow it.
+    private var logEnded = false
     private var lastTransactionID = -1
     private var leaseRenewedAt: Double = 0
     /// The driver's wake-ups, if it has them.
@@ -128,7 +131,9 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             if last == lastTransactionID { return }
             lastTransactionID = last
         }
+        if logEnded { return }
         var entries: [ChangeLog.Entry] = []
+        var ended = false
         let start = nextSequence
         let next: UInt64?
         do { next = try core.read { txn in
@@ -140,7 +145,10 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             let upper = horizon.map { h in BigEndian<UInt64>.withBytes(of: h) { [UInt8]($0) } }
             if let horizon, horizon <= start { return start }
             try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: upper, prefix: nil, reverse: false) { key, value in
-                seq = (try BigEndian<UInt64>.decode(key)) + 1
+                // The last possible stamp (only a damaged log holds it) ends the log: read once.
+                let (after, overflow) = (try BigEndian<UInt64>.decode(key)).addingReportingOverflow(1)
+                seq = overflow ? UInt64.max : after
+                ended = overflow
                 do {
                     entries.append(try BinaryDecoder().decode(ChangeLog.Entry.self, from: value))
                 } catch {
@@ -157,6 +165,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         }
         guard let next else { return }
         nextSequence = next
+        if ended { logEnded = true }
         for entry in entries where entry.writer != core.token {
             let changes = ChangeLog.changeSet(entry)
             // Caches first, so that whoever is told can read the new values at once.

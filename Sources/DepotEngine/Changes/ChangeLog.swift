@@ -79,7 +79,9 @@ package enum ChangeLog {
         }
         let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
-        try BigEndian<UInt64>.withBytes(of: seq + 1) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
+        let (next, overflow) = seq.addingReportingOverflow(1)
+        if overflow { throw DepotError.exhausted("the change log's counter is exhausted") }
+        try BigEndian<UInt64>.withBytes(of: next) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }
     }
 
     /// Where a reader starts: the stamp horizon of the driver, else the counter's next number.

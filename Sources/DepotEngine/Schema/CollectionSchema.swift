@@ -83,7 +83,12 @@ package struct CollectionSchema: Equatable, Sendable {
         let syncKey = Array(StoreLayout.syncTrackingKey(alias: alias, collection: collection).utf8)
         schema.tracksSyncStatus = try txn.withValue(forKey: syncKey, in: meta) { _ in true } ?? false
         let versionKey = Array(StoreLayout.typeVersionKey(alias: alias, collection: collection).utf8)
-        schema.typeVersion = try txn.withValue(forKey: versionKey, in: meta) { Int(try BigEndian<UInt64>.decode($0)) } ?? 0
+        schema.typeVersion = try txn.withValue(forKey: versionKey, in: meta) { bytes -> Int in
+            guard let version = Int(exactly: try BigEndian<UInt64>.decode(bytes)) else {
+                throw DepotError.corruptRecord(alias: alias, collection: collection, id: "(type version)", detail: "the stored type version is out of range")
+            }
+            return version
+        } ?? 0
         return schema
     }
 
