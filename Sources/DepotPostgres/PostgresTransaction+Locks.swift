@@ -11,19 +11,24 @@ extension PostgresTransaction {
     /// multi-value keyspace: the key shared and the pair exclusively).
     func keyLocks(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
                           write: Bool) -> [Statement] {
+        keyLockIDs(handle, key, value: value, write: write).map { KeyLocks.key($0.id, exclusive: $0.exclusive) }
+    }
+
+    /// The key locks of ``keyLocks(_:_:value:write:)``, as lock IDs in the order they are taken.
+    func keyLockIDs(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer? = nil,
+                    write: Bool) -> [(id: Int64, exclusive: Bool)] {
         guard let locks else { return [] }
         let keyID = locks.id(keyspace: handle.id, key: key)
         guard handle.multiValue else {
             if write {
                 if readShared.contains(keyID) { locks.hot.insert(keyID) }
-                return [KeyLocks.key(keyID, exclusive: true)]
+                return [(keyID, true)]
             }
             // A key this driver's writes read and then write: exclusive at once (no upgrade).
-            if locks.hot.contains(keyID) { return [KeyLocks.key(keyID, exclusive: true)] }
-            return [KeyLocks.key(keyID, exclusive: false)]
+            return [(keyID, locks.hot.contains(keyID))]
         }
-        guard write, let value else { return [KeyLocks.key(keyID, exclusive: true)] }
-        return [KeyLocks.key(keyID, exclusive: false), KeyLocks.key(locks.id(keyspace: handle.id, key: key, value: value), exclusive: true)]
+        guard write, let value else { return [(keyID, true)] }
+        return [(keyID, false), (locks.id(keyspace: handle.id, key: key, value: value), true)]
     }
 
     /// Takes the lock of `handle`'s keyspace (shared for a write, exclusive for a scan) when

@@ -315,19 +315,20 @@ final class PostgresTransaction: StorageTransaction {
                 let sql = handle.multiValue
                     ? "SELECT value FROM \(schema.multi) WHERE keyspace = $1::int AND key = $2::bytea ORDER BY value LIMIT 1"
                     : "SELECT value FROM \(schema.entries) WHERE keyspace = $1::int AND key = $2::bytea"
-                let locks = keyLocks(handle, key, write: false)
+                let lockIDs = keyLockIDs(handle, key, write: false)
                 let result: Result<[[UInt8]], any Error>
                 if start == nil, let opening {
                     // The transaction's first statement: `BEGIN` goes with it and it reads the
                     // epoch too (one statement and no wait more).
-                    // With the lock of a value taken on trust (see stableValue(forKey:in:)).
-                    let trusted = expectation.map { [KeyLocks.key($0.lock, exclusive: false)] } ?? []
-                    let first = firstRead(sql, handle: handle, key: key, after: opening + trusted + locks)
+                    // After the locks, in one statement, with the lock of a value taken on trust
+                    // (see stableValue(forKey:in:)).
+                    let trusted = expectation.map { [(id: $0.lock, exclusive: false)] } ?? []
+                    let first = firstRead(sql, handle: handle, key: key, after: opening + KeyLocks.keys(trusted + lockIDs))
                     start = Pending(first.map(\.opening))
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }
                 } else {
-                    result = Result { try run { try session.values(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: locks) } }
+                    result = Result { try run { try session.values(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: KeyLocks.keys(lockIDs)) } }
                 }
                 // `BEGIN`'s failure, if any, comes first.
                 if try guessHeld() {
