@@ -125,22 +125,27 @@ extension PostgresTransaction {
             id.bind(into: &binds)
         }
         keyID.bind(into: &binds)
-        let shape = StatementTexts.shape(.putIfAbsentLocks, UInt32(hinted) << 2 | (expectationLock ? 2 : 0) | (keyspaceLock ? 1 : 0))
-        let sql = schema.texts.text(shape) {
-            var calls: [String] = []
-            var n = 0
-            if expectationLock {
-                n += 1
-                calls.append("pg_advisory_xact_lock_shared($\(n)::bigint)")
-            }
-            for _ in 0..<hinted + (keyspaceLock ? 1 : 0) {
-                n += 2
-                calls.append("pg_advisory_xact_lock_shared($\(n - 1)::int, $\(n)::int)")
-            }
-            calls.append("pg_advisory_xact_lock($\(n + 1)::bigint)")
-            return "SELECT " + calls.joined(separator: ", ")
-        }
+        let bits = UInt32(hinted) << 2 | (expectationLock ? 2 : 0) | (keyspaceLock ? 1 : 0)
+        let shape = StatementTexts.shape(.putIfAbsentLocks, bits)
+        let sql = schema.texts.text(shape) { "SELECT " + Self.insertLockCalls(bits, first: 1).joined(separator: ", ") }
         return (Statement(prepared: sql, binds), shape)
+    }
+
+    /// The lock calls of ``insertLocks(_:_:keyID:expectationLock:)`` for its shape's `bits`
+    /// (below the kind), their parameters numbered from `first`.
+    static func insertLockCalls(_ bits: UInt32, first: Int) -> [String] {
+        var calls: [String] = []
+        var n = first - 1
+        if bits & 2 != 0 {
+            n += 1
+            calls.append("pg_advisory_xact_lock_shared($\(n)::bigint)")
+        }
+        for _ in 0..<Int(bits >> 2) + Int(bits & 1) {
+            n += 2
+            calls.append("pg_advisory_xact_lock_shared($\(n - 1)::int, $\(n)::int)")
+        }
+        calls.append("pg_advisory_xact_lock($\(n + 1)::bigint)")
+        return calls
     }
 }
 #endif

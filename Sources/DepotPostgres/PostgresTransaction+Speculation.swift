@@ -22,8 +22,13 @@ extension PostgresTransaction {
             return try putIfAbsent(value, forKey: key, in: keyspace, existing: existing)
         }
         return try storageCall {
-            try check(write: true, guessing: true, deferring: true)
-            guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
+            // The open insert of the document before stays open: this one's key locks go last in
+            // its statement (see closeOpenInsert(trailing:)).
+            try check(write: true, guessing: true, deferring: true, joining: true)
+            guard let handle = try handle(of: keyspace) else {
+                closeOpenInsert()
+                throw droppedMeanwhile()
+            }
             // (No value taken on trust to forget: a key that has one is present, and the insert fails.)
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
@@ -31,10 +36,18 @@ extension PostgresTransaction {
             // after `BEGIN` (with the lock of a value taken on trust): held too, ahead.
             let opening = start == nil
             let (lock, lockShape) = insertLocks(handle, locks, keyID: keyID, expectationLock: opening && expectation != nil)
-            if opening { opened(holding: true, locking: (lock, lockShape)) }
+            var before = [lock]
+            if opening {
+                // (Nothing went out yet: no insert is open.)
+                opened(holding: true, locking: (lock, lockShape))
+                before = []
+            } else if openInsert != nil {
+                closeOpenInsert(trailing: (lock, lockShape))
+                before = []
+            }
             // Open until an operation that sends a statement: the document's index entries and
             // its change log entry, put next, join it.
-            openInsert = OpenInsert(before: opening ? [] : [lock], parameters: .of(handle.id, Bytea(key), Bytea(value)), keyspace: handle.id)
+            openInsert = OpenInsert(before: before, parameters: .of(handle.id, Bytea(key), Bytea(value)), keyspace: handle.id)
             speculated = true
             return true
         }
@@ -54,13 +67,25 @@ extension PostgresTransaction {
     /// key locks were granted (the statement before): the keyspace check sees a drop that
     /// committed meanwhile. A handle guessed at an older epoch names the same keyspace or a
     /// dropped one (IDs are never reused): in the second case the statement fails.
-    func closeOpenInsert() {
+    ///
+    /// `trailing`: the key locks of the next document's insert taken on trust (a statement of
+    /// ``insertLocks(_:_:keyID:expectationLock:)`` and its shape), taken last in this statement
+    /// (after its own locks and checks) instead of in a statement of their own before the next
+    /// one: a write of several new documents then costs one statement each. They are granted
+    /// before the next statement's snapshot, as the statement of their own was.
+    func closeOpenInsert(trailing: (statement: Statement, shape: UInt32)? = nil) {
         guard var open = openInsert else { return }
         openInsert = nil
+        var trailingLocks: (bits: UInt32, first: Int)?
+        if let trailing {
+            trailingLocks = (trailing.shape & 0xFF_FFFF, open.parameters.count + 1)
+            open.parameters += trailing.statement.parameters
+        }
         // With the check of a value taken on trust, when it is still to be sent.
         let check = expectationCheck(first: open.parameters.count + 1, binds: &open.parameters)
-        let sql = schema.texts.text(open.shape(checking: check != nil)) { [schema] in
-            OpenInsert.text(schema, entries: open.entries, singles: open.singles, check: check)
+        let sql = schema.texts.text(open.shape(checking: check != nil, trailing: trailingLocks?.bits)) { [schema] in
+            OpenInsert.text(schema, entries: open.entries, singles: open.singles, check: check,
+                            trailing: trailingLocks.map { PostgresTransaction.insertLockCalls($0.bits, first: $0.first) } ?? [])
         }
         let pending = session.hold(open.before + [Statement(prepared: sql, open.parameters)]) { _ in () }
         unchecked.append { [self] in
@@ -134,9 +159,10 @@ extension PostgresTransaction {
         static let presentState = "22008"
 
         /// The statement's shape (see ``StatementTexts``), with or without the check of a value
-        /// taken on trust.
-        func shape(checking: Bool) -> UInt32 {
-            StatementTexts.shape(.speculativeInsert, UInt32(entries) | singles << 4 | (checking ? 1 << 12 : 0))
+        /// taken on trust and with the trailing key locks of that shape (see
+        /// ``PostgresTransaction/closeOpenInsert(trailing:)``), if any.
+        func shape(checking: Bool, trailing: UInt32?) -> UInt32 {
+            StatementTexts.shape(.speculativeInsert, UInt32(entries) | singles << 4 | (checking ? 1 << 12 : 0) | (trailing.map { ($0 + 1) << 13 } ?? 0))
         }
 
         /// The statement for an insert with `entries` joined entries, those in `singles`
@@ -146,7 +172,9 @@ extension PostgresTransaction {
         /// check of a value taken on trust, a part named `c`); it fails when any check does or
         /// the document's key was present. Data-modifying `WITH` parts all run,
         /// with one snapshot; none touches another's rows (a table each, or distinct keys).
-        static func text(_ schema: PostgresSchema, entries: Int, singles: UInt32, check: String?) -> String {
+        /// `trailing`: lock calls evaluated last, in the result's columns after the checks
+        /// (which the parts they read, locks included, precede).
+        static func text(_ schema: PostgresSchema, entries: Int, singles: UInt32, check: String?, trailing: [String]) -> String {
             var parts = [
                 "k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int)",
                 "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
@@ -179,6 +207,7 @@ extension PostgresTransaction {
                 checks.append("1 / c.ok")
                 from.append("c")
             }
+            checks += trailing
             return "WITH " + parts.joined(separator: ", ") + " SELECT " + checks.joined(separator: ", ") + " FROM " + from.joined(separator: ", ")
         }
     }

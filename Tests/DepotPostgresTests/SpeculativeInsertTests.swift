@@ -182,6 +182,36 @@ struct SpeculativeInsertTests {
         }
     }
 
+    /// A write of ten new documents: each document's statement also takes the next one's key
+    /// lock, so the write costs about a statement a document (13 at most with its opening and
+    /// `COMMIT`, 22 when each lock was a statement of its own). One of them stored before: the
+    /// write runs again, updates it and stores the others once, each found by its index.
+    @Test func aBatchOfNewDocumentsCostsAStatementEach() throws {
+        try PostgresTestServer.withDriver { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Ticket(id: 0, title: "warm", count: 0)) }
+            var counts: [Int] = []
+            for batch in 1...3 {
+                let before = driver.idleStatementsSent
+                try store.write { tx in for i in 0..<10 { try tx.park(Ticket(id: batch * 100 + i, title: "b\(batch)", count: i)) } }
+                counts.append(driver.idleStatementsSent - before)
+            }
+            #expect(counts.min() ?? 99 <= 13, "statements per write of 10 documents: \(counts)")
+            try store.write { tx in try tx.park(Ticket(id: 405, title: "old", count: -1)) }
+            try store.write { tx in for i in 0..<10 { try tx.park(Ticket(id: 400 + i, title: "b4", count: i)) } }
+            #expect(driver.speculationMisses >= 1)
+            try store.read { tx in
+                for batch in 1...4 {
+                    let found = try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("b\(batch)"))).map(\.id).sorted()
+                    #expect(found == (0..<10).map { batch * 100 + $0 }, "batch \(batch)")
+                }
+                #expect(try tx.fetch(FetchRequest<Ticket>().matching(\.title, .equalTo("old"))).isEmpty)
+                #expect(try tx.revision(of: Ticket.self, id: 405) == 2)
+                #expect(try tx.revision(of: Ticket.self, id: 404) == 1)
+            }
+        }
+    }
+
     /// With the option off, nothing is taken on trust; `speculative_inserts=false` in a URL.
     @Test func theOptionTurnsItOff() throws {
         let url = "postgres://u@h/db?speculative_inserts=false"
