@@ -14,11 +14,16 @@ extension PostgresTransaction {
     /// it — `COMMIT` included — can succeed, whatever the closure did with the answer. That
     /// failure is read before the transaction's next wait or its `COMMIT`'s answer; the driver
     /// then runs the write again without taking inserts on trust, and that attempt finds the
-    /// stored value (or the dropped keyspace) the usual way. Elsewhere, or when not admitted:
-    /// ``putIfAbsent(_:forKey:in:existing:)``.
+    /// stored value (or the dropped keyspace) the usual way. Elsewhere, when not admitted, or for
+    /// a key this transaction read and found: ``putIfAbsent(_:forKey:in:existing:)``.
     func putExpectingAbsent(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace,
                             existing: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
-        guard let speculation, let locks, nestingDepth == 0, !KeyspaceHandle(keyspace.handle).multiValue, speculation.admits() else {
+        let guess = KeyspaceHandle(keyspace.handle)
+        // A key this transaction read and found (a document retrieved, then parked: an update)
+        // is present, and stays so under its lock: never taken as new, which would fail and run
+        // the write again.
+        guard let speculation, let locks, nestingDepth == 0, !guess.multiValue,
+              !readShared.contains(locks.id(keyspace: guess.id, key: key)), speculation.admits() else {
             return try putIfAbsent(value, forKey: key, in: keyspace, existing: existing)
         }
         return try storageCall {

@@ -11,13 +11,16 @@ import Foundation
 /// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by
 /// ID, `store.retrieve`) or `gets-in-read` (the same get inside `store.read {}`). Prints the
 /// mean latency in ms. `watched-writes`: the same writes with a change watcher attached (another
-/// driver on the schema), so that each write logs its changes. `DEPOT_TRACE_CONNECTIONS=N` sets
+/// driver on the schema), so that each write logs its changes. `batch-writes`: `Store.write` of
+/// ten new documents; `updates`: a write that retrieves a stored document and parks it back;
+/// `deletes`: a write that deletes one stored document (COUNT of them stored first, untimed).
+/// `DEPOT_TRACE_CONNECTIONS=N` sets
 /// the pool size and `DEPOT_TRACE_DOCUMENTS=N` stores N documents in one write first (as
 /// `compare` does before its reads).
 enum Trace {
     static func run(_ arguments: [String], url: String) throws {
         guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|reads|first-reads|gets|gets-in-read COUNT")
+            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|batch-writes|updates|deletes|reads|first-reads|gets|gets-in-read COUNT")
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -39,11 +42,20 @@ enum Trace {
         // One of each first, so that every count includes the same warm-up.
         _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
         _ = try driver.read { txn in try txn.keyspace(named: "reads", create: false, multiValue: false) }
+        if arguments[0] == "deletes", count > 0 {
+            try store.write { tx in for i in 0..<count { try tx.park(BenchItem(3_000_000 + i)) } }
+        }
         let start = ContinuousClock.now
         for i in 0..<count {
             switch arguments[0] {
             case "writes", "watched-writes":
                 try store.write { tx in try tx.park(BenchItem(i + 1)) }
+            case "batch-writes":
+                try store.write { tx in for j in 0..<10 { try tx.park(BenchItem(2_000_000 + i * 10 + j)) } }
+            case "updates":
+                try store.write { tx in if let item = try tx.retrieve(BenchItem.self, id: 0) { try tx.park(item) } }
+            case "deletes":
+                _ = try store.write { tx in try tx.delete(BenchItem.self, id: 3_000_000 + i) }
             case "reads":
                 _ = try driver.read { txn in try Compare.pointRead(txn, key) }
             case "first-reads":

@@ -212,6 +212,28 @@ struct SpeculativeInsertTests {
         }
     }
 
+    /// A document retrieved and parked back in one write (an update) is never taken as new:
+    /// no miss, no second run of the write, and its revision moves on by one each time.
+    @Test func aRetrievedDocumentParkedBackIsNotTakenOnTrust() throws {
+        try PostgresTestServer.withDriver { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Ticket(id: 1, title: "a", count: 0)) }
+            var runs = 0
+            for _ in 0..<3 {
+                try store.write { tx in
+                    runs += 1
+                    guard var ticket = try tx.retrieve(Ticket.self, id: 1) else { return }
+                    ticket.count += 1
+                    try tx.park(ticket)
+                }
+            }
+            #expect(driver.speculationMisses == 0)
+            #expect(runs == 3, "a write ran again")
+            #expect(try store.retrieve(Ticket.self, id: 1)?.count == 3)
+            #expect(try store.read { tx in try tx.revision(of: Ticket.self, id: 1) } == 4)
+        }
+    }
+
     /// With the option off, nothing is taken on trust; `speculative_inserts=false` in a URL.
     @Test func theOptionTurnsItOff() throws {
         let url = "postgres://u@h/db?speculative_inserts=false"
