@@ -85,7 +85,7 @@ enum DocumentIDRules {
     }
 
     /// Whether two IDs name the same document (integers by value, strings by text).
-    private static func same(_ a: DocumentValue, _ b: DocumentValue) -> Bool {
+    static func same(_ a: DocumentValue, _ b: DocumentValue) -> Bool {
         switch (a, b) {
         case (.int(let x), .uint(let y)), (.uint(let y), .int(let x)): return x >= 0 && UInt64(x) == y
         case (.uuid(let u), .string(let s)), (.string(let s), .uuid(let u)): return UUID(uuidString: s) == u

@@ -186,8 +186,14 @@ struct ImportedLine {
         guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "\"id\" must be a string, an integer or a UUID")
         }
-        guard let document = value["document"], case .object = document else {
+        guard let document = value["document"], case .object(let fields) = document else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.document", detail: "\"document\" must be a JSON object")
+        }
+        // A document that names its own ID names the line's (as `doc put` requires of --id).
+        let identifying = DynamicObject(entity: collection, fields: fields.map { ($0.key, $0.value) })
+        if let own = identifying.id, !DocumentIDRules.same(id, own) {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$.document.\(identifying.idField)",
+                              detail: "the document's '\(identifying.idField)' differs from the line's \"id\"; give the same ID in both")
         }
         self.collection = collection
         self.id = id

@@ -130,13 +130,19 @@ extension DepotCommand {
     /// Joins the three words after each `--where` into one value, so that values such as `-5`
     /// are not taken for options. A condition quoted as one argument (`--where 'age >= 30'`)
     /// is split at its first two runs of spaces when its second word is an operator; the rest,
-    /// spaces and all, is the value.
+    /// spaces and all, is the value. Only `query` has `--where`; nothing after `--` is touched
+    /// (a key or value there is the user's bytes, whatever it looks like).
     static func preprocess(_ arguments: [String]) -> [String] {
         var out: [String] = []
+        let conditions = arguments.first { !$0.hasPrefix("-") } == "query"
         var i = 0
         while i < arguments.count {
             let arg = arguments[i]
-            if arg == "--where", i + 1 < arguments.count, arguments[i + 1].contains(" ") {
+            if arg == "--" {
+                out += arguments[i...]
+                break
+            }
+            if conditions, arg == "--where", i + 1 < arguments.count, arguments[i + 1].contains(" ") {
                 // One argument: split here, or left whole for `parsedConditions` to name what
                 // is wrong (never taking the arguments after it as its words).
                 out.append(arg)
@@ -151,7 +157,7 @@ extension DepotCommand {
                 i += 2
                 continue
             }
-            if arg == "--where", i + 3 < arguments.count {
+            if conditions, arg == "--where", i + 3 < arguments.count {
                 out.append(arg)
                 out.append(arguments[(i + 1)...(i + 3)].joined(separator: String(QueryCommand.separator)))
                 i += 4

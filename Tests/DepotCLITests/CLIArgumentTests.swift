@@ -123,6 +123,15 @@ struct CLIArgumentTests {
         #expect(run.err.contains("permission denied (the folder cannot be entered)"), "\(run.err)")
     }
 
+    /// What follows `--` is the user's bytes: a key or value that looks like a query's
+    /// `--where` or a negative option is stored exactly as given.
+    @Test func argumentsAfterTheSeparatorAreStoredAsGiven() throws {
+        #expect(try depot("put", "--path", dir, "--db", "t", "--", "--where", "a == b").status == 0)
+        #expect(try depot("get", "--path", dir, "--db", "t", "--", "--where").out == "a == b\n")
+        #expect(try depot("put", "--path", dir, "--db", "t", "--", "--count", "-5").status == 0)
+        #expect(try depot("get", "--path", dir, "--db", "t", "--", "--count").out == "-5\n")
+    }
+
     /// Transaction numbers past 2^64 are refused before anything is written, never wrapped
     /// or trapped on.
     @Test func tortureNumbersPastTheLastAreAUsageError() throws {

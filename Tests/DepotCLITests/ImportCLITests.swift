@@ -47,6 +47,23 @@ struct CLIImportTests {
         #expect(try storedDocuments(store) == 0, "nothing is stored")
     }
 
+    /// A document whose own ID differs from its line's is refused with its line and JSON path
+    /// (it would be stored under one ID and name another); nothing is stored. The same ID
+    /// written both ways (integer and string of a UUID, as `export` prints them) is fine.
+    @Test func aDocumentNamingAnotherIDThanItsLineIsRefused() throws {
+        let path = try file("mismatch.jsonl", #"{"collection":"P","id":1,"document":{"id":1,"x":1}}"# + "\n"
+                            + #"{"collection":"P","id":2,"document":{"id":3,"x":1}}"# + "\n")
+        let store = folder.sub("store-mismatch")
+        let result = try depot("import", "--json", "--path", store, path)
+        #expect(result.status == 1, "\(result.out)")
+        let error = jsonError(result.err)
+        #expect(error?["line"] as? Int == 2 && error?["jsonPath"] as? String == "$.document.id", "\(result.err)")
+        #expect(try storedDocuments(store) == 0, "nothing is stored")
+        let same = try file("same.jsonl", #"{"collection":"P","id":2,"document":{"id":2,"x":1}}"# + "\n")
+        #expect(try depot("import", "--path", store, same).status == 0)
+        #expect(try depot("doc", "get", "--path", store, "--collection", "P", "--id", "2").status == 0)
+    }
+
     @Test func duplicateIDsAreCountedOnceAndTheReplacingLinesNamed() throws {
         let input = """
             {"collection":"c","id":1,"document":{"v":1}}
