@@ -103,3 +103,22 @@ struct KeyLocks: Sendable {
     func keyspaceLockKey(_ keyspace: Int32) -> (Int32, Int32) { (schemaClass, keyspace) }
 }
 #endif
+
+#if Postgres
+/// A key of a single-value keyspace, as ``PostgresTransaction/lockedValues`` keeps the values
+/// read under their lock: compared by its bytes (a lock ID is a hash, which two keys can share).
+struct LockedValue: Hashable {
+    let keyspace: Int32
+    let key: [UInt8]
+
+    init(_ keyspace: Int32, _ key: UnsafeRawBufferPointer) {
+        self.keyspace = keyspace
+        self.key = [UInt8](key)
+    }
+
+    /// At most this many values per write.
+    static let limit = 64
+    /// Values larger than this are not kept.
+    static let largest = 65_536
+}
+#endif

@@ -122,6 +122,35 @@ extension PostgresTransaction {
         return Statement(prepared: sql, binds)
     }
 
+    /// The locks a transaction's first read takes before it, in one statement (none when there
+    /// are none): the lock of a value taken on trust (`trusted`, shared; see
+    /// ``stableValue(forKey:in:)``), in a write the keyspaces its connection's last write
+    /// locked (shared, see ``WriteHint``: its puts then need no lock statement of their own),
+    /// and the read's key locks (`keys`).
+    func firstLocks(trusted: Int64?, keys: [(id: Int64, exclusive: Bool)]) -> [Statement] {
+        var binds = Parameters()
+        var calls: [String] = []
+        if let trusted {
+            trusted.bind(into: &binds)
+            calls.append("pg_advisory_xact_lock_shared($1::bigint)")
+        }
+        let before = binds.count
+        for pair in 0..<hintedKeyspaceLocks(binds: &binds) {
+            calls.append("pg_advisory_xact_lock_shared($\(before + 2 * pair + 1)::int, $\(before + 2 * pair + 2)::int)")
+        }
+        for key in keys {
+            key.id.bind(into: &binds)
+            calls.append("\(key.exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")($\(binds.count)::bigint)")
+        }
+        return calls.isEmpty ? [] : [Statement(prepared: "SELECT " + calls.joined(separator: ", "), binds)]
+    }
+
+    /// Forgets the value of `key` read under its lock (see ``PostgresTransaction/lockedValues``):
+    /// this write is changing it.
+    func forgetLockedValue(_ handle: KeyspaceHandle, _ key: UnsafeRawBufferPointer) {
+        if !lockedValues.isEmpty, !handle.multiValue { lockedValues[LockedValue(handle.id, key)] = nil }
+    }
+
     /// A delete under key locks in two statements sent together (one wait): the locks in the
     /// first — the keyspace's, shared, when this transaction does not hold it yet, then the
     /// key's (as ``keyLocks(_:_:value:write:)`` takes them for a write) —, and the delete in the

@@ -57,6 +57,12 @@ final class PostgresTransaction: StorageTransaction {
     /// The key locks this transaction took shared for a read that found the key (a write of
     /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
     var readShared: Set<Int64> = []
+    /// Values this write read and found under their key's lock (shared, held to its end: no
+    /// other writer can change them), by keyspace and key, until this write changes them: a
+    /// document retrieved and then parked is known present without asking again (see
+    /// ``putIfAbsent(_:forKey:in:existing:)``). At most ``LockedValue/limit`` of them, each at
+    /// most ``LockedValue/largest`` bytes.
+    var lockedValues: [LockedValue: [UInt8]] = [:]
     /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
     /// driver sends a change notice after the commit.
     var loggedStamp: UInt64?
@@ -281,6 +287,7 @@ final class PostgresTransaction: StorageTransaction {
     }
 
     func clear(_ keyspace: Keyspace) throws {
+        lockedValues.removeAll()
         try storageCall {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return }
@@ -320,10 +327,8 @@ final class PostgresTransaction: StorageTransaction {
                 if start == nil, let opening {
                     // The transaction's first statement: `BEGIN` goes with it and it reads the
                     // epoch too (one statement and no wait more).
-                    // After the locks, in one statement, with the lock of a value taken on trust
-                    // (see stableValue(forKey:in:)).
-                    let trusted = expectation.map { [(id: $0.lock, exclusive: false)] } ?? []
-                    let first = firstRead(sql, handle: handle, key: key, after: opening + KeyLocks.keys(trusted + lockIDs))
+                    // After the locks, in one statement (see firstLocks(trusted:keys:)).
+                    let first = firstRead(sql, handle: handle, key: key, after: opening + firstLocks(trusted: expectation?.lock, keys: lockIDs))
                     start = Pending(first.map(\.opening))
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }
@@ -333,8 +338,11 @@ final class PostgresTransaction: StorageTransaction {
                 // `BEGIN`'s failure, if any, comes first.
                 if try guessHeld() {
                     value = try result.get().first
-                    if value != nil, !handle.multiValue, let keyLocks = self.locks {
+                    if let value, !handle.multiValue, let keyLocks = self.locks {
                         readShared.insert(keyLocks.id(keyspace: handle.id, key: key))
+                        if lockedValues.count < LockedValue.limit, value.count <= LockedValue.largest {
+                            lockedValues[LockedValue(handle.id, key)] = value
+                        }
                     }
                     break
                 }
@@ -357,6 +365,7 @@ final class PostgresTransaction: StorageTransaction {
                 throw droppedMeanwhile()
             }
             stableValues.forget(keyspace: handle.id, key: key)
+            forgetLockedValue(handle, key)
             if let locks, join(handle, locks, key: key, value: value) { return }
             closeOpenInsert()
             let sql = handle.multiValue
@@ -385,6 +394,7 @@ final class PostgresTransaction: StorageTransaction {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
             stableValues.forget(keyspace: handle.id, key: key)
+            forgetLockedValue(handle, key)
             if let locks { return try lockedDelete(handle, locks, key: key, value: nil) }
             let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea RETURNING 1::bigint"
             // All values of a multi-value key: the key exclusively, as a read of it.
@@ -399,6 +409,7 @@ final class PostgresTransaction: StorageTransaction {
         return try storageCall {
             try check(write: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
+            forgetLockedValue(handle, key)
             if let locks { return try lockedDelete(handle, locks, key: key, value: value) }
             let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea AND value = $3::bytea RETURNING 1::bigint"
             let locks = keyLocks(handle, key, value: value, write: true)
@@ -429,8 +440,10 @@ final class PostgresTransaction: StorageTransaction {
                 if let checkSent { expectation?.sent = checkSent }
                 // Undo the savepoint's work (and any keyspace it created) and carry on.
                 keyspaces.removeAll()
-                // Locks taken inside the savepoint were released with it: take them again.
+                // Locks taken inside the savepoint were released with it: take them again (and
+                // values read under them may change).
                 keyspaceLocks.removeAll()
+                lockedValues.removeAll()
                 unverifiedKeyspaces.removeAll()
                 try run {
                     try session.execute("ROLLBACK TO SAVEPOINT \(name)")
