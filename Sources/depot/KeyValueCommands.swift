@@ -60,12 +60,12 @@ struct GetCommand: ParsableCommand {
         discussion: """
             On a terminal, a value that is not printable text is escaped: \\xNN for each byte that is not \
             printable (and \\\\ for a backslash); --raw writes the exact bytes. Piped or redirected, the \
-            exact bytes are written. --json prints {"key": …, "value": …} (valueHex: the bytes in hex, \
+            exact bytes are written, then a newline (which 'put KEY -' drops again). --json prints {"key": …, "value": …} (valueHex: the bytes in hex, \
             for a value that is not UTF-8).
             """)
 
     @OptionGroup var entry: RawEntry
-    @Flag(help: "Write the value's exact bytes even on a terminal.") var raw = false
+    @Flag(help: "Write the value's exact bytes (then a newline) even on a terminal.") var raw = false
 
     func validate() throws { try RawArguments.checkDatabase(entry.db, writing: false) }
 

@@ -18,6 +18,8 @@ enum MemoryFaultGuard {
     /// Installs the handler for the process, with an alternate stack for the main thread (so that a
     /// stack overflow there is reported too; one on another thread still ends with the signal).
     static func install() {
+        // Read now, outside the handler (which may only write a fixed message).
+        memoryFaultJSON = OutputConvention.json
         if let stack = alternateSignalStack {
             var alternate = stack_t()
             alternate.ss_sp = stack
@@ -44,8 +46,20 @@ enum MemoryFaultGuard {
 private let alternateSignalStackSize = 1 << 16
 nonisolated(unsafe) private let alternateSignalStack: UnsafeMutableRawPointer? = malloc(alternateSignalStackSize)
 
-/// The signal handler: one `write` of a fixed message, then `_exit(1)`.
+/// Whether the run asked for JSON (`--json`): the handler then writes its message as the one
+/// JSON object of an error, `{"error": {"code": "storeDamaged" or "internalCheck", "message": …}}`.
+/// Set once by ``MemoryFaultGuard/install()``, before any handler can run.
+nonisolated(unsafe) private var memoryFaultJSON = false
+
+/// The signal handler: one `write` of a fixed message (after the opening of a JSON error object
+/// with `--json`, and before its closing), then `_exit(1)`.
 private func reportMemoryFault(_ signal: Int32) {
+    if memoryFaultJSON {
+        let opening: StaticString = signal == SIGBUS || signal == SIGSEGV || signal == SIGABRT
+            ? "{\"error\":{\"code\":\"storeDamaged\",\"message\":\""
+            : "{\"error\":{\"code\":\"internalCheck\",\"message\":\""
+        _ = write(2, opening.utf8Start, opening.utf8CodeUnitCount)
+    }
     let message: StaticString
     switch signal {
     case SIGBUS:
@@ -57,6 +71,14 @@ private func reportMemoryFault(_ signal: Int32) {
     default:
         message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     }
-    _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+    if memoryFaultJSON {
+        // The message without its "error: " and its newline (no character of it needs escaping).
+        let prefix = 7
+        _ = write(2, message.utf8Start + prefix, message.utf8CodeUnitCount - prefix - 1)
+        let closing: StaticString = "\"}}\n"
+        _ = write(2, closing.utf8Start, closing.utf8CodeUnitCount)
+    } else {
+        _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+    }
     _exit(1)
 }

@@ -163,6 +163,11 @@ struct TortureCommand: AsyncParsableCommand {
             return last + 1
         }
         try Self.checkNumbers(first: first, count: count)
+        // Keys are "%010llu/…": numbers past 10 digits would sort before the last one, and a
+        // later run would resume at the wrong number.
+        guard first - 1 + UInt64(count) <= 9_999_999_999 else {
+            throw ValidationError("--mode kv numbers transactions up to 9999999999 (10 digits, its keys' width); \(first) and --count \(count) go past it")
+        }
         return (db, first)
     }
 

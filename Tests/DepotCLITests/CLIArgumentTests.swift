@@ -142,7 +142,10 @@ struct CLIArgumentTests {
         }
         let concurrent = try depot("torture", "--path", dir, "--mode", "kv", "--start", String(UInt64.max - 1), "--count", "3", "--async-writers", "1")
         #expect(concurrent.status == 64, "\(concurrent.err)")
-        #expect(try depot("torture", "--path", dir, "--mode", "kv", "--start", String(UInt64.max - 1), "--count", "1").status == 0)
+        // Key/value transactions are numbered in 10 digits (the keys' width, which orders them).
+        #expect(try depot("torture", "--path", dir, "--mode", "kv", "--start", "9999999999", "--count", "2").status != 0)
+        #expect(try depot("torture", "--path", dir, "--mode", "kv", "--start", "9999999999", "--count", "1").status == 0)
+        #expect(try depot("torture", "--path", dir, "--mode", "documents", "--start", String(UInt64.max - 1), "--count", "1").status == 0)
     }
 
     @Test func helpForAnUnknownCommandIsAnError() throws {

@@ -70,6 +70,30 @@ final class DamagedFileCommandTests {
         print("pages of the wrong kind: \(outcomes.sorted { $0.key < $1.key })")
     }
 
+    /// With `--json` a command stopped by damage ends standard error with one JSON error object
+    /// too (code `storeDamaged`), after whatever LMDB printed itself.
+    @Test func aStopOnDamageIsAJSONErrorWithJSON() throws {
+        var stopped = 0
+        let pages = base.count / pageSize
+        for page in stride(from: 2, to: pages, by: max(1, pages / 16)) where stopped < 3 {
+            let flags = Int(base[page * pageSize + 10]) | Int(base[page * pageSize + 11]) << 8
+            guard flags & 0x03 != 0 else { continue }
+            var data = base
+            data[page * pageSize + 10] = UInt8(flags & 0x01 != 0 ? 0x02 : 0x01)
+            let dir = try copy("json-kind-\(page)", data)
+            for arguments in commands(dir) {
+                let result = try runToEnd(exe, arguments + ["--json"])
+                guard result.status == 1 else { continue }
+                let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
+                let object = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
+                let error = object?["error"] as? [String: Any]
+                #expect(error?["message"] is String, "page \(page), depot \(arguments[0]): \(result.err.suffix(300))")
+                if error?["code"] as? String == "storeDamaged" { stopped += 1 }
+            }
+        }
+        #expect(stopped > 0, "no command was stopped by the damage")
+    }
+
     /// Seeded random damage to page headers, node pointers and bodies, and truncation.
     @Test func randomPageDamageEndsEveryCommandWithAMessage() throws {
         var rng = SeededRandom(seed: 0xDA3A_6ED)
