@@ -62,17 +62,20 @@ struct RoundTripTests {
         }
     }
 
+    /// `putIfAbsent` of `value` under `key`: whether it stored it, and the stored value it was
+    /// shown otherwise.
+    func insert(_ txn: any StorageTransaction, _ space: Keyspace, _ key: [UInt8], _ value: [UInt8]) throws -> (Bool, [UInt8]?) {
+        var seen: [UInt8]?
+        let stored = try value.withUnsafeBytes { v in
+            try key.withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { seen = [UInt8]($0) } }
+        }
+        return (stored, seen)
+    }
+
     /// `putIfAbsent` stores an absent key and reports true; for a present key it stores nothing
     /// and hands over the stored value, also for a key put earlier in the same transaction.
     @Test func putIfAbsentStoresOnceAndShowsTheStoredValue() throws {
         try PostgresTestServer.withDriver { driver in
-            func insert(_ txn: any StorageTransaction, _ space: Keyspace, _ key: [UInt8], _ value: [UInt8]) throws -> (Bool, [UInt8]?) {
-                var seen: [UInt8]?
-                let stored = try value.withUnsafeBytes { v in
-                    try key.withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { seen = [UInt8]($0) } }
-                }
-                return (stored, seen)
-            }
             try driver.write { txn in
                 let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
                 #expect(try insert(txn, space, [1], [10]) == (true, nil))
@@ -99,13 +102,6 @@ struct RoundTripTests {
     /// the stored value is asked for again.
     @Test func aValueReadInTheWriteAnswersItsPutIfAbsentUntilItChanges() throws {
         try PostgresTestServer.withDriver { driver in
-            func insert(_ txn: any StorageTransaction, _ space: Keyspace, _ key: [UInt8], _ value: [UInt8]) throws -> (Bool, [UInt8]?) {
-                var seen: [UInt8]?
-                let stored = try value.withUnsafeBytes { v in
-                    try key.withUnsafeBytes { try txn.putIfAbsent(v, forKey: $0, in: space) { seen = [UInt8]($0) } }
-                }
-                return (stored, seen)
-            }
             try driver.write { txn in
                 let space = try #require(try txn.keyspace(named: "t", create: true, multiValue: false))
                 try txn.store([10], forKey: [1], in: space)
