@@ -93,6 +93,7 @@ final class StatementTexts: @unchecked Sendable {
         case openingLocks = 5
         case deleteLocks = 6
         case lockedDelete = 7
+        case firstLocks = 8
     }
 
     /// A shape of `kind` from `bits` (below the top byte).

@@ -129,20 +129,31 @@ extension PostgresTransaction {
     /// and the read's key locks (`keys`).
     func firstLocks(trusted: Int64?, keys: [(id: Int64, exclusive: Bool)]) -> [Statement] {
         var binds = Parameters()
-        var calls: [String] = []
-        if let trusted {
-            trusted.bind(into: &binds)
-            calls.append("pg_advisory_xact_lock_shared($1::bigint)")
+        trusted?.bind(into: &binds)
+        let hinted = hintedKeyspaceLocks(binds: &binds)
+        for key in keys { key.id.bind(into: &binds) }
+        guard !binds.isEmpty else { return [] }
+        // The text's shape: the trusted lock, how many keyspaces, and each key lock's kind (a
+        // read takes one or two).
+        var bits = UInt32(trusted != nil ? 1 : 0) | UInt32(hinted) << 1 | UInt32(keys.count) << 6
+        for (n, key) in keys.enumerated() where key.exclusive { bits |= 1 << UInt32(8 + n) }
+        let make = {
+            var calls: [String] = []
+            if trusted != nil { calls.append("pg_advisory_xact_lock_shared($1::bigint)") }
+            let before = calls.count
+            for pair in 0..<hinted {
+                calls.append("pg_advisory_xact_lock_shared($\(before + 2 * pair + 1)::int, $\(before + 2 * pair + 2)::int)")
+            }
+            var n = before + 2 * hinted
+            for key in keys {
+                n += 1
+                calls.append("\(key.exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")($\(n)::bigint)")
+            }
+            return "SELECT " + calls.joined(separator: ", ")
         }
-        let before = binds.count
-        for pair in 0..<hintedKeyspaceLocks(binds: &binds) {
-            calls.append("pg_advisory_xact_lock_shared($\(before + 2 * pair + 1)::int, $\(before + 2 * pair + 2)::int)")
-        }
-        for key in keys {
-            key.id.bind(into: &binds)
-            calls.append("\(key.exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")($\(binds.count)::bigint)")
-        }
-        return calls.isEmpty ? [] : [Statement(prepared: "SELECT " + calls.joined(separator: ", "), binds)]
+        // (More than two key locks never come from a read; their text is not kept.)
+        let sql = keys.count <= 3 ? schema.texts.text(StatementTexts.shape(.firstLocks, bits), make) : make()
+        return [Statement(prepared: sql, binds)]
     }
 
     /// Forgets the value of `key` read under its lock (see ``PostgresTransaction/lockedValues``):
