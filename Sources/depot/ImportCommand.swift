@@ -29,6 +29,8 @@ struct ImportCommand: ParsableCommand {
     @OptionGroup var location: StoreOption
     @Option(help: "The store alias to import into.") var alias: String = Store.defaultAlias
     @Option(help: "Commit every N documents instead of all at once (0: all at once).") var batch: Int = 0
+    @Option(help: ArgumentHelp("Refuse a line longer than this many bytes (a line is held in memory whole; at most 1 GiB).", valueName: "bytes"))
+    var maxLineSize: Int = GeneratorLimits.maxValueSize
     @OptionGroup var output: OutputOptions
     @Argument(help: ArgumentHelp("The JSON Lines file (or a pipe); '-' or nothing reads standard input (nothing: only when it is not a terminal).", valueName: "file"))
     var fileArgument: String?
@@ -38,6 +40,9 @@ struct ImportCommand: ParsableCommand {
 
     func validate() throws {
         guard batch >= 0 else { throw ValidationError("--batch must be 0 or more, got \(batch)") }
+        guard (1...GeneratorLimits.maxValueSize).contains(maxLineSize) else {
+            throw ValidationError("--max-line-size must be 1 to \(GeneratorLimits.maxValueSize) bytes, got \(maxLineSize)")
+        }
         do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
         if fileArgument == nil && isatty(STDIN_FILENO) == 1 {
             throw ValidationError("give the JSON Lines file to import, or pipe it in: depot import FILE, or … | depot import -")
@@ -67,7 +72,7 @@ struct ImportCommand: ParsableCommand {
                 return store
             }
             let progress = ProgressLine("import", unit: "documents", totalBytes: totalBytes)
-            let reader = LineReader(input)
+            let reader = LineReader(input, longestLine: maxLineSize)
             var stored = StoredIDs()
             var pending: [ImportedLine] = []
             func flush() throws {

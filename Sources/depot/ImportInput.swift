@@ -78,7 +78,14 @@ final class LineReader {
     /// Bytes consumed so far.
     private(set) var bytesRead = 0
 
-    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    /// The longest line read (in bytes, without its line break): a longer one is refused
+    /// before it fills memory (an input without line breaks, such as `/dev/zero`).
+    let longestLine: Int
+
+    init(_ descriptor: Int32, longestLine: Int = GeneratorLimits.maxValueSize) {
+        self.descriptor = descriptor
+        self.longestLine = longestLine
+    }
 
     /// The next line, or nil at the end.
     func next() throws -> Line? {
@@ -93,6 +100,10 @@ final class LineReader {
                 return take(buffer[start...], consumed: buffer.count - start)
             }
             searched = buffer.count - start
+            if searched > longestLine {
+                throw ImportError(.invalidLine, line: number + 1, offset: bytesRead,
+                                  detail: "the line is longer than \(longestLine) bytes (--max-line-size); nothing after it was read")
+            }
             buffer.removeFirst(start)
             start = 0
             try fill()

@@ -64,6 +64,22 @@ struct CLIImportTests {
         #expect(try depot("doc", "get", "--path", store, "--collection", "P", "--id", "2").status == 0)
     }
 
+    /// An input with no line break (as `/dev/zero` is) is refused once its line passes
+    /// `--max-line-size`, instead of filling memory; nothing is stored. Lines within it import.
+    @Test func aLineLongerThanTheLimitIsRefused() throws {
+        let store = folder.sub("store-long")
+        let first = #"{"collection":"P","id":1,"document":{"x":1}}"# + "\n"
+        let endless = Data(first.utf8) + Data(count: 3_000_000)
+        let result = try depot("import", "--json", "--path", store, "--max-line-size", "1000000", "-", input: endless)
+        #expect(result.status == 1, "\(result.out)")
+        let error = jsonError(result.err)
+        #expect(error?["line"] as? Int == 2, "\(result.err)")
+        #expect((error?["message"] as? String)?.contains("longer than 1000000 bytes") == true, "\(result.err)")
+        #expect(try storedDocuments(store) == 0, "nothing is stored")
+        #expect(try depot("import", "--path", store, "--max-line-size", "100", "-", input: Data(first.utf8)).status == 0)
+        #expect(try depot("import", "--path", store, "--max-line-size", "0", "-", input: Data(first.utf8)).status == 64)
+    }
+
     @Test func duplicateIDsAreCountedOnceAndTheReplacingLinesNamed() throws {
         let input = """
             {"collection":"c","id":1,"document":{"v":1}}

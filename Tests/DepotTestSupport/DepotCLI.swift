@@ -78,10 +78,12 @@ public func runCommand(_ executable: URL, _ arguments: [String], input: Data? = 
     if input != nil { process.standardInput = inPipe }
     try process.run()
     if let input {
-        // A writer thread: a child that exits early must not block the test on a full pipe.
+        // A writer thread: a child that exits early must not block the test on a full pipe,
+        // nor end the test process (SIGPIPE, ignored: the write fails with EPIPE instead).
+        signal(SIGPIPE, SIG_IGN)
         let writer = inPipe.fileHandleForWriting
         Thread {
-            writer.write(input)
+            try? writer.write(contentsOf: input)
             try? writer.close()
         }.start()
     }
