@@ -92,12 +92,18 @@ struct CLIFailure: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Opens an existing environment for reading; a missing one is a clear error, never created.
-func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
+/// Throws when `path` is a folder this process may not enter (its files then look missing).
+func refuseUnenterableFolder(_ path: String) throws {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue, access(path, X_OK) != 0 {
         throw CLIFailure(code: "permissionDenied", message: "cannot open '\(path)': permission denied (the folder cannot be entered)")
     }
+}
+
+/// Opens an existing environment for reading; a missing one is a clear error, never created.
+func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
+    try refuseUnenterableFolder(path)
+    var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue,
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {
         throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (expected a folder holding data.mdb)")

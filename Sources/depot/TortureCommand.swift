@@ -104,7 +104,7 @@ struct TortureCommand: AsyncParsableCommand {
             case .migration: try runMigration(env)
             }
             // How often the environment was opened again after MDB_PANIC (a failed meta-page write).
-            if retries > 0 { FileHandle.standardOutput.write(Data("reopened \(env.panicRecoveries)\n".utf8)) }
+            if retries > 0 { Self.progress("reopened", UInt64(env.panicRecoveries)) }
         }
     }
 
@@ -125,8 +125,22 @@ struct TortureCommand: AsyncParsableCommand {
         return (0..<size).map { _ in UInt8(truncatingIfNeeded: next()) }
     }
 
-    static func acknowledge(_ txn: UInt64) {
-        FileHandle.standardOutput.write(Data("ack \(txn)\n".utf8))
+    static func acknowledge(_ txn: UInt64) { progress("ack", txn) }
+
+    /// Prints one progress line: `WORD N` (or `WORD`), or with `--json` the object
+    /// `{"WORD": N}` (or `{"event": "WORD"}`); `detail` (a failure's message) as `: detail`, or
+    /// the member `"error"`.
+    static func progress(_ word: String, _ number: UInt64? = nil, detail: String? = nil) {
+        var line: String
+        if OutputConvention.json {
+            var object: [String: Any] = number.map { [word: NSNumber(value: $0)] } ?? ["event": word]
+            if let detail { object["error"] = detail }
+            line = (try? JSONOutput.line(object)) ?? "{}"
+        } else {
+            line = number.map { "\(word) \($0)" } ?? word
+            if let detail { line += ": " + detail }
+        }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     /// Runs `body` (transaction `txn`'s commit); after a failure, reports it and runs it again up
@@ -139,7 +153,7 @@ struct TortureCommand: AsyncParsableCommand {
             } catch {
                 guard failures < retries, !(error is CancellationError) else { throw error }
                 failures += 1
-                FileHandle.standardOutput.write(Data("failed \(txn): \(userMessage(for: error))\n".utf8))
+                progress("failed", txn, detail: userMessage(for: error))
             }
         }
     }
@@ -215,14 +229,14 @@ struct TortureCommand: AsyncParsableCommand {
                 }
             }
         }
-        FileHandle.standardOutput.write(Data("filled\n".utf8))
+        Self.progress("filled")
         var migrator = Migrator()
         try migrator.register("rename") { m in
             try m.renameField("old", to: "new", in: "migrating")
             try m.addField("extra", default: .bool(true), in: "migrating")
         }
         try migrator.migrate(store)
-        FileHandle.standardOutput.write(Data("migrated\n".utf8))
+        Self.progress("migrated")
     }
 
     private func runDocuments(_ env: Environment) async throws {
@@ -270,7 +284,7 @@ struct HoldReaderCommand: ParsableCommand {
         try reportingErrors {
             let env = try openExisting(location.path)
             let txn = try env.beginTransaction(readOnly: true)
-            FileHandle.standardOutput.write(Data("reading \(txn.id)\n".utf8))
+            TortureCommand.progress("reading", UInt64(txn.id))
             Thread.sleep(forTimeInterval: seconds)
             try txn.commit()
         }

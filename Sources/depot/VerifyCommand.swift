@@ -53,6 +53,7 @@ struct VerifyCommand: ParsableCommand {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (no such folder)")
         }
+        try refuseUnenterableFolder(path)
         do {
             try FileValidator.checkFileKinds(folder: path) // a FIFO has no size: never call it empty
         } catch {

@@ -109,18 +109,20 @@ struct CLIArgumentTests {
     @Test(.enabled(if: canDropPrivileges)) func anUnreadableStoreFolderIsNamedAsSuch() throws {
         let exe = try #require(depotExecutable())
         #expect(try depot("put", "--path", dir, "--db", "a", "k", "v").status == 0)
-        let run: CommandResult
-        if getuid() == 0 {
-            #expect(chmod(dir, 0o700) == 0)
-            run = try runCommand(try #require(which("setpriv")),
-                                 ["--reuid=65534", "--regid=65534", "--clear-groups", exe.path, "get", "--path", dir, "--db", "a", "k"])
-        } else {
-            #expect(chmod(dir, 0o000) == 0)
-            run = try depot("get", "--path", dir, "--db", "a", "k")
+        for arguments in [["get", "--path", dir, "--db", "a", "k"], ["verify", "--path", dir]] {
+            let run: CommandResult
+            if getuid() == 0 {
+                #expect(chmod(dir, 0o700) == 0)
+                run = try runCommand(try #require(which("setpriv")),
+                                     ["--reuid=65534", "--regid=65534", "--clear-groups", exe.path] + arguments)
+            } else {
+                #expect(chmod(dir, 0o000) == 0)
+                run = try depot(arguments)
+            }
+            _ = chmod(dir, 0o755)
+            #expect(run.status == 1, "\(arguments[0])")
+            #expect(run.err.contains("permission denied (the folder cannot be entered)"), "\(arguments[0]): \(run.err)")
         }
-        _ = chmod(dir, 0o755)
-        #expect(run.status == 1)
-        #expect(run.err.contains("permission denied (the folder cannot be entered)"), "\(run.err)")
     }
 
     /// What follows `--` is the user's bytes: a key or value that looks like a query's
@@ -130,6 +132,19 @@ struct CLIArgumentTests {
         #expect(try depot("get", "--path", dir, "--db", "t", "--", "--where").out == "a == b\n")
         #expect(try depot("put", "--path", dir, "--db", "t", "--", "--count", "-5").status == 0)
         #expect(try depot("get", "--path", dir, "--db", "t", "--", "--count").out == "-5\n")
+    }
+
+    /// With `--json`, `torture` and `hold-reader` print their progress as JSON objects too.
+    @Test func progressLinesAreJSONWithJSON() throws {
+        let torture = try depot("torture", "--path", dir, "--mode", "kv", "--count", "2", "--json")
+        #expect(torture.status == 0, "\(torture.err)")
+        let acks = torture.out.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["ack"] as? Int
+        }
+        #expect(acks == [1, 2], "\(torture.out)")
+        let reader = try depot("hold-reader", "--path", dir, "--seconds", "0", "--json")
+        let reading = (try? JSONSerialization.jsonObject(with: Data(reader.out.utf8)) as? [String: Any])?["reading"] as? Int
+        #expect(reader.status == 0 && reading != nil, "\(reader.out)\(reader.err)")
     }
 
     /// Transaction numbers past 2^64 are refused before anything is written, never wrapped
