@@ -79,19 +79,6 @@ struct KeyLocks: Sendable {
         Statement(prepared: exclusive ? "SELECT pg_advisory_xact_lock($1::bigint)" : "SELECT pg_advisory_xact_lock_shared($1::bigint)", .of(id))
     }
 
-    /// The locks of `ids`, in order, in one statement (none for no IDs): one round trip for
-    /// them all, where a statement each would cost one each.
-    static func keys(_ ids: [(id: Int64, exclusive: Bool)]) -> [Statement] {
-        guard ids.count > 1 else { return ids.map { key($0.id, exclusive: $0.exclusive) } }
-        var parameters = Parameters()
-        var calls: [String] = []
-        for (n, lock) in ids.enumerated() {
-            lock.id.bind(into: &parameters)
-            calls.append("\(lock.exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared")($\(n + 1)::bigint)")
-        }
-        return [Statement(prepared: "SELECT " + calls.joined(separator: ", "), parameters)]
-    }
-
     /// The statement taking the lock of a whole keyspace.
     func keyspace(_ keyspace: Int32, exclusive: Bool) -> Statement {
         let function = exclusive ? "pg_advisory_xact_lock" : "pg_advisory_xact_lock_shared"

@@ -151,7 +151,7 @@ extension PostgresTransaction {
             }
             return "SELECT " + calls.joined(separator: ", ")
         }
-        // (More than two key locks never come from a read; their text is not kept.)
+        // (A read takes one key lock; a text for more is made, not kept.)
         let sql = keys.count <= 3 ? schema.texts.text(StatementTexts.shape(.firstLocks, bits), make) : make()
         return [Statement(prepared: sql, binds)]
     }
@@ -183,25 +183,16 @@ extension PostgresTransaction {
             space.bind(into: &lockBinds)
             id.bind(into: &lockBinds)
         }
-        let keyID = locks.id(keyspace: handle.id, key: key)
-        keyID.bind(into: &lockBinds)
-        // A value's key exclusive; an index entry's key shared and its pair exclusive; all the
-        // values of a multi-value key: the key exclusive.
-        let pairLock = handle.multiValue && value != nil
-        if let value, pairLock {
-            locks.id(keyspace: handle.id, key: key, value: value).bind(into: &lockBinds)
-        } else if !handle.multiValue, readShared.contains(keyID) {
-            locks.hot.insert(keyID)
-        }
+        // The key locks a write takes: a value's key exclusive; an index entry's key shared and
+        // its pair exclusive; all the values of a multi-value key: the key exclusive.
+        let keyLocks = keyLockIDs(handle, key, value: value, write: true)
+        for lock in keyLocks { lock.id.bind(into: &lockBinds) }
+        let pairLock = keyLocks.count == 2
         let lockSQL = schema.texts.text(StatementTexts.shape(.deleteLocks, (keyspaceLock ? 1 : 0) | (pairLock ? 2 : 0))) {
-            var calls: [String] = []
-            var n = 0
-            if keyspaceLock {
-                calls.append("pg_advisory_xact_lock_shared($1::int, $2::int)")
-                n = 2
-            }
-            calls.append(pairLock ? "pg_advisory_xact_lock_shared($\(n + 1)::bigint)" : "pg_advisory_xact_lock($\(n + 1)::bigint)")
-            if pairLock { calls.append("pg_advisory_xact_lock($\(n + 2)::bigint)") }
+            var calls = keyspaceLock ? ["pg_advisory_xact_lock_shared($1::int, $2::int)"] : []
+            let first = keyspaceLock ? 3 : 1
+            calls.append(pairLock ? "pg_advisory_xact_lock_shared($\(first)::bigint)" : "pg_advisory_xact_lock($\(first)::bigint)")
+            if pairLock { calls.append("pg_advisory_xact_lock($\(first + 1)::bigint)") }
             return "SELECT " + calls.joined(separator: ", ")
         }
         var binds = Parameters.of(handle.id, Bytea(key))

@@ -333,7 +333,7 @@ final class PostgresTransaction: StorageTransaction {
                     self.opening = nil
                     result = first.map { $0.value.map { [$0] } ?? [] }
                 } else {
-                    result = Result { try run { try session.values(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: KeyLocks.keys(lockIDs)) } }
+                    result = Result { try run { try session.values(Statement(prepared: sql, .of(handle.id, Bytea(key))), after: lockIDs.map { KeyLocks.key($0.id, exclusive: $0.exclusive) }) } }
                 }
                 // `BEGIN`'s failure, if any, comes first.
                 if try guessHeld() {
