@@ -56,13 +56,13 @@ extension PostgresTransaction {
             let combining = start == nil
             guard let handle = try handle(of: keyspace) else { throw droppedMeanwhile() }
             // A value this write read under the key's lock is still the stored one: no statement.
-            if let known = lockedValues[LockedValue(handle.id, key)] {
+            if !lockedValues.isEmpty, let known = lockedValues[LockedValue(handle.id, key)] {
                 try known.withUnsafeBytes { try existing($0) }
                 return false
             }
             let keyID = locks.id(keyspace: handle.id, key: key)
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
-            lockedValues[LockedValue(handle.id, key)] = nil
+            forgetLockedValue(handle, key)
             // The lock of the key whose value was taken on trust (see stableValue(forKey:in:)).
             let lock = insertLocks(handle, locks, keyID: keyID, expectationLock: combining && expectation != nil).statement
             var insertBinds = Parameters.of(handle.id, Bytea(key), Bytea(value))
