@@ -148,6 +148,10 @@ struct BackupCommand: ParsableCommand {
     @Flag(help: "Leave out free pages (smaller copy, slower).") var compact = false
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if to.isEmpty { throw ValidationError("--to must not be empty") }
+    }
+
     func run() throws {
         try reportingErrors {
             let env = try openExisting(location.path)

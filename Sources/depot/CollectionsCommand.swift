@@ -11,6 +11,10 @@ struct CollectionsCommand: ParsableCommand {
     @Option(help: "Only this alias.") var alias: String?
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if let alias, alias.isEmpty { throw ValidationError("--alias must not be empty") }
+    }
+
     func run() throws {
         try reportingErrors {
             try location.withStore(.read) { store in try list(store) }

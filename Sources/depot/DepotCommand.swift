@@ -77,7 +77,23 @@ struct OutputOptions: ParsableArguments {
 
 /// Prints `message` to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("depot: " + message + "\n").utf8))
+    FileHandle.standardError.write(Data(("depot: " + terminalSafe(message) + "\n").utf8))
+}
+
+/// `text` with its control characters (a key's or name's escape sequences, carriage returns,
+/// bells) written as `\u{1B}`, so that a message quoting user input never drives the terminal;
+/// line breaks stay (messages of more than one line).
+func terminalSafe(_ text: String) -> String {
+    guard text.unicodeScalars.contains(where: { $0 != "\n" && $0.properties.generalCategory == .control }) else { return text }
+    var out = ""
+    for scalar in text.unicodeScalars {
+        if scalar != "\n" && scalar.properties.generalCategory == .control {
+            out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        } else {
+            out.unicodeScalars.append(scalar)
+        }
+    }
+    return out
 }
 
 /// A failure the tool itself finds (no store, no database): reported like any other error, as

@@ -24,6 +24,11 @@ struct ExportCommand: ParsableCommand {
           help: "Export every sound document and report each damaged one (collection and ID) on standard error; exit status 1 if any was damaged.")
     var skipDamaged = false
 
+    func validate() throws {
+        if alias.isEmpty { throw ValidationError("--alias must not be empty") }
+        if let collection, collection.isEmpty { throw ValidationError("--collection must not be empty") }
+    }
+
     func run() throws {
         try reportingErrors {
             try location.withStore(.read) { store in try export(store) }

@@ -191,6 +191,9 @@ struct ImportedLine {
         } catch {
             throw ImportError(.invalidJSON, line: number, detail: "not valid JSON (\(error))", underlying: error)
         }
+        guard case .object = value else {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}, found \(Self.jsonKind(value))")
+        }
         guard case .string(let collection)? = value["collection"] else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
         }
@@ -209,6 +212,18 @@ struct ImportedLine {
         self.collection = collection
         self.id = id
         self.document = document
+    }
+
+    /// What a line that is not an object holds, in words (`an array`, `a number`).
+    static func jsonKind(_ value: DocumentValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool: return "a boolean"
+        case .int, .uint, .double: return "a number"
+        case .string: return "a string"
+        case .array: return "an array"
+        default: return "a value that is not an object"
+        }
     }
 }
 

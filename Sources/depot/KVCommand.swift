@@ -33,8 +33,14 @@ struct KVCommand: ParsableCommand {
         static func notFound(_ key: String) -> CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found") }
 
         /// Runs `body` with the facade of the store; `access` says whether the store may be created.
+        /// A command that only reads names a missing alias (other than the default one, which
+        /// a new store has no record of yet) as such rather than as a missing key.
         func withFacade<R>(_ access: StoreAccess, _ body: (KeyValueStore) throws -> R) throws -> R {
-            try location.withStore(access) { store in try body(store.alias(alias).keyValue()) }
+            try location.withStore(access) { store in
+                let view = access == .create || alias == Store.defaultAlias
+                    ? try store.alias(alias) : try StoreOption.existingAlias(alias, of: store)
+                return try body(view.keyValue())
+            }
         }
     }
 

@@ -11,7 +11,8 @@ struct QueryCommand: ParsableCommand {
             --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix, or the \
             three as one quoted argument ('age >= 30'; the rest after OP is the value). FIELD is a \
             field path (address.zip). VALUE is read as JSON when it parses (42, 1.5, true, null, "text"), \
-            else as text. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
+            else as text; an array field matches when one of its elements does (skills == Swift), and an \
+            array or object VALUE is refused. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
             Example: depot query --path ./data --collection Employee --where salary '>' 100 --sort name --limit 10
             """)
 
@@ -173,6 +174,7 @@ extension DepotCommand {
     static let numericOptions: Set<String> = [
         "--limit", "--batch", "--count", "--value-size", "--map-size", "--max-problems",
         "--records", "--payload-size", "--start", "--seconds", "--retries", "--async-writers",
+        "--key-id", "--max-line-size",
     ]
 
     /// Whether `text` is a negative number (`-1`, `-0.5`).

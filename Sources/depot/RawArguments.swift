@@ -9,12 +9,23 @@ enum RawArguments {
     /// LMDB's largest key with its default build (`mdb_env_get_maxkeysize`).
     static let maxKeyBytes = Environment.standardMaxKeySize
 
-    /// `--db` is not empty; a command that writes may not touch the store's own databases.
+    /// `--db` is not empty and fits LMDB (a database's name is a key of the main database); a
+    /// command that writes may not touch the store's own databases.
     static func checkDatabase(_ name: String, writing: Bool) throws {
-        if name.isEmpty { throw ValidationError("--db must not be empty") }
+        try checkName(name, "--db")
         if writing && Store.isReservedDatabaseName(name) {
             throw ValidationError("--db '\(name)' is one of the document store's own databases (names beginning 'depot.'); "
                 + "raw writes there would bypass its indexes and checksums: use 'depot doc', 'depot kv' or 'depot import'")
+        }
+    }
+
+    /// A database name (`what`: the option that gave it) holds 1 to 511 bytes of UTF-8: LMDB
+    /// keeps names as keys of its main database.
+    static func checkName(_ name: String, _ what: String) throws {
+        if name.isEmpty { throw ValidationError("\(what) must not be empty") }
+        let count = name.utf8.count
+        if count > maxKeyBytes {
+            throw ValidationError("\(what) is \(count) bytes of UTF-8; database names hold at most \(maxKeyBytes) bytes")
         }
     }
 

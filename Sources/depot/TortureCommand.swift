@@ -89,6 +89,7 @@ struct TortureCommand: AsyncParsableCommand {
         if let start, start == 0 { throw ValidationError("--start must be at least 1") }
         if let start { try Self.checkNumbers(first: start, count: count) }
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
+        if let writer { try RawArguments.checkName("torture-" + writer, "--writer's database 'torture-<writer>'") }
     }
 
     func run() async throws {

@@ -163,6 +163,53 @@ struct CLIArgumentTests {
         #expect(try depot("torture", "--path", dir, "--mode", "documents", "--start", String(UInt64.max - 1), "--count", "1").status == 0)
     }
 
+    /// Empty or oversized names are usage errors (64) naming the option, as they are in the
+    /// other commands; a negative `--key-id` gets the range, not "Missing value".
+    @Test func badNamesAndNumbersAreUsageErrorsNamingTheOption() throws {
+        #expect(try depot("put", "--path", dir, "--db", "t", "k", "v").status == 0)
+        let longName = String(repeating: "d", count: 600)
+        for (args, words) in [(["put", "--path", dir, "--db", longName, "k", "v"], "--db is 600 bytes"),
+                              (["torture", "--path", dir, "--mode", "kv", "--count", "1", "--writer", longName], "--writer"),
+                              (["export", "--path", dir, "--collection", ""], "--collection must not be empty"),
+                              (["export", "--path", dir, "--alias", ""], "--alias must not be empty"),
+                              (["collections", "--path", dir, "--alias", ""], "--alias must not be empty"),
+                              (["backup", "--path", dir, "--to", ""], "--to must not be empty"),
+                              (["export", "--path", dir, "--key-id", "-1"], "--key-id must be 0 to 255, got -1")] {
+            let run = try runProcess(try #require(depotExecutable()), args)
+            #expect(run.status == 64, "\(args[0]) \(words): \(run.err)")
+            #expect(run.err.contains(words), "\(args[0]): \(run.err)")
+        }
+    }
+
+    /// `kv get` in an alias the store does not have says so, instead of "key not found".
+    @Test func aKeyValueReadInAMissingAliasNamesTheAlias() throws {
+        #expect(try depot("kv", "set", "--path", dir, "k", "1").status == 0)
+        let missing = try depot("kv", "get", "--path", dir, "--alias", "nope", "k")
+        #expect(missing.status == 1 && missing.err.contains("no alias named 'nope'"), "\(missing.err)")
+        #expect(try depot("kv", "get", "--path", dir, "k").out == "1\n")
+    }
+
+    /// A key with terminal control sequences is quoted escaped in a message, never sent raw.
+    @Test func controlCharactersInMessagesAreEscaped() throws {
+        #expect(try depot("put", "--path", dir, "--db", "t", "k", "v").status == 0)
+        let run = try depot("get", "--path", dir, "--db", "t", "k\u{1B}[31m\rx")
+        #expect(run.status == 1)
+        #expect(!run.err.contains("\u{1B}") && !run.err.contains("\r"), "\(run.err)")
+        #expect(run.err.contains(#"k\u{1B}[31m\u{D}x"#), "\(run.err)")
+    }
+
+    /// An array or object VALUE is refused with the rule for arrays, never matched as text.
+    @Test func anArrayValueInAConditionIsRefusedWithTheRule() throws {
+        #expect(try depot("doc", "put", "--path", dir, "--collection", "P", "--id", "1", #"{"tags":["a","b"]}"#).status == 0)
+        for value in [#"["a","b"]"#, "[]", #"{"a":1}"#] {
+            let run = try depot("query", "--path", dir, "--collection", "P", "--where", "tags", "==", value)
+            #expect(run.status == 64, "\(value): \(run.err)")
+            #expect(run.err.contains("a condition compares one value"), "\(value): \(run.err)")
+        }
+        let element = try depot("query", "--path", dir, "--collection", "P", "--where", "tags", "==", "b")
+        #expect(element.status == 0 && element.out.contains("\"tags\""), "\(element.out)")
+    }
+
     @Test func helpForAnUnknownCommandIsAnError() throws {
         let unknown = try depot("help", "count")
         #expect(unknown.status == 64)

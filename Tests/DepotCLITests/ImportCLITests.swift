@@ -64,6 +64,17 @@ struct CLIImportTests {
         #expect(try depot("doc", "get", "--path", store, "--collection", "P", "--id", "2").status == 0)
     }
 
+    /// A line that is not an object is named as such (not as a collection that is no string).
+    @Test func aLineThatIsNotAnObjectIsNamedAsSuch() throws {
+        for (line, kind) in [("[1,2]", "an array"), ("42", "a number"), ("null", "null"), (#""x""#, "a string")] {
+            let path = try file("scalar.jsonl", line + "\n")
+            let result = try depot("import", "--json", "--path", folder.sub("store-scalar"), path)
+            #expect(result.status == 1, "\(line)")
+            let error = jsonError(result.err)
+            #expect(error?["jsonPath"] as? String == "$" && (error?["message"] as? String)?.contains("found \(kind)") == true, "\(line): \(result.err)")
+        }
+    }
+
     /// An input with no line break (as `/dev/zero` is) is refused once its line passes
     /// `--max-line-size`, instead of filling memory; nothing is stored. Lines within it import.
     @Test func aLineLongerThanTheLimitIsRefused() throws {

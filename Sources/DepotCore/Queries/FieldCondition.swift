@@ -101,8 +101,9 @@ extension Comparison where V == String {
 extension FieldCondition {
     /// A condition from the three words of a command line, `FIELD OP VALUE` (`depot query
     /// --where salary '>' 100`): OP is one of the ``Operator`` raw values; VALUE is read as a JSON
-    /// scalar when it parses (`42`, `true`, `"text"`), else as text. JSON that Depot's strict reader
-    /// refuses (`1e999`, a 30-digit integer) is an error, not silently text.
+    /// scalar when it parses (`42`, `true`, `"text"`), else as text; a JSON array or object is
+    /// refused (a condition compares one value; an array field matches by its elements). JSON
+    /// that Depot's strict reader refuses (`1e999`, a 30-digit integer) is an error, not silently text.
     ///
     /// - Throws: `DepotError` with code `DepotError.Code/invalidQuery` naming the word at fault.
     package init(field: String, operator op: String, text: String) throws {
@@ -111,20 +112,24 @@ extension FieldCondition {
             throw DepotError.invalidQuery("--where \(field) \(op) …: unknown operator '\(op)'; use one of \(Operator.allCases.map(\.rawValue).joined(separator: " "))")
         }
         let value = try Self.commandLineValue(text)
+        switch value {
+        case .array, .object:
+            // Never the text itself (nothing would match, silently): a condition compares one value.
+            let kind = if case .array = value { "an array" } else { "an object" }
+            throw DepotError.invalidQuery("--where \(field) \(op) …: the value is \(kind); a condition compares one value, and an array field matches when one of its elements does (--where \(field) == ELEMENT); to compare with the text itself, write it as a JSON string (\"…\")")
+        default: break
+        }
         if parsed == .prefix, case .string = value {} else if parsed == .prefix {
             throw DepotError.invalidQuery("--where \(field) prefix …: the value must be text")
         }
         self.init(field: field, op: parsed, value: value)
     }
 
-    /// VALUE of a command-line condition: a JSON scalar when it parses, else the text itself.
+    /// VALUE of a command-line condition: JSON when it parses (an array or object is refused by
+    /// the caller), else the text itself.
     package static func commandLineValue(_ text: String) throws -> DocumentValue {
         do {
-            let parsed = try DocumentValue(jsonString: text)
-            switch parsed {
-            case .array, .object: return .string(text)
-            default: return parsed
-            }
+            return try DocumentValue(jsonString: text)
         } catch let error as BinaryCodecError {
             if case .rejectedJSON = error { throw DepotError.invalidQuery("--where value: \(error)") }
             return .string(text)

@@ -29,7 +29,9 @@ public enum DateStrategy: Sendable, Hashable {
             let ms = date.timeIntervalSince1970 * 1000
             return ms.rounded() == ms && abs(ms) < 9e15 ? .int(Int64(ms)) : .double(ms)
         case .secondsSinceReferenceDate: return .double(date.timeIntervalSinceReferenceDate)
-        case .formatted(let format): return .string(Self.formatter(format).string(from: date))
+        case .formatted(let format):
+            if let word = DocumentValue.nonFiniteWord(date.timeIntervalSinceReferenceDate) { return .string(word) }
+            return .string(Self.formatter(format).string(from: date))
         }
     }
 

@@ -53,11 +53,20 @@ extension DocumentValue {
         return String(decoding: w.out, as: UTF8.self)
     }
 
-    /// Formats a date as ISO-8601 in UTC, with fractional seconds only when needed.
+    /// Formats a date as ISO-8601 in UTC, with fractional seconds only when needed. A date that
+    /// is not a point in time (a non-finite interval, which Swift code or an old record may hold)
+    /// is `"NaN"`, `"Infinity"` or `"-Infinity"`, as a non-finite number is.
     static func formatISO8601(_ date: Date) -> String {
         let t = date.timeIntervalSinceReferenceDate
+        if let word = nonFiniteWord(t) { return word }
         let style = Date.ISO8601FormatStyle(includingFractionalSeconds: t.rounded(.down) != t, timeZone: .gmt)
         return style.format(date)
+    }
+
+    /// `"NaN"`, `"Infinity"` or `"-Infinity"` for a non-finite number, nil for a finite one.
+    static func nonFiniteWord(_ number: Double) -> String? {
+        if number.isFinite { return nil }
+        return number.isNaN ? "NaN" : (number < 0 ? "-Infinity" : "Infinity")
     }
 
     /// Parses an ISO-8601 date with or without fractional seconds.
@@ -89,7 +98,7 @@ struct JSONWriter {
             if d.isFinite {
                 raw(d.description)
             } else {
-                string(d.isNaN ? "NaN" : (d < 0 ? "-Infinity" : "Infinity"))
+                string(DocumentValue.nonFiniteWord(d) ?? "NaN")
             }
         case .string(let s): string(s)
         case .bytes(let b): string(Data(b).base64EncodedString())

@@ -96,6 +96,12 @@ import DepotTestSupport
         #expect(try DocumentValue.date(Date(timeIntervalSince1970: 0)).jsonString() == "\"1970-01-01T00:00:00Z\"")
         let frac = try DocumentValue.date(Date(timeIntervalSince1970: 0.5)).jsonString()
         #expect(frac.hasPrefix("\"1970-01-01T00:00:00.5"))
+        // A date that is no point in time (Swift code can make one) is written as such, never
+        // as a made-up day.
+        #expect(try DocumentValue.date(Date(timeIntervalSinceReferenceDate: .nan)).jsonString() == #""NaN""#)
+        #expect(try DocumentValue.date(Date(timeIntervalSinceReferenceDate: -.infinity)).jsonString() == #""-Infinity""#)
+        #expect(DateStrategy.formatted("yyyy-MM-dd").value(for: Date(timeIntervalSinceReferenceDate: .infinity)) == .string("Infinity"))
+        #expect(DateStrategy.formatted("yyyy-MM-dd").value(for: Date(timeIntervalSince1970: 0)) == .string("1970-01-01"))
     }
 
     @Test func subscriptsAndPaths() {
