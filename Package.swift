@@ -79,6 +79,13 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
         ),
+        // libpq (PostgreSQL's C client) for the `Postgres` trait's driver: its pipeline mode
+        // sends a transaction's statements without waiting for each answer.
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+        ),
         // Word-sized atomics for the reader gate (Synchronization's `Atomic` is above the Apple
         // floor), and the thread-local thread number.
         .target(name: "CDepotAtomic"),
@@ -156,6 +163,7 @@ let package = Package(
             dependencies: [
                 "DepotCore",
                 "DepotSupport",
+                .target(name: "CLibPQ", condition: .when(traits: postgres)),
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: postgres)),

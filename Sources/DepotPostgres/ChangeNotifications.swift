@@ -78,7 +78,7 @@ final class ChangeNotifier: @unchecked Sendable {
             thread.name = "depot.postgres.notifier"
             thread.start()
         case .send(let connection, let stamp):
-            let query = Statement("SELECT pg_notify($1, $2)", .of(channel, String(stamp))).query
+            let query: PostgresQuery = "SELECT pg_notify(\(channel), \(String(stamp)))"
             connection.query(query, logger: logger).whenComplete { result in
                 var failed = false
                 if case .failure = result { failed = true }

@@ -5,26 +5,20 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
-/// The driver's connections: at most `maximum` of postgres-nio's `PostgresConnection`, spread
-/// over event loops of the driver's own (``PostgresConfiguration/eventLoopThreads``, by default
-/// ``loopCount(maximum:)``: one per two cores, so that one loop thread does not cap a process's
-/// statements per second), opened when needed and reused. A caller leases one for a
-/// transaction (blocking, with a deadline, when all are busy) and gives it back; a connection
-/// that failed or closed is dropped and replaced later.
+/// The driver's connections: at most `maximum` libpq connections (``LibPQConnection``), opened
+/// when needed and reused. A caller leases one for a transaction (blocking, with a deadline,
+/// when all are busy) and gives it back; a connection that failed or closed is dropped and
+/// replaced later. The leasing thread does the connection's I/O itself: no hand-off to another
+/// thread, never through Swift's cooperative pool.
 ///
-/// Statements run through `PostgresConnection`'s EventLoopFuture API on the event loop, and the
-/// calling thread waits on a ``Pending`` result: one hand-off to the event loop and one back per
-/// wait, never through Swift's cooperative pool (no task executor, no timers on the global
-/// executor).
+/// Connections of their own for change notices (``openSide(until:settings:)``: `LISTEN` and
+/// `NOTIFY`, which wait for the server's messages) are postgres-nio's, on an event loop group of
+/// the pool's (``PostgresConfiguration/eventLoopThreads``, by default one thread).
 final class ConnectionPool: @unchecked Sendable {
     /// A leased connection, and the transaction `COMMIT AND CHAIN` left it in, if any (see
     /// ``PostgresSession/chained``).
     struct Lease: Sendable {
-        let connection: PostgresConnection
-        /// The connection's unanswered statements, failed at once when its channel closes.
-        let inFlight: InFlight
-        /// The connection's named prepared statements.
-        let prepared: PreparedStatements
+        let connection: LibPQConnection
         var chained: PostgresSession.Chained?
         /// The key the connection's next read transaction reads with its epoch.
         var readHint: ReadHint?
@@ -34,7 +28,7 @@ final class ConnectionPool: @unchecked Sendable {
         var statementsSent = 0
 
         /// Whether the connection can still serve statements.
-        var isUsable: Bool { !connection.isClosed && !inFlight.isLost }
+        var isUsable: Bool { connection.isUsable }
     }
 
     // @unchecked Sendable: the mutable state is guarded by `condition`; the rest is immutable.
@@ -56,7 +50,9 @@ final class ConnectionPool: @unchecked Sendable {
     private let loops: [any EventLoop]
     /// The first loop (where closing is coordinated).
     let eventLoop: any EventLoop
-    /// The servers, tried in order for each new connection.
+    /// The servers, tried in order for each new connection: libpq's connection parameters.
+    let endpoints: [[(String, String)]]
+    /// The same servers for postgres-nio's side connections.
     let configurations: [PostgresConnection.Configuration]
     let target: PostgresConfiguration.TargetSession
     let logger: Logger
@@ -69,10 +65,14 @@ final class ConnectionPool: @unchecked Sendable {
     /// What the servers' certificates are checked against, for TLS errors (see
     /// ``PostgresDriverError/tlsTrust(rootCertificatePath:)``).
     let tlsTrust: String
+    /// How long opening one connection may take (within the call's deadline).
+    let connectTimeout: Duration
 
-    init(configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
+    init(endpoints: [[(String, String)]], configurations: [PostgresConnection.Configuration], target: PostgresConfiguration.TargetSession,
          maximum: Int, server: String, logger: Logger, rotating: Bool = false, loopThreads: Int? = nil,
-         preparesStatements: Bool = true, tlsTrust: String = PostgresDriverError.tlsTrust(rootCertificatePath: nil)) {
+         preparesStatements: Bool = true, connectTimeout: Duration = .seconds(10), tlsTrust: String = PostgresDriverError.tlsTrust(rootCertificatePath: nil)) {
+        self.endpoints = endpoints
+        self.connectTimeout = connectTimeout
         self.configurations = configurations
         self.tlsTrust = tlsTrust
         self.preparesStatements = preparesStatements
@@ -81,15 +81,9 @@ final class ConnectionPool: @unchecked Sendable {
         self.maximum = max(1, maximum)
         self.server = server
         self.logger = logger
-        group = MultiThreadedEventLoopGroup(numberOfThreads: loopThreads.map { max(1, $0) } ?? Self.loopCount(maximum: self.maximum))
+        group = MultiThreadedEventLoopGroup(numberOfThreads: loopThreads.map { max(1, $0) } ?? 1)
         loops = group.makeIterator().map { $0 }
         eventLoop = loops.first ?? group.next()
-    }
-
-    /// Event loop threads for a pool of `maximum` connections: one per two cores, at least one,
-    /// at most 8 and never more than the connections.
-    static func loopCount(maximum: Int) -> Int {
-        min(max(1, maximum), 8, max(1, ProcessInfo.processInfo.activeProcessorCount / 2))
     }
 
     /// How many callers wait for a busy connection now (tests wait for a waiter with it).
@@ -129,12 +123,13 @@ final class ConnectionPool: @unchecked Sendable {
                 idle.swapAt(index, idle.count - 1)
             }
             while let lease = idle.popLast() {
-                if lease.isUsable {
+                // Checked without waiting: one that the server ended while idle is replaced.
+                if lease.connection.probe() {
                     condition.unlock()
                     return lease
                 }
                 open -= 1
-                lease.connection.closeSoon()
+                lease.connection.close()
             }
             if open < maximum {
                 open += 1
@@ -151,7 +146,7 @@ final class ConnectionPool: @unchecked Sendable {
             }
         }
         condition.unlock()
-        let connection: PostgresConnection
+        let connection: LibPQConnection
         if let connectDeadline {
             do {
                 connection = try connect(id: id, deadline: min(deadline, connectDeadline))
@@ -163,25 +158,20 @@ final class ConnectionPool: @unchecked Sendable {
         } else {
             connection = try connect(id: id, deadline: deadline)
         }
-        let inFlight = InFlight()
-        let server = server
-        connection.closeFuture.whenComplete { _ in
-            inFlight.connectionClosed(.connectionLost(server: server, detail: "the connection closed"))
-        }
-        return Lease(connection: connection, inFlight: inFlight, prepared: PreparedStatements(enabled: preparesStatements))
+        return Lease(connection: connection)
     }
 
     /// Opens connection `id` (already counted in `open`): the first server, in order, that
     /// accepts it and is of the ``target`` kind.
-    private func connect(id: Int, deadline: Date) throws -> PostgresConnection {
+    private func connect(id: Int, deadline: Date) throws -> LibPQConnection {
         var refusals: [Refusal] = []
-        let start = rotating && !configurations.isEmpty ? id % configurations.count : 0
-        for configuration in configurations[start...] + configurations[..<start] {
-            switch attempt(configuration, id: id, deadline: deadline) {
+        let start = rotating && !endpoints.isEmpty ? id % endpoints.count : 0
+        for endpoint in endpoints[start...] + endpoints[..<start] {
+            switch attempt(endpoint, deadline: deadline) {
             case .success(let connection):
                 let refused: Bool = condition.withLock { closed }
                 if refused {
-                    give(back: Lease(connection: connection, inFlight: InFlight(), prepared: PreparedStatements(enabled: false)), reusable: false)
+                    give(back: Lease(connection: connection), reusable: false)
                     throw PostgresDriverError.closed
                 }
                 return connection
@@ -195,7 +185,45 @@ final class ConnectionPool: @unchecked Sendable {
     }
 
     /// One server: a connection, checked against ``target``, or why not (no password in it).
-    private func attempt(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
+    private func attempt(_ parameters: [(String, String)], deadline: Date) -> Result<LibPQConnection, Refusal> {
+        guard deadline.timeIntervalSinceNow > 0 else { return .failure(Refusal(detail: "the call's deadline passed before a connection opened")) }
+        let connection: LibPQConnection
+        let (seconds, attoseconds) = connectTimeout.components
+        let deadline = min(deadline, Date().addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18))
+        do {
+            connection = try LibPQConnection.connect(parameters, server: server, preparesStatements: preparesStatements, deadline: deadline)
+        } catch {
+            let host = parameters.first { $0.0 == "host" }?.1
+            if let tls = PostgresDriverError.tls(libpqMessage: error.message, server: server, host: host, trust: tlsTrust) {
+                return .failure(Refusal(detail: tls.description, tls: tls))
+            }
+            return .failure(Refusal(detail: error.message))
+        }
+        guard target != .any else { return .success(connection) }
+        // A standby (or a read-only server, for read-write) is not what was asked for.
+        let check = target == .primary ? "SELECT pg_is_in_recovery()"
+            : "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only')::bool"
+        var answer: Result<LibPQConnection.Answer, any Error>?
+        connection.send([Statement(check)]) { answer = $0 }
+        while answer == nil && connection.hasUnread {
+            guard connection.readNext(until: deadline) else { break }
+        }
+        switch answer {
+        case .success(let rows)?:
+            if let row = rows.rows.first, let standby = try? row.boolean(at: 0), !standby { return .success(connection) }
+            connection.close()
+            return .failure(Refusal(detail: "no server was a \(target.rawValue) server"))
+        case .failure(let error)?:
+            connection.close()
+            return .failure(Refusal(detail: PostgresSession.map(error, server: server).description))
+        case nil:
+            connection.close()
+            return .failure(Refusal(detail: "no connection within the connect timeout"))
+        }
+    }
+
+    /// A side connection to one server (postgres-nio), checked against ``target``, or why not.
+    private func attemptSide(_ configuration: PostgresConnection.Configuration, id: Int, deadline: Date) -> Result<PostgresConnection, Refusal> {
         let pending = Pending<PostgresConnection>()
         let eventLoop = loops.isEmpty ? group.next() : loops[id % loops.count], logger = logger, target = target
         // postgres-nio bounds the whole start (TCP, TLS, authentication) by its connect timeout:
@@ -285,7 +313,7 @@ final class ConnectionPool: @unchecked Sendable {
                 idle.append(lease)
             } else {
                 open -= 1
-                lease.connection.closeSoon()
+                lease.connection.close()
             }
             condition.signal()
             return takeShutDown()
@@ -309,7 +337,7 @@ final class ConnectionPool: @unchecked Sendable {
         for configuration in configurations {
             var configuration = configuration
             configuration.options.additionalStartupParameters += settings
-            switch attempt(configuration, id: id, deadline: deadline) {
+            switch attemptSide(configuration, id: id, deadline: deadline) {
             case .success(let connection):
                 if condition.withLock({ closed }) {
                     closeSide(connection)
@@ -341,7 +369,7 @@ final class ConnectionPool: @unchecked Sendable {
     /// Closes idle connections now and the others when they are given back; the event loop
     /// stops after the last one. Never blocks.
     func close() {
-        let (connections, shutDown): ([PostgresConnection], Bool) = condition.withLock {
+        let (connections, shutDown): ([LibPQConnection], Bool) = condition.withLock {
             closed = true
             let connections = idle.map(\.connection)
             idle = []
@@ -349,11 +377,8 @@ final class ConnectionPool: @unchecked Sendable {
             condition.broadcast()
             return (connections, takeShutDown())
         }
-        if shutDown {
-            shutDownGroup(closing: connections)
-        } else {
-            for connection in connections { connection.closeSoon() }
-        }
+        for connection in connections { connection.close() }
+        if shutDown { shutDownGroup(closing: []) }
     }
 
     /// Whether the event loop should stop now (closed and no connection left); true only once.

@@ -1,6 +1,5 @@
 #if Postgres
 import Foundation
-import PostgresNIO
 
 /// The server-side locks of a `READ COMMITTED` write (``PostgresConfiguration/WriteIsolation/readCommitted``):
 /// strict two-phase locking on keys, with PostgreSQL's transaction-level advisory locks (held

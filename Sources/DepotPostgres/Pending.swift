@@ -2,14 +2,15 @@
 import Foundation
 import NIOCore
 
-/// The result of work running on the driver's event loop, handed to the one thread that waits
-/// for it. The event loop fills it (`set`); the calling thread blocks on a condition until then
-/// (`wait(until:)`, always with a deadline). A result that arrived before the wait costs no
-/// thread hand-off at all.
+/// The result of a statement, or of work on an event loop, for the one thread that waits for it.
+/// A statement's is filled by the waiting thread itself, reading its connection's answers
+/// (``PostgresSession/wait(_:)``); a side connection's (postgres-nio, on its event loop) is
+/// filled there (`set`) while the calling thread blocks on a condition (`wait(until:)`, always
+/// with a deadline).
 ///
-/// Nothing here runs on Swift's cooperative pool: the work runs on the driver's own event loop
-/// (a thread of its own), so a caller that blocks a cooperative thread can never starve it.
-final class Pending<T: Sendable>: Failable, @unchecked Sendable {
+/// Nothing here runs on Swift's cooperative pool, so a caller that blocks a cooperative thread
+/// can never starve it.
+final class Pending<T: Sendable>: @unchecked Sendable {
     // @unchecked Sendable: `result` is guarded by `condition`.
     private let condition = NSCondition()
     private var result: Result<T, any Error>?
@@ -34,7 +35,7 @@ final class Pending<T: Sendable>: Failable, @unchecked Sendable {
         return taken
     }
 
-    /// Fails the pending (when its connection closed), unless a result arrived first.
+    /// Fails the pending, unless a result arrived first.
     func fail(_ error: any Error) { set(.failure(error)) }
 
     /// Runs `handler` with the failure, if the result is one (at once when it has arrived,

@@ -1,5 +1,4 @@
 #if Postgres
-import PostgresNIO
 
 extension PostgresDriver {
     /// How far replication is behind, as seen from the server this driver is connected to.
@@ -31,8 +30,7 @@ extension PostgresDriver {
             session.leaveChained()
             return try session.wait(session.submit([Statement(sql)]) { rows in
                 guard let row = rows.first else { return [] }
-                let (standby, lag, standbys) = try row.decode((Int64, Int64?, Int64).self)
-                return [standby, lag, standbys]
+                return [try row.integer(at: 0), try row.integer(at: 1), try row.integer(at: 2)]
             })
         }
         guard row.count == 3, let standby = row[0], let standbys = row[2] else {

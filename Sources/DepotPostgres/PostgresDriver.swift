@@ -1,4 +1,5 @@
 #if Postgres
+import CLibPQ
 import DepotCore
 import Foundation
 import Logging
@@ -95,16 +96,19 @@ public final class PostgresDriver: StorageDriver {
         self.logger = logger
         writeGate = WriteGate(slots: configuration.maximumConcurrentWrites)
         keyLocks = configuration.writeIsolation == .readCommitted ? KeyLocks(schema: configuration.schema) : nil
-        pool = ConnectionPool(configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
+        pool = ConnectionPool(endpoints: configuration.endpoints.map { Self.libpqParameters(configuration, endpoint: $0) },
+                              configurations: try configuration.endpoints.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                               target: configuration.targetSession, maximum: configuration.maximumConnections,
                               server: configuration.server, logger: logger, loopThreads: configuration.eventLoopThreads,
-                              preparesStatements: configuration.preparesStatements,
+                              preparesStatements: configuration.preparesStatements, connectTimeout: configuration.connectTimeout,
                               tlsTrust: PostgresDriverError.tlsTrust(rootCertificatePath: configuration.rootCertificatePath))
         readReplicas = configuration.readReplicas.isEmpty ? nil : ReadReplicas(
-            pool: ConnectionPool(configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
+            pool: ConnectionPool(endpoints: configuration.readReplicas.map { Self.libpqParameters(configuration, endpoint: $0) },
+                                 configurations: try configuration.readReplicas.map { try Self.connectionConfiguration(configuration, endpoint: $0) },
                                  target: .any, maximum: configuration.maximumConnections,
                                  server: configuration.readReplicaServer, logger: logger, rotating: true,
                                  loopThreads: configuration.eventLoopThreads, preparesStatements: configuration.preparesStatements,
+                                 connectTimeout: configuration.connectTimeout,
                                  tlsTrust: PostgresDriverError.tlsTrust(rootCertificatePath: configuration.rootCertificatePath)),
             logger: logger)
         notifier = ChangeNotifier(pool: pool, channel: schema.changeChannel, logger: logger, connectTimeout: configuration.connectTimeout)
@@ -261,7 +265,7 @@ public final class PostgresDriver: StorageDriver {
                         // A connection known to be gone (a write that waited for nothing yet, on
                         // a pooled connection that died idle): COMMIT never reaches the server,
                         // so the write is retried rather than reported as of unknown outcome.
-                        if session.inFlight.isLost {
+                        if !session.connection.probe() {
                             throw PostgresDriverError.connectionLost(server: configuration.server, detail: "the connection closed before COMMIT")
                         }
                         committing = true
@@ -467,6 +471,32 @@ public final class PostgresDriver: StorageDriver {
         result.options.connectTimeout = .nanoseconds(max(1, min(max(seconds, 0), 86_400 * 365) * 1_000_000_000 + attoseconds / 1_000_000_000))
         result.options.additionalStartupParameters = sessionSettings(config)
         return result
+    }
+
+    /// libpq's connection parameters for `endpoint` (keyword, value): the server, the
+    /// credentials, TLS as ``PostgresConfiguration/tls`` says, TCP keepalive from the client
+    /// too, and ``sessionSettings(_:)`` as the session's options. The connect deadline is the
+    /// pool's own (``ConnectionPool``), not libpq's `connect_timeout`.
+    static func libpqParameters(_ config: PostgresConfiguration, endpoint: PostgresConfiguration.Endpoint) -> [(String, String)] {
+        var parameters: [(String, String)] = [("host", endpoint.host), ("port", String(endpoint.port)), ("user", config.username)]
+        if let password = config.password { parameters.append(("password", password)) }
+        if let database = config.database { parameters.append(("dbname", database)) }
+        parameters.append(("sslmode", config.tls.rawValue))
+        if config.tls == .verifyFull, let roots = config.rootCertificatePath ?? systemRootCertificates() {
+            parameters.append(("sslrootcert", roots))
+        }
+        parameters += [("gssencmode", "disable"), ("keepalives", "1"), ("keepalives_idle", "10"),
+                       ("keepalives_interval", "5"), ("keepalives_count", "3"),
+                       ("options", sessionSettings(config).map { "-c \($0.0)=\($0.1)" }.joined(separator: " "))]
+        return parameters
+    }
+
+    /// The system's trusted roots for `verify-full` without a root file of its own: libpq 16
+    /// and later know them as `system`; older ones are given the distribution's bundle.
+    static func systemRootCertificates() -> String? {
+        if PQlibVersion() >= 160_000 { return "system" }
+        return ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"]
+            .first { FileManager.default.isReadableFile(atPath: $0) }
     }
 
     /// Settings sent when a connection starts: no statement runs past the call timeout (the

@@ -34,6 +34,26 @@ extension PostgresDriverError {
         return .tlsFailure(server: server, detail: "the TLS handshake failed (\(reasons.isEmpty ? "no reason given" : reasons.joined(separator: ", ")))")
     }
 
+    /// The ``tlsFailure(server:detail:)`` that libpq's message for a connection to `host` that
+    /// did not open stands for; nil when it is not about TLS. Worded as ``tls(_:server:host:trust:)``.
+    static func tls(libpqMessage message: String, server: String, host: String?, trust: String) -> PostgresDriverError? {
+        if message.contains("does not support SSL") {
+            return .tlsFailure(server: server, detail: "the server does not offer TLS, which sslmode=require and verify-full need")
+        }
+        if message.contains("does not match host name") {
+            return .tlsFailure(server: server, detail: "the server's certificate does not name the host '\(host ?? "")' "
+                               + "that was connected to (sslmode=verify-full checks the name)")
+        }
+        if message.contains("certificate verify failed") || message.contains("root certificate file") {
+            return .tlsFailure(server: server, detail: "the server's certificate is not trusted: it does not chain to \(trust), "
+                               + "or it expired or is not valid yet (sslmode=verify-full checks it)")
+        }
+        if let range = message.range(of: "SSL error: ") {
+            return .tlsFailure(server: server, detail: "the TLS handshake failed (\(message[range.upperBound...]))")
+        }
+        return nil
+    }
+
     /// What ``tls(_:server:host:trust:)`` says the certificate was checked against.
     static func tlsTrust(rootCertificatePath: String?) -> String {
         rootCertificatePath.map { "the roots in '\($0)'" } ?? "the system's trusted roots (set sslrootcert for others)"

@@ -1,23 +1,17 @@
 #if Postgres
 import Foundation
 import Logging
-import NIOCore
-import PostgresNIO
 
-/// One leased connection seen from a blocked thread. Statements go to the connection's event
-/// loop through postgres-nio's EventLoopFuture API; the caller waits on a ``Pending`` for the
-/// rows (decoded on the event loop). Several statements can be submitted at once (``submit``):
-/// they run in order without a hand-off between them. Errors come back as
-/// ``PostgresDriverError``; a connection that failed other than by a server error is marked
-/// ``isBroken`` so that the pool drops it.
+/// One leased connection seen from the thread that leased it. Statements are queued on the
+/// connection in libpq's pipeline (``submit(_:decode:)``; several at once run in order without
+/// a round trip between them) and the caller waits on a ``Pending`` for the rows, reading the
+/// connection's answers itself (``wait(_:)``). Errors come back as ``PostgresDriverError``; a
+/// connection that failed other than by a server error is marked ``isBroken`` so that the pool
+/// drops it.
 final class PostgresSession {
-    let connection: PostgresConnection
+    let connection: LibPQConnection
     let logger: Logger
     let server: String
-    /// The connection's unanswered statements (failed at once when it closes).
-    let inFlight: InFlight
-    /// The connection's named prepared statements.
-    let prepared: PreparedStatements
     /// When the call this session serves must have returned: every wait ends by then.
     let deadline: ContinuousClock.Instant
     /// The call's time limit, for messages.
@@ -60,8 +54,6 @@ final class PostgresSession {
 
     init(lease: ConnectionPool.Lease, logger: Logger, server: String, deadline: ContinuousClock.Instant, timeout: Duration) {
         connection = lease.connection
-        inFlight = lease.inFlight
-        prepared = lease.prepared
         self.logger = logger
         self.server = server
         self.deadline = deadline
@@ -97,14 +89,12 @@ final class PostgresSession {
     /// through `decode`, or the first failure. A failed statement does not stop later ones
     /// (the server rejects them inside a failed transaction). A preparable statement runs by
     /// name where this connection has prepared it (see ``PreparedStatements``).
-    func submit<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+    func submit<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([Row]) throws -> T) -> Pending<T> {
         submitAnswering(statements) { try decode($0.rows) }
     }
 
-    /// ``submit(_:decode:)`` with the last statement's command tag too (nil for a statement run
-    /// by name, whose tag postgres-nio does not report: only send unprepared statements here
-    /// when the tag matters). Statements held by ``hold(_:decode:)`` go out first, in the same
-    /// hand-off to the event loop.
+    /// ``submit(_:decode:)`` with the last statement's command tag too. Statements held by
+    /// ``hold(_:decode:)`` go out first, in the same pipeline.
     func submitAnswering<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T) -> Pending<T> {
         if let budget = statementBudget {
             // A single-statement read asking for more: refused, and its body runs again in a
@@ -116,31 +106,30 @@ final class PostgresSession {
             statementBudget = budget - statements.count
         }
         sent += statements.count
-        let (pending, dispatch) = prepare(statements, decode)
-        let groups = held + [dispatch]
-        held = []
-        connection.eventLoop.execute { for group in groups { group() } }
+        sendHeld()
+        let pending = Pending<T>()
+        connection.send(statements) { result in pending.set(result.flatMap { answer in Result { try decode(answer) } }) }
         return pending
     }
 
-    /// Like ``submit(_:decode:)``, but the statements are not sent yet: they go out with the
-    /// session's next submission (a write's `COMMIT` takes its last puts with it: one hand-off
-    /// to the event loop, one flush), or before its next wait. For statements nobody waits for
-    /// at once (puts). Never outside a transaction: a session given back with statements still
-    /// held is closed (see ``discardHeld()``), so they never run on their own.
-    func hold<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([PostgresRow]) throws -> T) -> Pending<T> {
+    /// Like ``submit(_:decode:)``, but the statements are not queued yet: they go out with the
+    /// session's next submission (a write's `COMMIT` takes its last puts with it), or before
+    /// its next wait. For statements nobody waits for at once (puts). Never outside a
+    /// transaction: a session given back with statements still held is closed (see
+    /// ``discardHeld()``), so they never run on their own.
+    func hold<T: Sendable>(_ statements: [Statement], decode: @escaping @Sendable ([Row]) throws -> T) -> Pending<T> {
         sent += statements.count
-        let (pending, dispatch) = prepare(statements) { try decode($0.rows) }
-        held.append(dispatch)
+        let pending = Pending<T>()
+        held.append((statements, { result in pending.set(result.flatMap { answer in Result { try decode(answer.rows) } }) }))
         return pending
     }
 
-    /// Sends the statements held by ``hold(_:decode:)``, if any (before a wait).
+    /// Queues the statements held by ``hold(_:decode:)``, if any (before a wait).
     func sendHeld() {
         guard !held.isEmpty else { return }
         let groups = held
         held = []
-        connection.eventLoop.execute { for group in groups { group() } }
+        for (statements, complete) in groups { connection.send(statements, complete: complete) }
     }
 
     /// When the session ends with statements still held (its transaction ended without them):
@@ -151,68 +140,36 @@ final class PostgresSession {
         abandon()
     }
 
-    /// Statement groups held and not sent yet, each as the work that sends it on the event loop.
-    private var held: [@Sendable () -> Void] = []
-
-    /// A pending for `statements` and the work that sends them on the event loop and fills it
-    /// with the last statement's answer through `decode`, or with the first failure.
-    private func prepare<T: Sendable>(_ statements: [Statement], _ decode: @escaping @Sendable (Answer) throws -> T)
-        -> (Pending<T>, @Sendable () -> Void) {
-        let pending = Pending<T>()
-        let connection = connection, logger = logger, inFlight = inFlight, prepared = prepared
-        // Registered first: if the connection closes before the answers come (or already has),
-        // the pending fails at once rather than waiting for its deadline.
-        inFlight.add(pending)
-        return (pending, {
-            var later: [String] = []
-            let futures = statements.map { statement -> EventLoopFuture<Answer> in
-                if statement.preparable {
-                    if let named = prepared.ready(statement.sql) {
-                        return named.execute(statement.parameters).map { Answer(rows: $0, command: nil) }
-                    }
-                    later.append(statement.sql)
-                }
-                return connection.query(statement.query, logger: logger).map { Answer(rows: $0.rows, command: $0.metadata.command) }
-            }
-            // After the statements, so that they never wait for a preparation.
-            for sql in later { prepared.prepare(sql, on: connection) }
-            EventLoopFuture.whenAllComplete(futures, on: connection.eventLoop).whenSuccess { results in
-                defer { inFlight.remove(pending) }
-                for case .failure(let error) in results {
-                    pending.set(.failure(error))
-                    return
-                }
-                guard case .success(let last)? = results.last else {
-                    pending.set(.failure(PostgresDriverError.transactionEnded))
-                    return
-                }
-                pending.set(Result { try decode(last) })
-            }
-        })
-    }
+    /// Statement groups held and not queued yet, each with where its answer goes.
+    private var held: [([Statement], (Result<Answer, any Error>) -> Void)] = []
 
     /// What a statement past a single-statement read's budget fails with (never seen outside the
     /// driver: the read runs again in a transaction).
     struct StatementBudgetExceeded: Error {}
 
-    /// A statement's rows, and its command tag when postgres-nio reports it.
-    struct Answer: Sendable {
-        let rows: [PostgresRow]
-        let command: String?
-    }
+    /// A statement's rows, and its command tag.
+    typealias Answer = LibPQConnection.Answer
 
-    /// Waits for a submitted result until the call's deadline, mapping errors. When the
-    /// deadline passes the connection is closed (its state is unknown: a statement may still be
-    /// running; closing it makes the server roll the transaction back) and the call fails with
+    /// Waits for a submitted result until the call's deadline, reading the connection's
+    /// answers in order, and maps errors. When the deadline passes the connection is closed
+    /// (its state is unknown: a statement may still be running; closing it makes the server
+    /// roll the transaction back) and the call fails with
     /// ``PostgresDriverError/deadlineExceeded(server:timeout:)``.
     func wait<T>(_ pending: Pending<T>) throws -> T {
         sendHeld()
-        let remaining = deadline - .now
-        let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
-        guard let result = pending.wait(until: Date().addingTimeInterval(max(0, seconds))) else {
-            abandon()
-            throw PostgresDriverError.deadlineExceeded(server: server, timeout: timeout)
+        let until = PostgresDriver.date(deadline)
+        while pending.current == nil {
+            guard connection.hasUnread else {
+                // Never sent (the connection was lost before), or answered without a result.
+                pending.fail(connection.lost ?? PostgresDriverError.transactionEnded)
+                break
+            }
+            guard connection.readNext(until: until) else {
+                abandon()
+                throw PostgresDriverError.deadlineExceeded(server: server, timeout: timeout)
+            }
         }
+        guard let result = pending.current else { throw PostgresDriverError.transactionEnded }
         do {
             return try result.get()
         } catch {
@@ -227,7 +184,7 @@ final class PostgresSession {
     /// waiting on it.
     func abandon() {
         isBroken = true
-        connection.closeSoon()
+        connection.close()
     }
 
     /// Runs a statement (after `locks`, sent with it), discarding its rows.
@@ -244,7 +201,7 @@ final class PostgresSession {
     /// drops it).
     func send(_ sql: String) {
         let connection = connection
-        submit([Statement(prepared: sql)]) { _ in () }.onFailure { _ in connection.closeSoon() }
+        submit([Statement(prepared: sql)]) { _ in () }.onFailure { _ in connection.close() }
     }
 
     /// Runs a statement returning one bytea column (after `locks`, sent with it).
@@ -273,7 +230,7 @@ final class PostgresSession {
     }
 
     /// Decodes one bigint column.
-    @Sendable static func integers(_ rows: [PostgresRow]) throws -> [Int64] {
+    @Sendable static func integers(_ rows: [Row]) throws -> [Int64] {
         try rows.map { try $0.binary(Int64.self, at: 0) }
     }
 
@@ -281,26 +238,12 @@ final class PostgresSession {
     /// `cannot_connect_now` (class 08, connection exceptions, counts too).
     static let connectionLossStates: Set<String> = ["57P01", "57P02", "57P03"]
 
-    /// A driver error for anything postgres-nio throws (server messages keep their SQLSTATE and
-    /// primary message only; details, which can quote stored values, are dropped).
+    /// A driver error for anything a statement failed with.
     static func map(_ error: any Error, server: String) -> PostgresDriverError {
         switch error {
         case let error as PostgresDriverError:
             return error
-        case let error as PSQLError:
-            if error.code == .server, let info = error.serverInfo {
-                return serverError(state: info[.sqlState], message: info[.message], server: server)
-            }
-            return .connectionLost(server: server, detail: error.code.description)
-        case let error as PostgresError:
-            // What a named prepared statement (postgres-nio's `PreparedQuery`) fails with.
-            switch error {
-            case .server(let info):
-                return serverError(state: info.fields[.sqlState], message: info.fields[.message], server: server)
-            case .protocol, .connectionClosed:
-                return .connectionLost(server: server, detail: error.description)
-            }
-        case is PostgresDecodingError, is UnexpectedRow:
+        case is UnexpectedRow:
             return .connectionLost(server: server, detail: "a row did not decode as expected")
         default:
             return .connectionLost(server: server, detail: String(describing: type(of: error)))
@@ -310,7 +253,7 @@ final class PostgresSession {
     /// A server's error message: a server error, or the connection lost when the server ended
     /// the session (administrator command, crash, shutdown) or the connection failed: nothing
     /// more will come on it.
-    private static func serverError(state: String?, message: String?, server: String) -> PostgresDriverError {
+    static func serverError(state: String?, message: String?, server: String) -> PostgresDriverError {
         let state = state ?? "?????"
         if Self.connectionLossStates.contains(state) || state.hasPrefix("08") {
             return .connectionLost(server: server, detail: "the server ended the session (SQLSTATE \(state))")

@@ -1,7 +1,6 @@
 #if Postgres
 import DepotCore
 import Foundation
-import PostgresNIO
 
 /// What a transaction's opening statements read: the keyspace epoch, and `txid_current()` when
 /// the write asked for it (see ``StampHint``).

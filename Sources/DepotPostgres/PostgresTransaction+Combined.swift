@@ -1,7 +1,5 @@
 #if Postgres
 import DepotCore
-import NIOCore
-import PostgresNIO
 
 /// Statements that do two things: the document layer's insert path
 /// (``StorageTransaction/putIfAbsent(_:forKey:in:existing:)``) in one round trip and two

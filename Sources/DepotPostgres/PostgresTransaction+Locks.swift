@@ -1,6 +1,5 @@
 #if Postgres
 import DepotCore
-import PostgresNIO
 
 /// The key locks of ``PostgresTransaction`` (see ``KeyLocks``) and the checks of writes sent
 /// without waiting.

@@ -1,6 +1,5 @@
 #if Postgres
 import DepotCore
-import PostgresNIO
 
 /// Ordered scans of ``PostgresTransaction``.
 extension PostgresTransaction {

@@ -1,6 +1,5 @@
 #if Postgres
 import DepotCore
-import PostgresNIO
 
 /// The document layer's insert of a new document in one round trip: sent with the
 /// transaction's next statement (usually its `COMMIT`) without waiting for an answer.

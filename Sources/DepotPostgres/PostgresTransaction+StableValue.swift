@@ -1,6 +1,5 @@
 #if Postgres
 import DepotCore
-import PostgresNIO
 
 /// ``StorageTransaction/stableValue(forKey:in:)``: in a `READ COMMITTED` write with key locks,
 /// the value the driver read last is taken on trust, without a read. The key's lock (shared, as

@@ -1,6 +1,5 @@
 #if Postgres
 import DepotCore
-import PostgresNIO
 
 /// A transaction of ``PostgresDriver`` on one leased connection. Every operation is one
 /// statement; keys and values are bound as `bytea` parameters. A transaction sends `BEGIN` and
@@ -162,7 +161,7 @@ final class PostgresTransaction: StorageTransaction {
     private func sendOpening(holding: Bool, _ read: Statement, stamp: Bool, hint: ReadHint?) -> Pending<Opening> {
         sentHint = hint
         let statements = (opening ?? []) + [read]
-        let decode: @Sendable ([PostgresRow]) throws -> Opening = { rows in
+        let decode: @Sendable ([Row]) throws -> Opening = { rows in
             guard let row = rows.first else { return Opening(epoch: 0, stamp: nil) }
             return Opening(epoch: try row.binary(Int64.self, at: 0), stamp: stamp ? try row.binary(Int64.self, at: 1) : nil,
                            hinted: hint == nil ? nil : try row.bytes(at: stamp ? 2 : 1))

@@ -1,34 +1,48 @@
 #if Postgres
-import Logging
-import NIOCore
-import PostgresNIO
 
 /// The named prepared statements of one connection. The first time a connection sends one of
 /// the driver's fixed statements (``Statement/preparable``) it goes out unnamed, as any other,
-/// and a `Parse` of it under a name follows; once the server has answered that, the connection
-/// runs the statement by name: `Bind` and `Execute` only, without the server parsing and
-/// planning it again.
+/// and a `Parse` of it under a name follows in the same pipeline; once the server has answered
+/// that, the connection runs the statement by name: `Bind` and `Execute` only, without the
+/// server parsing and planning it again.
 ///
 /// Preparing never changes what a statement does: its text is the same, every parameter is cast
 /// in it (so the server's types match the unnamed statement's), and a prepared statement is not
 /// part of any transaction (a rollback keeps it). A `Parse` inside an aborted transaction fails;
 /// the statement is then prepared at a later use, and after ``attempts`` failures never.
 ///
-/// `@unchecked Sendable`: `states` is only touched on the connection's event loop (statements
-/// are submitted there, and the futures of its connection complete there).
-final class PreparedStatements: @unchecked Sendable {
+/// Only the thread using the connection touches it (see ``LibPQConnection``).
+final class PreparedStatements {
     private enum State {
+        /// Not prepared (never tried, or its `Parse` failed or was skipped in an aborted pipeline).
+        case unprepared
+        /// Its `Parse` was sent and not answered yet.
         case preparing
-        case ready(PreparedQuery)
-        case failed(Int)
+        case ready
+    }
+
+    /// What a use of a statement does (``use(_:)``).
+    enum Use {
+        /// Runs it by this name.
+        case named(String)
+        /// Runs it unnamed, then prepares it under ``PreparedStatements/name(_:)`` of this index.
+        case prepareAfter(Int)
+        /// Runs it unnamed.
+        case unnamed
+    }
+
+    /// How a `Parse` was answered.
+    enum Outcome {
+        case ready, failed, aborted
     }
 
     /// Each statement text this connection has met, in the order first met. Found by length,
     /// then by comparing texts, not by hashing them: a hash reads all of a text of hundreds of
     /// characters at every use; the driver's texts mostly differ in length.
     private var texts: [String] = []
-    /// The state of each of ``texts``, at the same index.
+    /// The state of each of ``texts``, and how often its `Parse` failed, at the same index.
     private var states: [State] = []
+    private var failures: [Int] = []
     /// Whether statements are prepared at all (``PostgresConfiguration/preparesStatements``).
     let enabled: Bool
 
@@ -39,45 +53,53 @@ final class PreparedStatements: @unchecked Sendable {
 
     init(enabled: Bool) { self.enabled = enabled }
 
+    /// The name statement `index` is prepared under.
+    static func name(_ index: Int) -> String { "depot_\(index)" }
+
     /// The index of `sql` in ``texts`` (texts of another length are passed over without a compare).
     private func index(of sql: String) -> Int? {
         let count = sql.utf8.count
         return texts.firstIndex { $0.utf8.count == count && $0 == sql }
     }
 
-    /// The prepared statement for `sql`, when the server has prepared it on this connection.
-    /// On the connection's event loop.
-    func ready(_ sql: String) -> PreparedQuery? {
-        guard enabled, let i = index(of: sql), case .ready(let query) = states[i] else { return nil }
-        return query
-    }
-
-    /// Prepares `sql` on `connection` unless it is prepared, being prepared, or has failed too
-    /// often. On the connection's event loop; returns at once.
-    func prepare(_ sql: String, on connection: PostgresConnection) {
-        guard enabled else { return }
-        let failures: Int, i: Int
+    /// How to send `sql` now: by name when prepared; unnamed and then prepared when it is not
+    /// (and not being prepared, nor failed too often); else unnamed.
+    func use(_ sql: String) -> Use {
+        guard enabled else { return .unnamed }
+        let i: Int
         if let known = index(of: sql) {
             switch states[known] {
-            case .preparing, .ready: return
-            case .failed(let count):
-                guard count < Self.attempts else { return }
-                failures = count
+            case .ready: return .named(Self.name(known))
+            case .preparing: return .unnamed
+            case .unprepared: guard failures[known] < Self.attempts else { return .unnamed }
             }
             i = known
-            states[i] = .preparing
         } else {
-            guard states.count < Self.limit else { return }
-            failures = 0
+            guard states.count < Self.limit else { return .unnamed }
             i = states.count
             texts.append(sql)
-            states.append(.preparing)
+            states.append(.unprepared)
+            failures.append(0)
         }
-        connection.prepare(query: sql).whenComplete { [self] result in
-            switch result {
-            case .success(let query): states[i] = .ready(query)
-            case .failure: states[i] = .failed(failures + 1)
-            }
+        states[i] = .preparing
+        return .prepareAfter(i)
+    }
+
+    /// Whether `sql` runs by name on this connection now.
+    func isReady(_ sql: String) -> Bool {
+        guard let i = index(of: sql), case .ready = states[i] else { return false }
+        return true
+    }
+
+    /// Records how the `Parse` of statement `index` was answered.
+    func settle(_ index: Int, _ outcome: Outcome) {
+        guard states.indices.contains(index) else { return }
+        switch outcome {
+        case .ready: states[index] = .ready
+        case .aborted: states[index] = .unprepared
+        case .failed:
+            failures[index] += 1
+            states[index] = .unprepared
         }
     }
 }

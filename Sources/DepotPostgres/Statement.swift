@@ -1,6 +1,6 @@
 #if Postgres
-import NIOCore
-import PostgresNIO
+import CLibPQ
+import Foundation
 
 /// One statement the driver sends: its text and parameters, and whether it is one of the
 /// driver's fixed statements (a text that does not vary with the data, every parameter cast to
@@ -26,25 +26,55 @@ struct Statement: Sendable {
         self.parameters = parameters
         preparable = true
     }
+}
 
-    /// The statement for postgres-nio's unnamed extended query.
-    var query: PostgresQuery {
-        var binds = PostgresBindings(capacity: parameters.count)
-        for value in parameters { binds.append(value) }
-        return PostgresQuery(unsafeSQL: sql, binds: binds)
-    }
+/// One statement parameter, sent in PostgreSQL's binary format with its type.
+struct Parameter: Sendable {
+    /// The type's OID (`bytea` 17, `int8` 20, `int4` 23, `text` 25, `bool` 16).
+    let type: UInt32
+    /// The value's binary form; nil for SQL NULL.
+    let bytes: [UInt8]?
 }
 
 /// A statement's parameters, in order.
-typealias Parameters = [PostgresData]
+typealias Parameters = [Parameter]
 
-extension Array where Element == PostgresData {
+extension Array where Element == Parameter {
     /// Parameters from bytea buffers, integers, strings and booleans, in order.
     static func of(_ values: any PostgresBindable...) -> Parameters {
         var parameters = Parameters()
         parameters.reserveCapacity(values.count)
         for value in values { value.bind(into: &parameters) }
         return parameters
+    }
+
+    /// Runs `body` with the parameters as libpq takes them: count, types, values, lengths and
+    /// formats (every value binary). The pointers are valid only inside `body`.
+    func withLibPQ<R>(_ body: (Int32, UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?,
+                                UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
+        guard !isEmpty else { return body(0, nil, nil, nil, nil) }
+        // One buffer holds every value (at least one byte, so that an empty value has an address).
+        var blob: [UInt8] = []
+        blob.reserveCapacity(reduce(1) { $0 + ($1.bytes?.count ?? 0) })
+        var offsets: [Int] = []
+        offsets.reserveCapacity(count)
+        var lengths: [Int32] = []
+        lengths.reserveCapacity(count)
+        for parameter in self {
+            offsets.append(blob.count)
+            lengths.append(Int32(clamping: parameter.bytes?.count ?? 0))
+            if let bytes = parameter.bytes { blob.append(contentsOf: bytes) }
+        }
+        blob.append(0)
+        let types = map(\.type)
+        let formats = [Int32](repeating: 1, count: count)
+        return blob.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
+            let values: [UnsafePointer<CChar>?] = indices.map { index in
+                self[index].bytes == nil ? nil : base.map { $0 + offsets[index] }
+            }
+            return body(Int32(count), types, values, lengths, formats)
+        }
     }
 }
 
@@ -54,50 +84,92 @@ protocol PostgresBindable {
 }
 
 extension Int32: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(PostgresData(int32: self)) }
+    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 23, bytes: bigEndianBytes(self))) }
 }
 
 extension Bool: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(PostgresData(bool: self)) }
+    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 16, bytes: [self ? 1 : 0])) }
 }
 
 extension String: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(PostgresData(string: self)) }
+    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 25, bytes: Array(utf8))) }
 }
 
 extension Int64: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(PostgresData(int64: self)) }
+    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 20, bytes: bigEndianBytes(self))) }
 }
 
-/// Bytes bound as bytea (a `[UInt8]` would bind as an array of "char").
+/// The big-endian bytes of `value` (PostgreSQL's binary integers).
+private func bigEndianBytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+}
+
+/// Bytes bound as bytea.
 struct Bytea: PostgresBindable {
-    let buffer: ByteBuffer
-    init(_ bytes: some Sequence<UInt8>) { buffer = ByteBuffer(bytes: bytes) }
-    func bind(into parameters: inout Parameters) { parameters.append(PostgresData(type: .bytea, formatCode: .binary, value: buffer)) }
+    let bytes: [UInt8]
+    init(_ bytes: some Sequence<UInt8>) { self.bytes = Array(bytes) }
+    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 17, bytes: bytes)) }
 }
 
-/// A row without the column a decoder expected.
+/// A row without the column a decoder expected, or a column of another type.
 struct UnexpectedRow: Error {}
 
-extension PostgresRow {
-    /// Column `index` decoded from its binary form. postgres-nio asks for every result in
-    /// binary, but the rows of a named prepared statement (its `PreparedQuery`) describe their
-    /// columns as text: the format is set here, so that both kinds of row decode alike.
-    func binary<T: PostgresDecodable>(_ type: T.Type, at index: Int) throws -> T {
-        var cell = try cell(at: index)
-        cell.format = .binary
-        return try cell.decode(T.self)
+/// One row of a statement's answer: each column's binary value (nil for SQL NULL), copied out
+/// of libpq's result.
+struct Row: Sendable {
+    let columns: [[UInt8]?]
+
+    /// The rows of a libpq result (`PGresult *`).
+    static func rows(of result: OpaquePointer) -> [Row] {
+        let rowCount = PQntuples(result), columnCount = PQnfields(result)
+        guard rowCount > 0, columnCount > 0 else { return [] }
+        var rows: [Row] = []
+        rows.reserveCapacity(Int(rowCount))
+        for row in 0..<rowCount {
+            var columns: [[UInt8]?] = []
+            columns.reserveCapacity(Int(columnCount))
+            for column in 0..<columnCount {
+                if PQgetisnull(result, row, column) == 1 {
+                    columns.append(nil)
+                    continue
+                }
+                let length = Int(PQgetlength(result, row, column))
+                guard length > 0, let value = PQgetvalue(result, row, column) else {
+                    columns.append([])
+                    continue
+                }
+                columns.append(Array(UnsafeRawBufferPointer(start: value, count: length)))
+            }
+            rows.append(Row(columns: columns))
+        }
+        return rows
     }
 
     /// Column `index` as bytes, nil for SQL NULL.
     func bytes(at index: Int) throws -> [UInt8]? {
-        try cell(at: index).bytes.map { Array($0.readableBytesView) }
+        guard columns.indices.contains(index) else { throw UnexpectedRow() }
+        return columns[index]
     }
 
-    /// Column `index`, walked to in place (no random-access copy of the row per column).
-    private func cell(at index: Int) throws -> PostgresCell {
-        guard index >= 0, let cell = dropFirst(index).first else { throw UnexpectedRow() }
-        return cell
+    /// Column `index` as an integer (`int2`, `int4` or `int8` in binary); nil for SQL NULL.
+    func integer(at index: Int) throws -> Int64? {
+        guard let bytes = try bytes(at: index) else { return nil }
+        guard [2, 4, 8].contains(bytes.count) else { throw UnexpectedRow() }
+        var value: Int64 = bytes[0] >= 0x80 ? -1 : 0
+        for byte in bytes { value = value << 8 | Int64(byte) }
+        return value
+    }
+
+    /// Column `index` as an integer that is never SQL NULL.
+    func binary(_ type: Int64.Type, at index: Int) throws -> Int64 {
+        guard let value = try integer(at: index) else { throw UnexpectedRow() }
+        return value
+    }
+
+    /// Column `index` as a boolean (`bool` in binary).
+    func boolean(at index: Int) throws -> Bool {
+        guard let bytes = try bytes(at: index), bytes.count == 1 else { throw UnexpectedRow() }
+        return bytes[0] != 0
     }
 }
 #endif

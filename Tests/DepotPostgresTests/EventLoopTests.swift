@@ -8,13 +8,6 @@ import Testing
 /// The connection pool's event loops (``PostgresConfiguration/eventLoopThreads``).
 @Suite("PostgreSQL event loops")
 struct EventLoopTests {
-    @Test func theLoopCountFollowsTheCoresAndTheConnections() {
-        let cores = ProcessInfo.processInfo.activeProcessorCount
-        #expect(ConnectionPool.loopCount(maximum: 1) == 1)
-        #expect(ConnectionPool.loopCount(maximum: 64) == min(8, max(1, cores / 2)))
-        #expect(ConnectionPool.loopCount(maximum: 3) <= 3)
-    }
-
     @Test func eventLoopThreadsOutsideOneTo64AreRefused() throws {
         var configuration = try PostgresConfiguration(url: "postgres://u@h/db", environment: [:])
         for bad in [0, -1, 65] {

@@ -2,7 +2,6 @@
 import Depot
 @testable import DepotPostgres
 import Foundation
-import PostgresNIO
 import Testing
 
 /// Named prepared statements (``PostgresConfiguration/preparesStatements``): a connection runs
@@ -79,34 +78,25 @@ struct PreparedStatementTests {
     }
 
     /// A connection's prepared statements are found by their exact text: two texts of the same
-    /// length and one of another each run as their own statement, and a text never prepared
-    /// has none.
+    /// length and one of another each run as their own statement (the right answer by name),
+    /// and a text never prepared has none.
     @Test func eachTextRunsItsOwnPreparedStatement() throws {
         try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
             try driver.read { txn in
                 let session = try #require(txn as? PostgresTransaction).session
-                let connection = session.connection, prepared = session.prepared
+                let prepared = session.connection.prepared
                 // The three texts: two of one length, one longer.
                 let texts = ["SELECT 1::bigint", "SELECT 2::bigint", "SELECT 30::bigint"]
-                func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) throws -> T {
-                    try connection.eventLoop.submit(body).wait()
-                }
-                func value(of sql: String) throws -> Int64? {
-                    guard let query = try onLoop({ prepared.ready(sql) }) else { return nil }
-                    return try query.execute([]).wait().first?.binary(Int64.self, at: 0)
-                }
-                #expect(try value(of: texts[0]) == nil, "nothing is prepared before its first use")
+                #expect(!prepared.isReady(texts[0]), "nothing is prepared before its first use")
                 for (i, sql) in texts.enumerated() {
-                    try onLoop { prepared.prepare(sql, on: connection) }
-                    // Preparation answers later: poll, with a deadline.
-                    let deadline = ContinuousClock.now + .seconds(10)
-                    while try onLoop({ prepared.ready(sql) == nil }) && ContinuousClock.now < deadline { usleep(2_000) }
+                    // The first use runs unnamed and prepares it in the same pipeline.
+                    #expect(try session.integers(Statement(prepared: sql)) == [[1, 2, 30][i]])
                     for (j, other) in texts.enumerated() {
-                        let expected: Int64? = j <= i ? [1, 2, 30][j] : nil
-                        #expect(try value(of: other) == expected, "after preparing \(i + 1) of the texts, '\(other)'")
+                        #expect(prepared.isReady(other) == (j <= i), "after the first use of \(i + 1) of the texts, '\(other)'")
+                        if j <= i { #expect(try session.integers(Statement(prepared: other)) == [[1, 2, 30][j]], "'\(other)' by name") }
                     }
                 }
-                #expect(try value(of: "SELECT 3::bigint") == nil, "a text of a known length never prepared")
+                #expect(!prepared.isReady("SELECT 3::bigint"), "a text of a known length never prepared")
             }
         }
     }
