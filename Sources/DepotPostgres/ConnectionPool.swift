@@ -93,6 +93,10 @@ final class ConnectionPool: @unchecked Sendable {
     /// a write's statements are the difference before and after it).
     var idleStatementsSent: Int { condition.withLock { idle.reduce(0) { $0 + $1.statementsSent } } }
 
+    /// How often the idle connections waited for answers after sending (for tests, as
+    /// ``idleStatementsSent``).
+    var idleRoundTrips: Int { condition.withLock { idle.reduce(0) { $0 + $1.connection.roundTrips } } }
+
     /// Whether the calling thread is one of the pool's event loops (which must never block).
     var isEventLoopThread: Bool { loops.contains { $0.inEventLoop } }
 

@@ -22,6 +22,11 @@ final class LibPQConnection: @unchecked Sendable {
     private var expectedStart = 0
     /// Why the connection stopped working, once it did (every later statement fails with it).
     private(set) var lost: PostgresDriverError?
+    /// How often this connection waited for the server's answers after sending (for tests: a
+    /// write of a new document waits once, whatever it sent).
+    private(set) var roundTrips = 0
+    /// Whether statements were sent since the last wait for answers began.
+    private var sentSinceWait = false
 
     /// A statement's rows, and its command tag (`COMMIT`, `ROLLBACK`, `INSERT 0 1`).
     struct Answer: Sendable {
@@ -79,6 +84,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// then puts it in pipeline mode (non-blocking: the caller waits with its deadline).
     static func connect(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
                         deadline: Date) throws(ConnectFailure) -> LibPQConnection {
+        _ = opensslKeptAtExit
         let handle: OpaquePointer? = withCStrings(parameters.map(\.0)) { keywords in
             withCStrings(parameters.map(\.1)) { values in PQconnectStartParams(keywords, values, 0) }
         }
@@ -178,6 +184,7 @@ final class LibPQConnection: @unchecked Sendable {
             return
         }
         expected.append(Group(items: items, complete: complete))
+        sentSinceWait = true
     }
 
     /// Writes what is queued, waiting for the socket until `deadline` (false when it passed).
@@ -228,7 +235,9 @@ final class LibPQConnection: @unchecked Sendable {
             case (PGRES_PIPELINE_ABORTED, .prepare(let index)):
                 prepared.settle(index, .aborted)
             case (PGRES_PIPELINE_ABORTED, .statement):
-                if failure == nil { failure = PostgresDriverError.transactionEnded }
+                // Skipped after an earlier statement of its group failed: as the server answers
+                // a statement in a failed transaction.
+                if failure == nil { failure = PostgresDriverError.server(sqlState: "25P02", message: "an earlier statement of the transaction failed") }
             default:
                 PQclear(result)
                 lose(.connectionLost(server: server, detail: "an unexpected answer (\(String(cString: PQresStatus(status))))"))
@@ -283,6 +292,10 @@ final class LibPQConnection: @unchecked Sendable {
                 }
                 continue
             }
+            if sentSinceWait {
+                roundTrips += 1
+                sentSinceWait = false
+            }
             guard poll(Int16(POLLIN), until: deadline) else { return nil }
             if PQconsumeInput(handle) == 0 {
                 lose(.connectionLost(server: server, detail: errorMessage))
@@ -335,6 +348,10 @@ final class LibPQConnection: @unchecked Sendable {
         return PostgresSession.serverError(state: state, message: message, server: server)
     }
 }
+
+/// OpenSSL told not to clean up at exit (see `depot_pq_keep_openssl_at_exit`), once per process,
+/// before the first connection.
+private let opensslKeptAtExit: Void = depot_pq_keep_openssl_at_exit()
 
 /// Runs `body` with `strings` as a null-terminated array of C strings.
 private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R) -> R {

@@ -54,10 +54,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var rootCertificatePath: String?
     /// Most connections the pool opens.
     public var maximumConnections: Int
-    /// Event loop threads that serve the connections (each connection lives on one). nil, the
-    /// default: one per two cores, at most 8 and at most ``maximumConnections`` — one loop thread
-    /// serves some tens of thousands of statements a second, so a busy process on many cores
-    /// needs several.
+    /// Event loop threads that serve the change notices' connections (`LISTEN`, `NOTIFY`: the
+    /// driver's statements run on the calling threads). nil, the default: one.
     public var eventLoopThreads: Int?
     /// How long to wait for a connection before failing.
     public var connectTimeout: Duration

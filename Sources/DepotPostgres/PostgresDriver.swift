@@ -28,14 +28,16 @@ import PostgresNIO
 /// - Savepoints are SQL savepoints; scans fetch pages (16 rows first, then more) so that a scan
 ///   stopped early reads little.
 ///
-/// Threads: the protocol is synchronous, so each call blocks the calling thread while
-/// postgres-nio's connections work on the driver's own event loop (a thread of its own). A
-/// transaction's statements go to the event loop through EventLoopFuture-based queries and the
-/// caller waits on a condition: nothing runs on Swift's cooperative pool, so calls complete even
-/// when every cooperative thread is blocked in the driver. Still, prefer calling the driver (the
-/// `Store`) from threads of your own rather than from async tasks.
+/// Threads: the protocol is synchronous, so each call blocks the calling thread, which does the
+/// connection's I/O itself through libpq (PostgreSQL's C client) in pipeline mode: a
+/// transaction's statements are queued and go out together, and the thread reads their answers
+/// when it needs one, with the call's deadline. Nothing runs on Swift's cooperative pool, so
+/// calls complete even when every cooperative thread is blocked in the driver. Still, prefer
+/// calling the driver (the `Store`) from threads of your own rather than from async tasks.
+/// Change notices (``changeNotices()``) use postgres-nio connections on an event loop of the
+/// driver's own.
 ///
-/// Round trips: a read sends `BEGIN` (none when the connection's last call ended with
+/// Round trips: statements are pipelined, so only a wait for an answer costs one. A read sends `BEGIN` (none when the connection's last call ended with
 /// `COMMIT AND CHAIN` into a transaction of the same kind; `SET TRANSACTION` when into another
 /// kind) and the keyspace epoch read at once, and its statements without waiting
 /// for them; a write sends `BEGIN` with its first statement, and a first point read reads the
@@ -81,9 +83,12 @@ public final class PostgresDriver: StorageDriver {
     /// How many statements the pool's idle connections were handed (for tests).
     var idleStatementsSent: Int { pool.idleStatementsSent }
 
+    /// How often the pool's idle connections waited for the server's answers (for tests).
+    var idleRoundTrips: Int { pool.idleRoundTrips }
+
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
-    /// - Parameter logger: where postgres-nio logs (warnings and above by default; it never
-    ///   logs passwords).
+    /// - Parameter logger: where the change notices' postgres-nio connections log (warnings and
+    ///   above by default; it never logs passwords).
     public init(configuration: PostgresConfiguration, logger: Logger? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
@@ -431,8 +436,8 @@ public final class PostgresDriver: StorageDriver {
         }
     }
 
-    /// postgres-nio's connection settings (TLS contexts are built here: a bad root certificate
-    /// file is a configuration error).
+    /// postgres-nio's connection settings, for the change notices' connections (TLS contexts are
+    /// built here: a bad root certificate file is a configuration error, for libpq's too).
     static func connectionConfiguration(_ config: PostgresConfiguration,
                                         endpoint: PostgresConfiguration.Endpoint) throws -> PostgresConnection.Configuration {
         var result: PostgresConnection.Configuration

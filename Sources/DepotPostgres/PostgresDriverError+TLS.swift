@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresDriverError {
     /// The ``tlsFailure(server:detail:)`` that `error`, postgres-nio's failure to open a
-    /// connection to `host`, stands for; nil when it is not about TLS. `trust` names what the
+    /// connection to `host` (a change notices' connection), stands for; nil when it is not about TLS. `trust` names what the
     /// certificate was checked against. The detail says which check failed in the words of
     /// libpq's `sslmode`, never BoringSSL's message (it holds paths of the build).
     static func tls(_ error: any Error, server: String, host: String?, trust: String) -> PostgresDriverError? {

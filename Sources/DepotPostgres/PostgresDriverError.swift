@@ -36,7 +36,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     case readOnlyTransaction
     /// A write was started inside a write on the same thread (use a savepoint instead).
     case nestedWrite
-    /// The driver was called from its own internal thread (its event loop).
+    /// The driver was called from its own internal thread (the change notices' event loop).
     case calledFromDriverThread
     /// The driver was closed.
     case closed

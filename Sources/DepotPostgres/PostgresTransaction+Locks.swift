@@ -169,7 +169,16 @@ extension PostgresTransaction {
     /// still exists when this transaction has not checked it yet (locked for the first time, or
     /// ahead of use, see ``WriteHint``). A keyspace dropped meanwhile is retried (see
     /// ``droppedMeanwhile()``). Whether a row was deleted.
-    func lockedDelete(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) throws -> Bool {
+    ///
+    /// `known`: the answer when it is known without asking — nil for the server's answer (a
+    /// wait); true when this write read the key's value under its lock and did not change it
+    /// since (``PostgresTransaction/lockedValues``), false when the caller needs no answer
+    /// (``deleteIfPresent(forKey:in:)``). With an answer known the statements are held, not
+    /// waited for: they go out with the next statement, and their answer is checked before
+    /// the transaction's next wait or its `COMMIT` (a row that was not there after all fails
+    /// the write with a retryable error, so a committed write never acted on a wrong answer).
+    func lockedDelete(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?,
+                      known: Bool? = nil) throws -> Bool {
         usedKeyspaces.insert(handle.id)
         let held = keyspaceLocks[handle.id]
         let keyspaceLock = held == nil
@@ -204,13 +213,29 @@ extension PostgresTransaction {
                 ? "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), d AS (\(delete)) SELECT k.n, (SELECT count(*) FROM d) FROM k"
                 : "WITH d AS (\(delete)) SELECT 1::bigint, count(*) FROM d"
         }
-        let pending = session.submit([Statement(prepared: lockSQL, lockBinds), Statement(prepared: sql, binds)]) { rows -> (exists: Bool, deleted: Bool) in
+        let statements = [Statement(prepared: lockSQL, lockBinds), Statement(prepared: sql, binds)]
+        let decode: @Sendable ([Row]) throws -> (exists: Bool, deleted: Bool) = { rows in
             guard let row = rows.first else { throw UnexpectedRow() }
             return (try row.binary(Int64.self, at: 0) > 0, try row.binary(Int64.self, at: 1) > 0)
         }
-        let (exists, deleted) = try run { try session.wait(pending) }
-        if !exists { throw droppedMeanwhile() }
-        return deleted
+        guard let known else {
+            let (exists, deleted) = try run { try session.wait(session.submit(statements, decode: decode)) }
+            if !exists { throw droppedMeanwhile() }
+            return deleted
+        }
+        let pending = session.hold(statements, decode: decode)
+        let answered = known
+        unchecked.append { [self] in
+            let (exists, deleted) = try run { try session.wait(pending) }
+            if !exists { throw droppedMeanwhile() }
+            if answered && !deleted {
+                // Never expected (the key's lock was held since its value was read): the
+                // write runs again rather than commit on a wrong answer.
+                retryableState = "40001"
+                throw PostgresDriverError.server(sqlState: "40001", message: "a value read under its key's lock was gone when deleted")
+            }
+        }
+        return known
     }
 
     /// Runs `body` holding the lock of `handle`'s keyspace (see ``lockKeyspace(_:exclusive:)``);

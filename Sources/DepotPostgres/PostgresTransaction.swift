@@ -390,11 +390,16 @@ final class PostgresTransaction: StorageTransaction {
 
     func delete(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws -> Bool {
         return try storageCall {
-            try check(write: true)
+            // The answers of the puts sent without waiting are checked before this delete's
+            // own wait, not when its answer is known (it then waits for nothing).
+            try check(write: true, deferring: true)
             guard let handle = try self.handle(of: keyspace) else { return false }
             stableValues.forget(keyspace: handle.id, key: key)
+            // A value this write read under the key's lock is still there: the delete's answer.
+            let present = !lockedValues.isEmpty && !handle.multiValue && lockedValues[LockedValue(handle.id, key)] != nil
             forgetLockedValue(handle, key)
-            if let locks { return try lockedDelete(handle, locks, key: key, value: nil) }
+            if !present || locks == nil { try flushWrites() }
+            if let locks { return try lockedDelete(handle, locks, key: key, value: nil, known: present ? true : nil) }
             let sql = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea RETURNING 1::bigint"
             // All values of a multi-value key: the key exclusively, as a read of it.
             let locks = keyLocks(handle, key, write: true)
@@ -415,6 +420,27 @@ final class PostgresTransaction: StorageTransaction {
             return try holdingKeyspace(handle, exclusive: false) {
                 try !run { try session.integers(Statement(prepared: sql, .of(handle.id, Bytea(key), Bytea(value))), after: locks) }.isEmpty
             }
+        }
+    }
+
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try storageCall {
+            try check(write: true, deferring: true)
+            guard let handle = try self.handle(of: keyspace) else { return }
+            guard let locks else { _ = try delete(forKey: key, in: keyspace); return }
+            stableValues.forget(keyspace: handle.id, key: key)
+            forgetLockedValue(handle, key)
+            _ = try lockedDelete(handle, locks, key: key, value: nil, known: false)
+        }
+    }
+
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try storageCall {
+            try check(write: true, deferring: true)
+            guard let handle = try self.handle(of: keyspace) else { return }
+            guard let locks else { _ = try delete(forKey: key, value: value, in: keyspace); return }
+            forgetLockedValue(handle, key)
+            _ = try lockedDelete(handle, locks, key: key, value: value, known: false)
         }
     }
 

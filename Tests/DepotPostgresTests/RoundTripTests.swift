@@ -130,6 +130,42 @@ struct RoundTripTests {
         }
     }
 
+    /// The statements of a write leave together (libpq's pipeline): a new document's write
+    /// waits for the server once (its opening, its insert and `COMMIT` in one round trip), a
+    /// document retrieved and parked back and a delete twice (the read the write needs first,
+    /// then the rest with `COMMIT`), and ten new documents in one write once.
+    @Test func aWriteWaitsForTheServerOncePerAnswerItNeeds() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Ticket(id: 0, title: "warm", count: 0)) }
+            func roundTrips(_ body: () throws -> Void) rethrows -> Int {
+                let before = driver.idleRoundTrips
+                try body()
+                return driver.idleRoundTrips - before
+            }
+            var inserts: [Int] = [], updates: [Int] = [], deletes: [Int] = [], batches: [Int] = []
+            for id in 1...3 {
+                inserts.append(try roundTrips { _ = try store.write { tx in try tx.park(Ticket(id: id, title: "t", count: 0)) } })
+                updates.append(try roundTrips {
+                    try store.write { tx in
+                        guard var ticket = try tx.retrieve(Ticket.self, id: id) else { return }
+                        ticket.count += 1
+                        try tx.park(ticket)
+                    }
+                })
+                deletes.append(try roundTrips { _ = try store.write { tx in try tx.delete(Ticket.self, id: id) } })
+                batches.append(try roundTrips {
+                    try store.write { tx in for n in 0..<10 { try tx.park(Ticket(id: 100 * id + n, title: "b", count: 0)) } }
+                })
+            }
+            #expect(inserts.min() == 1, "round trips per new document: \(inserts)")
+            #expect(updates.min() == 2, "round trips per update: \(updates)")
+            #expect(deletes.min() == 2, "round trips per delete: \(deletes)")
+            #expect(batches.min() == 1, "round trips per write of 10 new documents: \(batches)")
+            #expect(try store.read { tx in try tx.retrieveAll(Ticket.self).count } == 31)
+        }
+    }
+
     /// A document retrieved and parked back in one write: its opening with the read, the put
     /// and `COMMIT` (the read's value answers the park's question whether it is stored).
     @Test func aRetrievedDocumentParkedBackCostsFourStatements() throws {

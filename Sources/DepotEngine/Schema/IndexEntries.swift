@@ -47,7 +47,7 @@ package enum IndexEntries {
             }
             if let clash {
                 for j in indexes.indices where (j < 64 && claimedMask & (1 << UInt64(j)) != 0) || claimedBeyond.contains(j) {
-                    _ = try new[j].withUnsafeBytes { try txn.delete(forKey: $0, in: keyspaces[j]) }
+                    try new[j].withUnsafeBytes { try txn.deleteIfPresent(forKey: $0, in: keyspaces[j]) }
                 }
                 let index = indexes[i]
                 throw DepotError.uniqueIndexViolation(alias: target.alias, collection: target.collection, index: index.name,
@@ -71,9 +71,9 @@ package enum IndexEntries {
                     if index.unique {
                         // Only remove the entry if it still points at this document.
                         let ours = try txn.withValue(forKey: indexKey, in: ks) { $0.elementsEqual(key) } ?? false
-                        if ours { _ = try txn.delete(forKey: indexKey, in: ks) }
+                        if ours { try txn.deleteIfPresent(forKey: indexKey, in: ks) }
                     } else {
-                        _ = try txn.delete(forKey: indexKey, value: key, in: ks)
+                        try txn.deleteIfPresent(forKey: indexKey, value: key, in: ks)
                     }
                 }
             }
@@ -94,7 +94,7 @@ package enum IndexEntries {
                                    txn: any StorageTransaction) throws {
         if old == new { return }
         if let old {
-            _ = try syncKey(old, collection: collection).withUnsafeBytes { try txn.delete(forKey: $0, value: key, in: ks) }
+            try syncKey(old, collection: collection).withUnsafeBytes { try txn.deleteIfPresent(forKey: $0, value: key, in: ks) }
         }
         if let new {
             try syncKey(new, collection: collection).withUnsafeBytes { try txn.put(key, forKey: $0, in: ks) }
@@ -104,7 +104,7 @@ package enum IndexEntries {
     /// Removes every sync-status entry of `collection` from the sync-status index `ks`.
     package static func clearSync(_ ks: Keyspace, collection: String, txn: any StorageTransaction) throws {
         for status in SyncStatus.allCases {
-            _ = try syncKey(status, collection: collection).withUnsafeBytes { try txn.delete(forKey: $0, in: ks) }
+            try syncKey(status, collection: collection).withUnsafeBytes { try txn.deleteIfPresent(forKey: $0, in: ks) }
         }
     }
 }

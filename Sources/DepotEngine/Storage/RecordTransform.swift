@@ -152,6 +152,14 @@ final class TransformingTransaction: StorageTransaction {
         try base.delete(forKey: key, value: value, in: keyspace)
     }
 
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try base.deleteIfPresent(forKey: key, in: keyspace)
+    }
+
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        try base.deleteIfPresent(forKey: key, value: value, in: keyspace)
+    }
+
     func scan(_ keyspace: Keyspace, lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?, reverse: Bool,
               _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
         guard Self.applies(to: keyspace) else { return try base.scan(keyspace, lower: lower, upper: upper, prefix: prefix, reverse: reverse, body) }

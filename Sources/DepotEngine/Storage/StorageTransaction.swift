@@ -108,9 +108,26 @@ public protocol StorageTransaction: AnyObject {
     /// fails as retryable and runs again, and the driver reads the key afresh then. The default
     /// reads it with ``withValue(forKey:in:_:)``.
     func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]?
+    /// Deletes `key` (all its values) where the caller needs no answer: a driver whose answers
+    /// cost a round trip may send it without waiting (its failure then fails the transaction,
+    /// before or at `COMMIT`). The default calls ``delete(forKey:in:)``.
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
+    /// Deletes one value of a key of a multi-value keyspace where the caller needs no answer
+    /// (see ``deleteIfPresent(forKey:in:)``). The default calls ``delete(forKey:value:in:)``.
+    func deleteIfPresent(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws
 }
 
 extension StorageTransaction {
+    /// Deletes through ``delete(forKey:in:)``, discarding its answer.
+    public func deleteIfPresent(forKey key: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        _ = try delete(forKey: key, in: keyspace)
+    }
+
+    /// Deletes through ``delete(forKey:value:in:)``, discarding its answer.
+    public func deleteIfPresent(forKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, in keyspace: Keyspace) throws {
+        _ = try delete(forKey: key, value: value, in: keyspace)
+    }
+
     /// No stamps: the change log is numbered by the store's counter.
     public func changeLogStamp() throws -> UInt64? { nil }
     /// No stamps, no horizon.
