@@ -128,6 +128,12 @@ def flags(trait):
         result += ["-Xcc", "-fmodule-map-file=" + m]
     for inc in glob.glob(os.path.join(scratch, "checkouts", "*", "Sources", "*", "include")):
         result += ["-Xcc", "-I" + inc]
+    # The include folders of the system libraries the modules import (libpq's headers are not
+    # in /usr/include itself), as SwiftPM finds them for the package's system library targets.
+    for library in ["lmdb", "libpq"]:
+        cflags = subprocess.run(["pkg-config", "--cflags-only-I", library], capture_output=True, text=True)
+        for flag in cflags.stdout.split() if cflags.returncode == 0 else []:
+            result += ["-Xcc", flag]
     if trait == "Macros":
         plugin = os.path.join(bin_dir, "DepotMacrosPlugin-tool")
         result += ["-load-plugin-executable", plugin + "#DepotMacrosPlugin"]
