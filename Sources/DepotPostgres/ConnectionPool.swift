@@ -97,6 +97,10 @@ final class ConnectionPool: @unchecked Sendable {
     /// ``idleStatementsSent``).
     var idleRoundTrips: Int { condition.withLock { idle.reduce(0) { $0 + $1.connection.roundTrips } } }
 
+    /// How many statement groups the idle connections sent and did not read the answers of
+    /// (for tests: they must not pile up).
+    var idleUnreadGroups: Int { condition.withLock { idle.reduce(0) { $0 + $1.connection.unreadCount } } }
+
     /// Whether the calling thread is one of the pool's event loops (which must never block).
     var isEventLoopThread: Bool { loops.contains { $0.inEventLoop } }
 

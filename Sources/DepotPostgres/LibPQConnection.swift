@@ -73,6 +73,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// Whether statements were sent whose answers were not read yet.
     var hasUnread: Bool { expectedStart < expected.count }
 
+    /// How many groups were sent whose answers were not read yet.
+    var unreadCount: Int { expected.count - expectedStart }
+
     // MARK: Connecting
 
     /// Why a connection could not be opened: libpq's message (never holds the password).
@@ -85,6 +88,10 @@ final class LibPQConnection: @unchecked Sendable {
     static func connect(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
                         deadline: Date) throws(ConnectFailure) -> LibPQConnection {
         _ = opensslKeptAtExit
+        // Pipeline mode came with libpq 14.
+        guard PQlibVersion() >= 140_000 else {
+            throw ConnectFailure(message: "libpq \(PQlibVersion()) is older than 14, which the driver's pipeline needs")
+        }
         let handle: OpaquePointer? = withCStrings(parameters.map(\.0)) { keywords in
             withCStrings(parameters.map(\.1)) { values in PQconnectStartParams(keywords, values, 0) }
         }
@@ -138,8 +145,8 @@ final class LibPQConnection: @unchecked Sendable {
     // MARK: Sending
 
     /// Queues `statements` as one group (a preparable statement runs by name once this
-    /// connection has prepared it, and is prepared after its first unnamed run) and a `Sync`;
-    /// nothing is written until ``flush(until:)`` or a read. `complete` gets the last
+    /// connection has prepared it, and is prepared after its first unnamed run) and a `Sync`,
+    /// which libpq writes at once when the socket takes it (``flush(until:)`` writes the rest). `complete` gets the last
     /// statement's answer, or the first failure. A failed statement does not stop later groups.
     func send(_ statements: [Statement], complete: @escaping (Result<Answer, any Error>) -> Void) {
         guard let handle, lost == nil else {
@@ -232,6 +239,8 @@ final class LibPQConnection: @unchecked Sendable {
                 if failure == nil { failure = serverError(result) }
             case (PGRES_FATAL_ERROR, .prepare(let index)):
                 prepared.settle(index, .failed)
+                // Inside a transaction it is now aborted: its cause, not a later 25P02, is told.
+                if failure == nil { failure = serverError(result) }
             case (PGRES_PIPELINE_ABORTED, .prepare(let index)):
                 prepared.settle(index, .aborted)
             case (PGRES_PIPELINE_ABORTED, .statement):

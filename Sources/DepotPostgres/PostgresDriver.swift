@@ -86,6 +86,9 @@ public final class PostgresDriver: StorageDriver {
     /// How often the pool's idle connections waited for the server's answers (for tests).
     var idleRoundTrips: Int { pool.idleRoundTrips }
 
+    /// How many statement groups the pool's idle connections have not read the answers of (for tests).
+    var idleUnreadGroups: Int { pool.idleUnreadGroups }
+
     /// Connects (lazily, through a pool) and creates the schema and tables when missing.
     /// - Parameter logger: where the change notices' postgres-nio connections log (warnings and
     ///   above by default; it never logs passwords).
@@ -385,6 +388,7 @@ public final class PostgresDriver: StorageDriver {
                                       deadline: deadline, timeout: configuration.callTimeout)
         defer {
             session.discardHeld()
+            session.settle()
             var returned = lease
             returned.chained = session.chained
             returned.readHint = session.readHint

@@ -180,6 +180,24 @@ final class PostgresSession {
         }
     }
 
+    /// Reads the answers of statements nobody waited for (a read's `COMMIT AND CHAIN`, the
+    /// `ROLLBACK` of a chained transaction) once more than ``unreadLimit`` groups are unread, so
+    /// that they never pile up on a connection whose calls wait for nothing; within the call's
+    /// deadline (past it the connection is closed). Before the connection is given back.
+    func settle() {
+        guard !isBroken, connection.unreadCount > Self.unreadLimit else { return }
+        let until = PostgresDriver.date(deadline)
+        while connection.hasUnread {
+            guard connection.readNext(until: until) else {
+                abandon()
+                return
+            }
+        }
+    }
+
+    /// How many groups may stay unread when a connection is given back.
+    static let unreadLimit = 8
+
     /// Gives up on the connection: marks it broken and closes it, which fails whatever is still
     /// waiting on it.
     func abandon() {

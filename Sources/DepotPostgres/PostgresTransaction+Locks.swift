@@ -174,9 +174,10 @@ extension PostgresTransaction {
     /// wait); true when this write read the key's value under its lock and did not change it
     /// since (``PostgresTransaction/lockedValues``), false when the caller needs no answer
     /// (``deleteIfPresent(forKey:in:)``). With an answer known the statements are held, not
-    /// waited for: they go out with the next statement, and their answer is checked before
-    /// the transaction's next wait or its `COMMIT` (a row that was not there after all fails
-    /// the write with a retryable error, so a committed write never acted on a wrong answer).
+    /// waited for: they go out with the next statement, and the delete checks itself on the
+    /// server (a keyspace dropped meanwhile, or a row that was not there after all, fails it, so
+    /// the transaction's `COMMIT` answers `ROLLBACK` and the write runs again: a committed write
+    /// never acted on a wrong answer).
     func lockedDelete(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?,
                       known: Bool? = nil) throws -> Bool {
         usedKeyspaces.insert(handle.id)
@@ -205,34 +206,43 @@ extension PostgresTransaction {
         }
         var binds = Parameters.of(handle.id, Bytea(key))
         if let value { Bytea(value).bind(into: &binds) }
-        let deleteShape = (handle.multiValue ? 1 : 0) | (value != nil ? 2 : 0) | (checkExists ? 4 : 0)
+        // Held (an answer known or not needed), the statement checks itself on the server: it
+        // divides by the keyspace's row count and, when the row must be there, by the rows it
+        // deleted, so that a surprise fails the transaction there and its `COMMIT` answers
+        // `ROLLBACK` (the check's answer is only read after `COMMIT` went out).
+        let heldBits = known.map { $0 ? 8 : 16 } ?? 0
+        let deleteShape = (handle.multiValue ? 1 : 0) | (value != nil ? 2 : 0) | (checkExists ? 4 : 0) | heldBits
         let sql = schema.texts.text(StatementTexts.shape(.lockedDelete, UInt32(deleteShape))) { [schema] in
             let delete = "DELETE FROM \(schema.table(multiValue: handle.multiValue)) WHERE keyspace = $1::int AND key = $2::bytea"
                 + (value != nil ? " AND value = $3::bytea" : "") + " RETURNING 1"
-            return checkExists
-                ? "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), d AS (\(delete)) SELECT k.n, (SELECT count(*) FROM d) FROM k"
-                : "WITH d AS (\(delete)) SELECT 1::bigint, count(*) FROM d"
+            let keyspace = "k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int)"
+            switch (known, checkExists) {
+            case (nil, true): return "WITH \(keyspace), d AS (\(delete)) SELECT k.n, (SELECT count(*) FROM d) FROM k"
+            case (nil, false): return "WITH d AS (\(delete)) SELECT 1::bigint, count(*) FROM d"
+            case (true?, true): return "WITH \(keyspace), d AS (\(delete)) SELECT 1 / (k.n * (SELECT count(*) FROM d)) FROM k"
+            case (true?, false): return "WITH d AS (\(delete)) SELECT 1 / count(*) FROM d"
+            case (false?, true): return "WITH \(keyspace), d AS (\(delete)) SELECT 1 / k.n FROM k"
+            case (false?, false): return "WITH d AS (\(delete)) SELECT 1::bigint"
+            }
         }
         let statements = [Statement(prepared: lockSQL, lockBinds), Statement(prepared: sql, binds)]
-        let decode: @Sendable ([Row]) throws -> (exists: Bool, deleted: Bool) = { rows in
-            guard let row = rows.first else { throw UnexpectedRow() }
-            return (try row.binary(Int64.self, at: 0) > 0, try row.binary(Int64.self, at: 1) > 0)
-        }
         guard let known else {
-            let (exists, deleted) = try run { try session.wait(session.submit(statements, decode: decode)) }
+            let pending = session.submit(statements) { rows -> (exists: Bool, deleted: Bool) in
+                guard let row = rows.first else { throw UnexpectedRow() }
+                return (try row.binary(Int64.self, at: 0) > 0, try row.binary(Int64.self, at: 1) > 0)
+            }
+            let (exists, deleted) = try run { try session.wait(pending) }
             if !exists { throw droppedMeanwhile() }
             return deleted
         }
-        let pending = session.hold(statements, decode: decode)
-        let answered = known
+        let pending = session.hold(statements) { _ in () }
         unchecked.append { [self] in
-            let (exists, deleted) = try run { try session.wait(pending) }
-            if !exists { throw droppedMeanwhile() }
-            if answered && !deleted {
-                // Never expected (the key's lock was held since its value was read): the
-                // write runs again rather than commit on a wrong answer.
-                retryableState = "40001"
-                throw PostgresDriverError.server(sqlState: "40001", message: "a value read under its key's lock was gone when deleted")
+            do {
+                _ = try run { try session.wait(pending) }
+            } catch PostgresDriverError.server(sqlState: "22012", message: _) {
+                // Its keyspace dropped meanwhile or, with an answer known, its row gone (never
+                // expected: the key's lock was held since its value was read). Retried.
+                throw droppedMeanwhile()
             }
         }
         return known

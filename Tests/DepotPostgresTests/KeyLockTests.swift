@@ -55,6 +55,47 @@ struct KeyLockTests {
         }
     }
 
+    /// A delete whose answer the write knew (the value it read under the key's lock) is sent
+    /// without waiting; when the row was gone after all (another host cleared the keyspace,
+    /// which takes no key lock), the delete fails on the server, `COMMIT` rolls back and the
+    /// write runs again with the true answer: a committed write never acted on a wrong one.
+    @Test func aHeldDeleteThatFindsNoRowRunsTheWriteAgain() throws {
+        try PostgresTestServer.withHosts(2) { hosts in
+            let first = hosts[0], second = hosts[1]
+            // Made by the other host: the first one's connection has no write hint for the
+            // keyspace, so its read takes the key's lock only (as on a host that never wrote there).
+            try second.write { txn in
+                guard let values = try txn.keyspace(named: "values", create: true, multiValue: false) else { return }
+                try txn.store([1], forKey: [1], in: values)
+                try txn.store([2], forKey: [2], in: values)
+            }
+            let attempts = Atomic(0)
+            var answers: [Bool] = []
+            try first.write { txn in
+                let attempt = attempts.add(1, ordering: .relaxed).newValue
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
+                _ = try txn.value([1], in: values)
+                if attempt == 1 {
+                    // Another host empties the keyspace meanwhile (bounded by its call timeout).
+                    try second.write { other in
+                        if let space = try other.keyspace(named: "values", create: false, multiValue: false) { try other.clear(space) }
+                    }
+                }
+                answers.append(try txn.remove([1], in: values))
+                // What each attempt writes besides: only the committed attempt's may be there.
+                try txn.store([3], forKey: [UInt8(10 + attempt)], in: values)
+            }
+            #expect(attempts.load(ordering: .relaxed) == 2, "the write ran again: \(answers)")
+            #expect(answers == [true, false], "the committed attempt acted on the true answer: \(answers)")
+            try first.read { txn in
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
+                #expect(try txn.value([1], in: values) == nil && txn.value([2], in: values) == nil)
+                #expect(try txn.value([11], in: values) == nil, "the attempt that acted on a wrong answer did not commit")
+                #expect(try txn.value([12], in: values) == [3])
+            }
+        }
+    }
+
     /// A delete that waits for its key's lock deletes what the lock's holder committed: its
     /// statement reads after the lock was granted (a value, and a multi-value pair). Two
     /// drivers, as two hosts.

@@ -130,6 +130,25 @@ struct RoundTripTests {
         }
     }
 
+    /// Calls that wait for no answer (a read that reads nothing: its opening and its
+    /// `COMMIT AND CHAIN` go out unanswered) leave their answers to the connection's next wait;
+    /// they never pile up on it when no call waits: the connection reads them when more than a
+    /// few are unread.
+    @Test func unansweredStatementsDoNotPileUpOnAConnection() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            var most = 0
+            for _ in 0..<60 {
+                try driver.read { _ in }
+                most = max(most, driver.idleUnreadGroups)
+            }
+            #expect(most > 0, "these reads leave answers unread (else this test checks nothing)")
+            #expect(most <= PostgresSession.unreadLimit, "unread groups on the idle connection: at most \(most)")
+            try driver.write { txn in _ = try txn.keyspace(named: "after", create: true, multiValue: false) }
+            let found = try driver.read { txn in try txn.keyspace(named: "after", create: false, multiValue: false) != nil }
+            #expect(found, "the connection still answers after the reads")
+        }
+    }
+
     /// The statements of a write leave together (libpq's pipeline): a new document's write
     /// waits for the server once (its opening, its insert and `COMMIT` in one round trip), a
     /// document retrieved and parked back and a delete twice (the read the write needs first,
