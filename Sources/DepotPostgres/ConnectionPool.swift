@@ -96,6 +96,8 @@ final class ConnectionPool: @unchecked Sendable {
     /// How often the idle connections waited for answers after sending (for tests, as
     /// ``idleStatementsSent``).
     var idleRoundTrips: Int { condition.withLock { idle.reduce(0) { $0 + $1.connection.roundTrips } } }
+    /// How many `Sync` messages the idle connections sent (for tests, as ``idleStatementsSent``).
+    var idleSyncs: Int { condition.withLock { idle.reduce(0) { $0 + $1.connection.syncs } } }
 
     /// How many statement groups the idle connections sent and did not read the answers of
     /// (for tests: they must not pile up).

@@ -25,6 +25,9 @@ final class LibPQConnection: @unchecked Sendable {
     /// How often this connection waited for the server's answers after sending (for tests: a
     /// write of a new document waits once, whatever it sent).
     private(set) var roundTrips = 0
+    /// How many `Sync` messages this connection sent (for tests: the statements a write sends
+    /// before one wait share one).
+    private(set) var syncs = 0
     /// Whether statements were sent since the last wait for answers began.
     private var sentSinceWait = false
 
@@ -34,8 +37,8 @@ final class LibPQConnection: @unchecked Sendable {
         let command: String?
     }
 
-    /// One group of statements sent together and ended by a `Sync`: what each one was, and
-    /// where the answer goes.
+    /// One group of statements sent together, ended by a `Sync` or joined to the next group's
+    /// (see ``send(_:synced:complete:)``): what each one was, and where the answer goes.
     private struct Group {
         enum Item {
             /// A statement whose answer counts (its failure fails the group).
@@ -44,6 +47,8 @@ final class LibPQConnection: @unchecked Sendable {
             case prepare(Int)
         }
         var items: [Item]
+        /// Whether a `Sync` follows the group (its answer is read after the group's).
+        let synced: Bool
         let complete: (Result<Answer, any Error>) -> Void
     }
 
@@ -145,10 +150,18 @@ final class LibPQConnection: @unchecked Sendable {
     // MARK: Sending
 
     /// Queues `statements` as one group (a preparable statement runs by name once this
-    /// connection has prepared it, and is prepared after its first unnamed run) and a `Sync`,
-    /// which libpq writes at once when the socket takes it (``flush(until:)`` writes the rest). `complete` gets the last
-    /// statement's answer, or the first failure. A failed statement does not stop later groups.
-    func send(_ statements: [Statement], complete: @escaping (Result<Answer, any Error>) -> Void) {
+    /// connection has prepared it, and is prepared after its first unnamed run) and, when
+    /// `synced`, a `Sync`, which libpq writes at once when the socket takes it (``flush(until:)``
+    /// writes the rest). `complete` gets the last statement's answer, or the first failure.
+    ///
+    /// A failed statement does not stop the groups after the next `Sync`; the groups between it
+    /// and that `Sync` are skipped (each fails with SQLSTATE 25P02, as the server answers a
+    /// statement in a failed transaction). A group sent without `Sync` (`synced: false`) joins
+    /// the next group's: libpq then writes them with one system call, and the server answers
+    /// them with one. Only inside a transaction (outside one, a `Sync` ends the implicit
+    /// transaction), never before a `ROLLBACK` (which a failure would skip), and always
+    /// followed by a synced group before its answer is awaited.
+    func send(_ statements: [Statement], synced: Bool = true, complete: @escaping (Result<Answer, any Error>) -> Void) {
         guard let handle, lost == nil else {
             complete(.failure(lost ?? .connectionLost(server: server, detail: "the connection closed")))
             return
@@ -181,7 +194,10 @@ final class LibPQConnection: @unchecked Sendable {
                 items.append(.prepare(index))
             }
         }
-        if sent { sent = PQpipelineSync(handle) == 1 }
+        if sent && synced {
+            sent = PQpipelineSync(handle) == 1
+            syncs += 1
+        }
         guard sent else {
             // libpq refused to queue (the connection broke): nothing of this group is answered.
             for (index, _) in preparing { prepared.settle(index, .aborted) }
@@ -190,7 +206,7 @@ final class LibPQConnection: @unchecked Sendable {
             complete(.failure(error))
             return
         }
-        expected.append(Group(items: items, complete: complete))
+        expected.append(Group(items: items, synced: synced, complete: complete))
         sentSinceWait = true
     }
 
@@ -262,12 +278,14 @@ final class LibPQConnection: @unchecked Sendable {
             if lost != nil { return true }
         }
         // The Sync's answer.
-        guard let sync = nextResult(until: deadline, skippingNull: true) else { return lost != nil }
-        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
-        PQclear(sync)
-        guard synced else {
-            lose(.connectionLost(server: server, detail: "the pipeline's Sync was not answered"))
-            return true
+        if group.synced {
+            guard let sync = nextResult(until: deadline, skippingNull: true) else { return lost != nil }
+            let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
+            PQclear(sync)
+            guard synced else {
+                lose(.connectionLost(server: server, detail: "the pipeline's Sync was not answered"))
+                return true
+            }
         }
         expectedStart += 1
         if expectedStart == expected.count {

@@ -86,6 +86,9 @@ public final class PostgresDriver: StorageDriver {
     /// How often the pool's idle connections waited for the server's answers (for tests).
     var idleRoundTrips: Int { pool.idleRoundTrips }
 
+    /// How many `Sync` messages the pool's idle connections sent (for tests).
+    var idleSyncs: Int { pool.idleSyncs }
+
     /// How many statement groups the pool's idle connections have not read the answers of (for tests).
     var idleUnreadGroups: Int { pool.idleUnreadGroups }
 

@@ -106,7 +106,9 @@ final class PostgresSession {
             statementBudget = budget - statements.count
         }
         sent += statements.count
-        sendHeld()
+        // The held groups share this submission's `Sync` (one write, one answer from the
+        // server), except before a `ROLLBACK`, which one of their failures must not skip.
+        sendHeld(joiningNext: !statements.contains { $0.sql.hasPrefix("ROLLBACK") })
         let pending = Pending<T>()
         connection.send(statements) { result in pending.set(result.flatMap { answer in Result { try decode(answer) } }) }
         return pending
@@ -124,12 +126,17 @@ final class PostgresSession {
         return pending
     }
 
-    /// Queues the statements held by ``hold(_:decode:)``, if any (before a wait).
-    func sendHeld() {
+    /// Queues the statements held by ``hold(_:decode:)``, if any (before a wait, or before a
+    /// submission when `joiningNext`): one `Sync` after the last, or none when `joiningNext`
+    /// (the next submission's ends them). Held statements are inside a transaction, so a failure
+    /// among them fails the statements after it either way (SQLSTATE 25P02).
+    func sendHeld(joiningNext: Bool = false) {
         guard !held.isEmpty else { return }
         let groups = held
         held = []
-        for (statements, complete) in groups { connection.send(statements, complete: complete) }
+        for (index, (statements, complete)) in groups.enumerated() {
+            connection.send(statements, synced: !joiningNext && index == groups.count - 1, complete: complete)
+        }
     }
 
     /// When the session ends with statements still held (its transaction ended without them):

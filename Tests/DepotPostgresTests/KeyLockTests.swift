@@ -96,6 +96,46 @@ struct KeyLockTests {
         }
     }
 
+    /// A held delete that fails on the server inside a savepoint the closure leaves with an
+    /// error: the savepoint's `ROLLBACK TO SAVEPOINT` is never skipped by that failure (held
+    /// statements share the next statement's `Sync`, but never a `ROLLBACK`'s), so the write
+    /// goes on and commits once, with what it did after the savepoint.
+    @Test func aSavepointUndoesAHeldStatementThatFailed() throws {
+        struct LeftSavepoint: Error {}
+        try PostgresTestServer.withHosts(2) { hosts in
+            let first = hosts[0], second = hosts[1]
+            try second.write { txn in
+                guard let values = try txn.keyspace(named: "values", create: true, multiValue: false) else { return }
+                try txn.store([1], forKey: [1], in: values)
+            }
+            let attempts = Atomic(0)
+            try first.write { txn in
+                let attempt = attempts.add(1, ordering: .relaxed).newValue
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
+                _ = try txn.value([1], in: values)
+                if attempt == 1 {
+                    try second.write { other in
+                        if let space = try other.keyspace(named: "values", create: false, multiValue: false) { try other.clear(space) }
+                    }
+                }
+                do {
+                    try txn.savepoint {
+                        // Held: its answer is known (the value read under the key's lock), and
+                        // the row is gone, so it fails on the server.
+                        _ = try txn.remove([1], in: values)
+                        throw LeftSavepoint()
+                    }
+                } catch is LeftSavepoint {}
+                try txn.store([3], forKey: [20], in: values)
+            }
+            #expect(attempts.load(ordering: .relaxed) == 1, "the savepoint undid the failure: the write ran once")
+            try first.read { txn in
+                guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
+                #expect(try txn.value([20], in: values) == [3])
+            }
+        }
+    }
+
     /// A delete that waits for its key's lock deletes what the lock's holder committed: its
     /// statement reads after the lock was granted (a value, and a multi-value pair). Two
     /// drivers, as two hosts.

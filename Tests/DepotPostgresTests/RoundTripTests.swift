@@ -157,9 +157,13 @@ struct RoundTripTests {
         try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
             let store = try Store(driver: driver)
             try store.write { tx in try tx.park(Ticket(id: 0, title: "warm", count: 0)) }
+            var syncs: [Int] = []
             func roundTrips(_ body: () throws -> Void) rethrows -> Int {
-                let before = driver.idleRoundTrips
+                let before = driver.idleRoundTrips, syncsBefore = driver.idleSyncs
                 try body()
+                // The statements sent before each wait end with one Sync: one message of the
+                // client, one answer of the server, per round trip.
+                syncs.append(driver.idleSyncs - syncsBefore)
                 return driver.idleRoundTrips - before
             }
             var inserts: [Int] = [], updates: [Int] = [], deletes: [Int] = [], batches: [Int] = []
@@ -181,6 +185,9 @@ struct RoundTripTests {
             #expect(updates.min() == 2, "round trips per update: \(updates)")
             #expect(deletes.min() == 2, "round trips per delete: \(deletes)")
             #expect(batches.min() == 1, "round trips per write of 10 new documents: \(batches)")
+            // After the first round (which prepares statements), as many Syncs as round trips.
+            let trips = inserts.indices.flatMap { [inserts[$0], updates[$0], deletes[$0], batches[$0]] }
+            #expect(syncs.dropFirst(4) == trips.dropFirst(4), "one Sync per round trip: \(syncs) for \(trips)")
             #expect(try store.read { tx in try tx.retrieveAll(Ticket.self).count } == 31)
         }
     }
