@@ -17,6 +17,8 @@ final class LibPQConnection: @unchecked Sendable {
     let server: String
     /// The named statements prepared on this connection.
     let prepared: PreparedStatements
+    /// Where a statement's parameters are laid out for libpq (reused).
+    private let parameterBuffer = ParameterBuffer()
     /// The groups sent and not answered yet, oldest first.
     private var expected: [Group] = []
     private var expectedStart = 0
@@ -179,7 +181,7 @@ final class LibPQConnection: @unchecked Sendable {
                 case .unnamed: break
                 }
             }
-            sent = statement.parameters.withLibPQ { count, types, values, lengths, formats in
+            sent = parameterBuffer.withLibPQ(statement.parameters) { count, types, values, lengths, formats in
                 if let name { return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1) }
                 return PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
             } == 1

@@ -47,35 +47,6 @@ extension Array where Element == Parameter {
         for value in values { value.bind(into: &parameters) }
         return parameters
     }
-
-    /// Runs `body` with the parameters as libpq takes them: count, types, values, lengths and
-    /// formats (every value binary). The pointers are valid only inside `body`.
-    func withLibPQ<R>(_ body: (Int32, UnsafePointer<UInt32>?, UnsafePointer<UnsafePointer<CChar>?>?,
-                                UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
-        guard !isEmpty else { return body(0, nil, nil, nil, nil) }
-        // One buffer holds every value (at least one byte, so that an empty value has an address).
-        var blob: [UInt8] = []
-        blob.reserveCapacity(reduce(1) { $0 + ($1.bytes?.count ?? 0) })
-        var offsets: [Int] = []
-        offsets.reserveCapacity(count)
-        var lengths: [Int32] = []
-        lengths.reserveCapacity(count)
-        for parameter in self {
-            offsets.append(blob.count)
-            lengths.append(Int32(clamping: parameter.bytes?.count ?? 0))
-            if let bytes = parameter.bytes { blob.append(contentsOf: bytes) }
-        }
-        blob.append(0)
-        let types = map(\.type)
-        let formats = [Int32](repeating: 1, count: count)
-        return blob.withUnsafeBufferPointer { buffer in
-            let base = buffer.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) }
-            let values: [UnsafePointer<CChar>?] = indices.map { index in
-                self[index].bytes == nil ? nil : base.map { $0 + offsets[index] }
-            }
-            return body(Int32(count), types, values, lengths, formats)
-        }
-    }
 }
 
 /// A value the driver binds as a statement parameter.

@@ -18,6 +18,26 @@ struct PreparedStatementTests {
         }
     }
 
+    /// Parameters are laid out in one buffer the connection reuses: an empty value stays
+    /// empty (not NULL), NULL stays NULL, and values larger than the buffer so far, or after
+    /// larger ones, come back byte for byte.
+    @Test func parametersKeepTheirBytesWhenTheBufferIsReused() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            let sizes = [0, 1, 5_000, 3, 70_000, 0, 17]
+            try driver.read { txn in
+                let session = try #require(txn as? PostgresTransaction).session
+                for (index, size) in sizes.enumerated() {
+                    let value = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
+                    let echoed = try session.values(Statement("SELECT $1::bytea", .of(Bytea(value))))
+                    #expect(echoed == [value], "value of \(size) bytes")
+                    let nulls = try session.integers(Statement("SELECT ($1::bytea IS NULL)::int::bigint + 2 * length($2::bytea)::bigint",
+                                                               [Parameter(type: 17, bytes: nil), Parameter(type: 17, bytes: value)]))
+                    #expect(nulls == [1 + 2 * Int64(size)], "NULL and \(size) bytes")
+                }
+            }
+        }
+    }
+
     /// One connection: after a few document writes and gets, the point read and the put are
     /// prepared on it, and every get still returns what was written.
     @Test func theDriversStatementsArePreparedAfterTheirFirstUse() throws {
