@@ -90,10 +90,11 @@ final class LibPQConnection: @unchecked Sendable {
         let message: String
     }
 
-    /// Opens a connection with libpq's connection `parameters` (keyword, value), by `deadline`,
-    /// then puts it in pipeline mode (non-blocking: the caller waits with its deadline).
-    static func connect(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
-                        deadline: Date) throws(ConnectFailure) -> LibPQConnection {
+    /// Opens a connection with libpq's connection `parameters` (keyword, value) as they are
+    /// (the host already resolved: see ``connect(_:server:preparesStatements:deadline:resolver:)``),
+    /// by `deadline`, then puts it in pipeline mode (non-blocking: the caller waits with its deadline).
+    static func connectResolved(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
+                                deadline: Date) throws(ConnectFailure) -> LibPQConnection {
         _ = opensslKeptAtExit
         // Pipeline mode came with libpq 14.
         guard PQlibVersion() >= 140_000 else {

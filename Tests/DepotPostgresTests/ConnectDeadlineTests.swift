@@ -1,0 +1,100 @@
+#if Postgres
+@testable import DepotPostgres
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection opens within its connect deadline whatever the host name's resolution does: a
+/// resolver that hangs fails the connect at the deadline, and a first address that never
+/// answers leaves the next one its share of the time (see ``HostResolver``).
+@Suite("PostgreSQL connect deadline", .enabled(if: PostgresTestServer.isAvailable, "needs DEPOT_POSTGRES_URL"))
+struct ConnectDeadlineTests {
+    /// libpq's parameters for the test server, under the host name `name` (which only the
+    /// test's resolver knows), and the server's port.
+    private static func parameters(named name: String) throws -> (parameters: [(String, String)], port: Int) {
+        let configuration = try PostgresConfiguration(url: try #require(PostgresTestServer.url))
+        var endpoint = try #require(configuration.endpoints.first)
+        let port = endpoint.port
+        endpoint.host = name
+        return (PostgresDriver.libpqParameters(configuration, endpoint: endpoint), port)
+    }
+
+    @Test func aResolverThatHangsFailsTheConnectAtItsDeadline() throws {
+        let (parameters, _) = try Self.parameters(named: "depot-hanging-resolver.test")
+        let resolver = HostResolver { _, _ in
+            Thread.sleep(forTimeInterval: 3)
+            return .success(["127.0.0.1"])
+        }
+        let start = ContinuousClock.now
+        do {
+            let connection = try LibPQConnection.connect(parameters, server: "test", preparesStatements: false,
+                                                         deadline: Date().addingTimeInterval(0.3), resolver: resolver)
+            connection.close()
+            Issue.record("connected although the host name was never resolved")
+        } catch {
+            #expect(error.message.contains("not resolved within the connect timeout"), "\(error.message)")
+        }
+        #expect(ContinuousClock.now - start < .seconds(2), "the connect ended at its deadline, not the resolver's")
+    }
+
+    @Test func aSilentFirstAddressLeavesTheNextOneTime() throws {
+        let (parameters, port) = try Self.parameters(named: "depot-two-addresses.test")
+        // 127.0.0.2 (loopback, where the server does not listen) accepts connections on the
+        // server's port and never answers: libpq's startup waits there until its share ends.
+        let silent = try #require(SilentListener(address: "127.0.0.2", port: UInt16(port)))
+        defer { silent.close() }
+        let resolver = HostResolver { _, _ in .success(["127.0.0.2", "127.0.0.1"]) }
+        let start = ContinuousClock.now
+        let connection = try LibPQConnection.connect(parameters, server: "test", preparesStatements: false,
+                                                     deadline: Date().addingTimeInterval(4), resolver: resolver)
+        defer { connection.close() }
+        let elapsed = ContinuousClock.now - start
+        #expect(connection.isUsable)
+        #expect(elapsed >= .milliseconds(1_500) && elapsed < .seconds(4), "the first address had half the time: \(elapsed)")
+    }
+
+    @Test func addressesAndSocketFoldersAreNotLookedUp() {
+        #expect(HostResolver.needsNoLookup("127.0.0.1") && HostResolver.needsNoLookup("::1"))
+        #expect(HostResolver.needsNoLookup("/var/run/postgresql") && HostResolver.needsNoLookup("a,b"))
+        #expect(!HostResolver.needsNoLookup("db.internal") && !HostResolver.needsNoLookup("localhost"))
+    }
+}
+
+/// A TCP socket listening on `address:port` that accepts (in the kernel's backlog) and never
+/// reads or answers.
+private final class SilentListener {
+    private var descriptor: Int32
+
+    init?(address: String, port: UInt16) {
+        #if canImport(Glibc)
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        guard descriptor >= 0 else { return nil }
+        var yes: Int32 = 1
+        setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var socketAddress = sockaddr_in()
+        socketAddress.sin_family = sa_family_t(AF_INET)
+        socketAddress.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, address, &socketAddress.sin_addr) == 1 else { close(); return nil }
+        let bound = withUnsafePointer(to: &socketAddress) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else { close(); return nil }
+    }
+
+    func close() {
+        if descriptor >= 0 {
+            #if canImport(Glibc)
+            _ = Glibc.close(descriptor)
+            #else
+            _ = Darwin.close(descriptor)
+            #endif
+            descriptor = -1
+        }
+    }
+}
+#endif
