@@ -75,12 +75,8 @@ struct KeyLockTests {
                 let attempt = attempts.add(1, ordering: .relaxed).newValue
                 guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
                 _ = try txn.value([1], in: values)
-                if attempt == 1 {
-                    // Another host empties the keyspace meanwhile (bounded by its call timeout).
-                    try second.write { other in
-                        if let space = try other.keyspace(named: "values", create: false, multiValue: false) { try other.clear(space) }
-                    }
-                }
+                // Another host empties the keyspace meanwhile (bounded by its call timeout).
+                if attempt == 1 { try Self.clearValues(on: second) }
                 answers.append(try txn.remove([1], in: values))
                 // What each attempt writes besides: only the committed attempt's may be there.
                 try txn.store([3], forKey: [UInt8(10 + attempt)], in: values)
@@ -93,6 +89,13 @@ struct KeyLockTests {
                 #expect(try txn.value([11], in: values) == nil, "the attempt that acted on a wrong answer did not commit")
                 #expect(try txn.value([12], in: values) == [3])
             }
+        }
+    }
+
+    /// Empties the keyspace "values" from `host` (which takes no key lock).
+    private static func clearValues(on host: PostgresDriver) throws {
+        try host.write { other in
+            if let space = try other.keyspace(named: "values", create: false, multiValue: false) { try other.clear(space) }
         }
     }
 
@@ -113,11 +116,7 @@ struct KeyLockTests {
                 let attempt = attempts.add(1, ordering: .relaxed).newValue
                 guard let values = try txn.keyspace(named: "values", create: false, multiValue: false) else { return }
                 _ = try txn.value([1], in: values)
-                if attempt == 1 {
-                    try second.write { other in
-                        if let space = try other.keyspace(named: "values", create: false, multiValue: false) { try other.clear(space) }
-                    }
-                }
+                if attempt == 1 { try Self.clearValues(on: second) }
                 do {
                     try txn.savepoint {
                         // Held: its answer is known (the value read under the key's lock), and
