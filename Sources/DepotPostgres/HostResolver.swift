@@ -15,6 +15,14 @@ import Darwin
 struct HostResolver: Sendable {
     /// The addresses of a host name and port (numeric, in the resolver's order), or why not.
     let resolve: @Sendable (_ host: String, _ port: String) -> Result<[String], LibPQConnection.ConnectFailure>
+    /// The resolutions running now, by host and port: a connect joins one for its name instead
+    /// of starting another, so that a resolver that hangs holds one thread per name, however
+    /// many connects wait on it.
+    private let running = Running()
+
+    init(resolve: @escaping @Sendable (_ host: String, _ port: String) -> Result<[String], LibPQConnection.ConnectFailure>) {
+        self.resolve = resolve
+    }
 
     /// The system's resolver (`getaddrinfo`, TCP).
     static let system = HostResolver { host, port in
@@ -57,18 +65,43 @@ struct HostResolver: Sendable {
     /// The addresses of `host`, resolved on a thread of its own and waited for until `deadline`
     /// (a resolver still busy then is left to finish on its own; its answer is dropped).
     func addresses(of host: String, port: String, until deadline: Date) throws(LibPQConnection.ConnectFailure) -> [String] {
-        let lookup = Lookup()
-        let resolve = resolve
-        let thread = Thread { lookup.finish(resolve(host, port)) }
-        thread.stackSize = 256 * 1024
-        thread.start()
+        let name = host + "\u{0}" + port
+        let (lookup, isNew) = running.lookup(for: name)
+        if isNew {
+            let resolve = resolve, running = running
+            Thread {
+                let answer = resolve(host, port)
+                running.remove(name)
+                lookup.finish(answer)
+            }.start()
+        }
         guard let result = lookup.wait(until: deadline) else {
             throw .init(message: "the host name \"\(host)\" was not resolved within the connect timeout")
         }
         return try result.get()
     }
 
-    /// One resolution's answer, handed from its thread to the waiting one. `@unchecked Sendable`:
+    /// The resolutions in flight. `@unchecked Sendable`: `lookups` is only touched under `lock`.
+    private final class Running: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lookups: [String: Lookup] = [:]
+
+        /// The resolution of `name` running now, or a new one (true: the caller starts it).
+        func lookup(for name: String) -> (Lookup, Bool) {
+            lock.withLock {
+                if let running = lookups[name] { return (running, false) }
+                let lookup = Lookup()
+                lookups[name] = lookup
+                return (lookup, true)
+            }
+        }
+
+        func remove(_ name: String) {
+            lock.withLock { _ = lookups.removeValue(forKey: name) }
+        }
+    }
+
+    /// One resolution's answer, handed from its thread to the waiting ones. `@unchecked Sendable`:
     /// `result` is only touched under `condition`.
     private final class Lookup: @unchecked Sendable {
         private let condition = NSCondition()
@@ -97,11 +130,14 @@ extension LibPQConnection {
     /// then puts it in pipeline mode (non-blocking: the caller waits with its deadline). A host
     /// name is resolved first within the deadline (see ``HostResolver``), and its addresses are
     /// tried in turn (`hostaddr`; `host` stays for TLS and messages), each with an equal share
-    /// of the time left, so that a first address that never answers leaves the others time.
+    /// of the time left (as libpq's `connect_timeout` applies to each address, but within the
+    /// one deadline), so that a first address that never answers leaves the others time.
     static func connect(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
                         deadline: Date, resolver: HostResolver = .system) throws(ConnectFailure) -> LibPQConnection {
+        // An address given (`hostaddr`, or libpq's `PGHOSTADDR`) is libpq's to use.
         guard let host = parameters.first(where: { $0.0 == "host" })?.1,
-              !parameters.contains(where: { $0.0 == "hostaddr" }), !HostResolver.needsNoLookup(host) else {
+              !parameters.contains(where: { $0.0 == "hostaddr" }), ProcessInfo.processInfo.environment["PGHOSTADDR"] == nil,
+              !HostResolver.needsNoLookup(host) else {
             return try connectResolved(parameters, server: server, preparesStatements: preparesStatements, deadline: deadline)
         }
         let port = parameters.first { $0.0 == "port" }?.1 ?? ""
@@ -115,6 +151,9 @@ extension LibPQConnection {
                 return try connectResolved(parameters + [("hostaddr", address)], server: server,
                                            preparesStatements: preparesStatements, deadline: share)
             } catch {
+                // A TLS failure is the server's (its certificate, its settings), not the
+                // address's: told alone, as it is, and not tried again elsewhere.
+                if PostgresDriverError.tls(libpqMessage: error.message, server: server, host: host, trust: "") != nil { throw error }
                 failures.append(addresses.count > 1 ? "\(address): \(error.message)" : error.message)
             }
         }

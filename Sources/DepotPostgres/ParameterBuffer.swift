@@ -7,6 +7,8 @@
 final class ParameterBuffer {
     private var memory: UnsafeMutableRawPointer?
     private var capacity = 0
+    /// The most memory kept between statements (1 MiB).
+    static let kept = 1 << 20
 
     deinit { memory?.deallocate() }
 
@@ -26,10 +28,19 @@ final class ParameterBuffer {
         let needed = pointers + 3 * integers + valueBytes
         if needed > capacity || memory == nil {
             memory?.deallocate()
-            capacity = Swift.max(needed, 2 * capacity, 1024)
+            // Doubling while small; a large statement gets exactly what it needs, and gives it
+            // back after (below): one large document never stays on a connection.
+            capacity = needed > Self.kept ? needed : Swift.min(Swift.max(needed, 2 * capacity, 1024), Self.kept)
             memory = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<UnsafePointer<CChar>?>.alignment)
         }
         guard let memory else { return body(0, nil, nil, nil, nil) }
+        defer {
+            if capacity > Self.kept {
+                memory.deallocate()
+                self.memory = nil
+                capacity = 0
+            }
+        }
         let values = memory.bindMemory(to: UnsafePointer<CChar>?.self, capacity: count)
         let types = (memory + pointers).bindMemory(to: UInt32.self, capacity: count)
         let lengths = (memory + pointers + integers).bindMemory(to: Int32.self, capacity: count)

@@ -1,6 +1,7 @@
 #if Postgres
 @testable import DepotPostgres
 import Foundation
+import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -37,6 +38,29 @@ struct ConnectDeadlineTests {
             #expect(error.message.contains("not resolved within the connect timeout"), "\(error.message)")
         }
         #expect(ContinuousClock.now - start < .seconds(2), "the connect ended at its deadline, not the resolver's")
+    }
+
+    /// Connects that wait on a hanging resolution of the same name share it: one thread
+    /// resolves, however many connects time out on it.
+    @Test func connectsToOneNameShareItsResolution() throws {
+        let (parameters, _) = try Self.parameters(named: "depot-shared-resolution.test")
+        let calls = Atomic(0)
+        let resolver = HostResolver { _, _ in
+            calls.add(1, ordering: .relaxed)
+            Thread.sleep(forTimeInterval: 1.5)
+            return .failure(.init(message: "no such name"))
+        }
+        let outcome = concurrently(threads: 4, steps: 2) { _, _ in
+            do {
+                let connection = try LibPQConnection.connect(parameters, server: "test", preparesStatements: false,
+                                                             deadline: Date().addingTimeInterval(0.2), resolver: resolver)
+                connection.close()
+            } catch let error as LibPQConnection.ConnectFailure {
+                guard error.message.contains("not resolved within the connect timeout") else { throw error }
+            }
+        }
+        #expect(outcome.finished && outcome.failures.isEmpty, "\(outcome.failures)")
+        #expect(calls.load(ordering: .relaxed) == 1, "one resolution for 8 connects: \(calls.load(ordering: .relaxed))")
     }
 
     @Test func aSilentFirstAddressLeavesTheNextOneTime() throws {
