@@ -129,9 +129,10 @@ extension LibPQConnection {
     /// Opens a connection with libpq's connection `parameters` (keyword, value) by `deadline`,
     /// then puts it in pipeline mode (non-blocking: the caller waits with its deadline). A host
     /// name is resolved first within the deadline (see ``HostResolver``), and its addresses are
-    /// tried in turn (`hostaddr`; `host` stays for TLS and messages), each with an equal share
-    /// of the time left (as libpq's `connect_timeout` applies to each address, but within the
-    /// one deadline), so that a first address that never answers leaves the others time.
+    /// tried in turn (`hostaddr`; `host` stays for TLS and messages), each waiting for the
+    /// server's first answer for an equal share of the time left (as libpq's `connect_timeout`
+    /// applies to each address, but within the one deadline), so that a first address that never
+    /// answers leaves the others time, while a server that answered keeps the rest.
     static func connect(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
                         deadline: Date, resolver: HostResolver = .system) throws(ConnectFailure) -> LibPQConnection {
         // An address given (`hostaddr`, or libpq's `PGHOSTADDR`) is libpq's to use.
@@ -146,10 +147,12 @@ extension LibPQConnection {
         for (index, address) in addresses.enumerated() {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { break }
+            // The last address waits for its answer until the deadline; a server that answered
+            // keeps the time left whatever its share (see `connectResolved`).
             let share = Date().addingTimeInterval(left / Double(addresses.count - index))
             do {
                 return try connectResolved(parameters + [("hostaddr", address)], server: server,
-                                           preparesStatements: preparesStatements, deadline: share)
+                                           preparesStatements: preparesStatements, deadline: deadline, answerBy: share)
             } catch {
                 // A TLS failure is the server's (its certificate, its settings), not the
                 // address's: told alone, as it is, and not tried again elsewhere.

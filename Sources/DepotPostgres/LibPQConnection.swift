@@ -93,8 +93,12 @@ final class LibPQConnection: @unchecked Sendable {
     /// Opens a connection with libpq's connection `parameters` (keyword, value) as they are
     /// (the host already resolved: see ``connect(_:server:preparesStatements:deadline:resolver:)``),
     /// by `deadline`, then puts it in pipeline mode (non-blocking: the caller waits with its deadline).
+    ///
+    /// `answerBy`, when given, bounds the wait until the server first answers (the socket is
+    /// readable once): an address that never answers gives up then, while a server that
+    /// answered — slow to authenticate, say — keeps the time up to `deadline`.
     static func connectResolved(_ parameters: [(String, String)], server: String, preparesStatements: Bool,
-                                deadline: Date) throws(ConnectFailure) -> LibPQConnection {
+                                deadline: Date, answerBy: Date? = nil) throws(ConnectFailure) -> LibPQConnection {
         _ = opensslKeptAtExit
         // Pipeline mode came with libpq 14.
         guard PQlibVersion() >= 140_000 else {
@@ -107,14 +111,18 @@ final class LibPQConnection: @unchecked Sendable {
         let connection = LibPQConnection(handle: handle, server: server, preparesStatements: preparesStatements)
         guard PQstatus(handle) != CONNECTION_BAD else { throw connection.connectFailure() }
         var polling = PGRES_POLLING_WRITING
+        var answered = answerBy == nil
         while polling != PGRES_POLLING_OK {
             switch polling {
             case PGRES_POLLING_READING, PGRES_POLLING_WRITING:
-                let events = polling == PGRES_POLLING_READING ? Int16(POLLIN) : Int16(POLLOUT)
-                guard connection.poll(events, until: deadline) else {
+                let reading = polling == PGRES_POLLING_READING
+                let limit = answered ? deadline : Swift.min(deadline, answerBy ?? deadline)
+                guard connection.poll(reading ? Int16(POLLIN) : Int16(POLLOUT), until: limit) else {
                     connection.close()
-                    throw ConnectFailure(message: "no connection within the connect timeout")
+                    throw ConnectFailure(message: answered ? "no connection within the connect timeout"
+                                         : "no answer within this address's share of the connect timeout")
                 }
+                if reading { answered = true }
             case PGRES_POLLING_FAILED:
                 throw connection.connectFailure()
             default:
@@ -142,12 +150,7 @@ final class LibPQConnection: @unchecked Sendable {
     /// Closes the connection (the server rolls back its open transaction); every statement not
     /// answered yet fails.
     func close() {
-        if let handle {
-            PQfinish(handle)
-            self.handle = nil
-        }
-        if lost == nil { lost = .connectionLost(server: server, detail: "the connection was closed") }
-        fail(lost ?? .connectionLost(server: server, detail: "the connection was closed"))
+        lose(lost ?? .connectionLost(server: server, detail: "the connection was closed"))
     }
 
     // MARK: Sending

@@ -57,8 +57,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Event loop threads that serve the change notices' connections (`LISTEN`, `NOTIFY`: the
     /// driver's statements run on the calling threads). nil, the default: one.
     public var eventLoopThreads: Int?
-    /// How long to wait for a connection before failing: the host name's resolution included,
-    /// shared between its addresses when it has several (each tried in turn).
+    /// How long to wait for a connection before failing: the host name's resolution included;
+    /// when the name has several addresses, each tried in turn waits for the server's first
+    /// answer for its share of the time left (a server that answered keeps the rest).
     public var connectTimeout: Duration
     /// The deadline of every driver call (a read, a write with its retries, the set-up): a call
     /// that has not finished by then fails with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` (or

@@ -22,22 +22,30 @@ struct ConnectDeadlineTests {
         return (PostgresDriver.libpqParameters(configuration, endpoint: endpoint), port)
     }
 
+    /// Why a connect with `resolver` failed within `seconds` (nil: it connected), and how long
+    /// it took.
+    private static func failure(_ parameters: [(String, String)], within seconds: Double,
+                                resolver: HostResolver) -> (message: String?, elapsed: Duration) {
+        let start = ContinuousClock.now
+        do {
+            let connection = try LibPQConnection.connect(parameters, server: "test", preparesStatements: false,
+                                                         deadline: Date().addingTimeInterval(seconds), resolver: resolver)
+            connection.close()
+            return (nil, ContinuousClock.now - start)
+        } catch {
+            return (error.message, ContinuousClock.now - start)
+        }
+    }
+
     @Test func aResolverThatHangsFailsTheConnectAtItsDeadline() throws {
         let (parameters, _) = try Self.parameters(named: "depot-hanging-resolver.test")
         let resolver = HostResolver { _, _ in
             Thread.sleep(forTimeInterval: 3)
             return .success(["127.0.0.1"])
         }
-        let start = ContinuousClock.now
-        do {
-            let connection = try LibPQConnection.connect(parameters, server: "test", preparesStatements: false,
-                                                         deadline: Date().addingTimeInterval(0.3), resolver: resolver)
-            connection.close()
-            Issue.record("connected although the host name was never resolved")
-        } catch {
-            #expect(error.message.contains("not resolved within the connect timeout"), "\(error.message)")
-        }
-        #expect(ContinuousClock.now - start < .seconds(2), "the connect ended at its deadline, not the resolver's")
+        let (message, elapsed) = Self.failure(parameters, within: 0.3, resolver: resolver)
+        #expect(message?.contains("not resolved within the connect timeout") == true, "\(message ?? "connected")")
+        #expect(elapsed < .seconds(2), "the connect ended at its deadline, not the resolver's")
     }
 
     /// Connects that wait on a hanging resolution of the same name share it: one thread
@@ -79,6 +87,23 @@ struct ConnectDeadlineTests {
         #expect(elapsed >= .milliseconds(1_500) && elapsed < .seconds(4), "the first address had half the time: \(elapsed)")
     }
 
+    /// An address whose server answered keeps the time left, past its share: a server slow to
+    /// finish the startup (here: one that sends the first bytes of a message and stalls) is not
+    /// given up for the next address at its share.
+    @Test func anAddressThatAnsweredKeepsTheTimeLeft() throws {
+        let (parameters, port) = try Self.parameters(named: "depot-answering-address.test")
+        // The first bytes of an authentication request whose rest never comes (the test
+        // server's URL says sslmode=disable: no TLS request comes first). 127.0.0.3, so that
+        // it never shares an address with the silent test's listener.
+        let stalling = try #require(SilentListener(address: "127.0.0.3", port: UInt16(port), answer: [0x52, 0, 0]))
+        defer { stalling.close() }
+        let resolver = HostResolver { _, _ in .success(["127.0.0.3", "127.0.0.1"]) }
+        let (message, elapsed) = Self.failure(parameters, within: 2, resolver: resolver)
+        // Connected: the answering address was given up at its share for the next one.
+        #expect(message?.contains("127.0.0.3") == true && message?.contains("127.0.0.1") == false, "\(message ?? "connected")")
+        #expect(elapsed >= .milliseconds(1_800), "it kept the whole time left")
+    }
+
     @Test func addressesAndSocketFoldersAreNotLookedUp() {
         #expect(HostResolver.needsNoLookup("127.0.0.1") && HostResolver.needsNoLookup("::1"))
         #expect(HostResolver.needsNoLookup("/var/run/postgresql") && HostResolver.needsNoLookup("a,b"))
@@ -87,11 +112,13 @@ struct ConnectDeadlineTests {
 }
 
 /// A TCP socket listening on `address:port` that accepts (in the kernel's backlog) and never
-/// reads or answers.
-private final class SilentListener {
+/// reads or answers; with `answer`, a thread accepts the first connection (within 5 s), writes
+/// those bytes to it and holds it open until ``close()``.
+private final class SilentListener: @unchecked Sendable {
     private var descriptor: Int32
+    private let accepted = Mutex<Int32>(-1)
 
-    init?(address: String, port: UInt16) {
+    init?(address: String, port: UInt16, answer: [UInt8]? = nil) {
         #if canImport(Glibc)
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -108,17 +135,31 @@ private final class SilentListener {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard bound == 0, listen(descriptor, 16) == 0 else { close(); return nil }
+        guard let answer else { return }
+        let listening = descriptor
+        Thread { [self] in
+            var ready = pollfd(fd: listening, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, 5_000) == 1 else { return }
+            let connection = accept(listening, nil, nil)
+            guard connection >= 0 else { return }
+            _ = answer.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            accepted.withLock { $0 = connection }
+        }.start()
     }
 
     func close() {
-        if descriptor >= 0 {
-            #if canImport(Glibc)
-            _ = Glibc.close(descriptor)
-            #else
-            _ = Darwin.close(descriptor)
-            #endif
-            descriptor = -1
+        let connection = accepted.withLock { held in
+            defer { held = -1 }
+            return held
         }
+        for socket in [connection, descriptor] where socket >= 0 {
+            #if canImport(Glibc)
+            _ = Glibc.close(socket)
+            #else
+            _ = Darwin.close(socket)
+            #endif
+        }
+        descriptor = -1
     }
 }
 #endif
