@@ -132,14 +132,15 @@ final class ConnectionPool: @unchecked Sendable {
                 .first(where: { idle[$0].chained?.characteristics == characteristics }) {
                 idle.swapAt(index, idle.count - 1)
             }
-            while let lease = idle.popLast() {
-                // Checked without waiting: one that the server ended while idle is replaced.
-                if lease.connection.probe() {
-                    condition.unlock()
-                    return lease
-                }
-                open -= 1
+            if let lease = idle.popLast() {
+                // Checked without waiting, outside the lock (a system call): one that the server
+                // ended while idle is closed and replaced.
+                condition.unlock()
+                if lease.connection.probe() { return lease }
                 lease.connection.close()
+                condition.lock()
+                open -= 1
+                continue
             }
             if open < maximum {
                 open += 1
