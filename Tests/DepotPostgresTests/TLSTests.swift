@@ -125,7 +125,9 @@ final class RefusingTLSServer: @unchecked Sendable {
     private let thread: Thread
     private let state = NSLock()
     private var answeredRequest = false
-    /// Whether a client sent the 8-byte TLS request and got the answer.
+    /// Whether a client sent the 8-byte TLS request. It is set before the answer is written: a
+    /// client that read the answer may have failed its connect, and its test checked this,
+    /// before this thread returned from `write`.
     var answered: Bool { state.withLock { answeredRequest } }
 
     init() throws {
@@ -164,8 +166,9 @@ final class RefusingTLSServer: @unchecked Sendable {
         }
         // Length 8, code 80877103: SSLRequest.
         guard request == [0, 0, 0, 8, 0x04, 0xD2, 0x16, 0x2F] else { return }
+        state.withLock { answeredRequest = true }
         var no: UInt8 = UInt8(ascii: "N")
-        if write(client, &no, 1) == 1 { state.withLock { answeredRequest = true } }
+        guard write(client, &no, 1) == 1 else { return }
         var rest = [UInt8](repeating: 0, count: 256)
         _ = rest.withUnsafeMutableBytes { read(client, $0.baseAddress!, 256) }
     }
