@@ -177,7 +177,7 @@ final class LibPQConnection: @unchecked Sendable {
         var preparing: [(index: Int, sql: String)] = []
         var sent = true
         for statement in statements {
-            var name: String?
+            var name: Int?
             if statement.preparable {
                 switch prepared.use(statement.sql) {
                 case .named(let prepared): name = prepared
@@ -186,7 +186,9 @@ final class LibPQConnection: @unchecked Sendable {
                 }
             }
             sent = parameterBuffer.withLibPQ(statement.parameters) { count, types, values, lengths, formats in
-                if let name { return PQsendQueryPrepared(handle, name, count, values, lengths, formats, 1) }
+                if let name {
+                    return PreparedStatements.withName(name) { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
+                }
                 return PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
             } == 1
             items.append(.statement)

@@ -1,7 +1,8 @@
 #if Postgres
 /// Memory a connection reuses for its statements' parameters in the form libpq takes them
-/// (types, value pointers, lengths, formats and the values' bytes in one allocation), so that
-/// sending a statement allocates nothing once the buffer has grown to the largest statement.
+/// (types, value pointers, lengths and formats in one allocation), so that sending a statement
+/// allocates nothing once the buffer has grown to the statement with the most parameters. The
+/// values themselves are sent from the ``Parameters``' own bytes, not copied.
 ///
 /// Not `Sendable`: it belongs to one ``LibPQConnection``, used by one thread at a time.
 final class ParameterBuffer {
@@ -20,16 +21,15 @@ final class ParameterBuffer {
                                UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> R) -> R {
         let count = parameters.count
         guard count > 0 else { return body(0, nil, nil, nil, nil) }
-        // At least one byte of values, so that an empty value has an address.
-        var valueBytes = 1
-        for parameter in parameters { valueBytes += parameter.bytes?.count ?? 0 }
         let pointers = count * MemoryLayout<UnsafePointer<CChar>?>.stride
         let integers = count * MemoryLayout<Int32>.stride
-        let needed = pointers + 3 * integers + valueBytes
+        // One byte more: the address of an empty value (which must not be a null pointer,
+        // libpq's SQL NULL) when no value has bytes.
+        let needed = pointers + 3 * integers + 1
         if needed > capacity || memory == nil {
             memory?.deallocate()
-            // Doubling while small; a large statement gets exactly what it needs, and gives it
-            // back after (below): one large document never stays on a connection.
+            // Doubling while small; a statement with a great many parameters gets exactly what
+            // it needs, and gives it back after (below).
             capacity = needed > Self.kept ? needed : Swift.min(Swift.max(needed, 2 * capacity, 1024), Self.kept)
             memory = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: MemoryLayout<UnsafePointer<CChar>?>.alignment)
         }
@@ -45,24 +45,24 @@ final class ParameterBuffer {
         let types = (memory + pointers).bindMemory(to: UInt32.self, capacity: count)
         let lengths = (memory + pointers + integers).bindMemory(to: Int32.self, capacity: count)
         let formats = (memory + pointers + 2 * integers).bindMemory(to: Int32.self, capacity: count)
-        let bytes = (memory + pointers + 3 * integers).bindMemory(to: CChar.self, capacity: valueBytes)
-        var offset = 0
-        for (index, parameter) in parameters.enumerated() {
-            types[index] = parameter.type
-            formats[index] = 1
-            guard let value = parameter.bytes else {
-                values[index] = nil
-                lengths[index] = 0
-                continue
+        let empty = UnsafePointer((memory + pointers + 3 * integers).bindMemory(to: CChar.self, capacity: 1))
+        return parameters.bytes.withUnsafeBytes { bytes in
+            let base = bytes.baseAddress?.assumingMemoryBound(to: CChar.self)
+            var offset = 0
+            for (index, entry) in parameters.entries.enumerated() {
+                types[index] = entry.type
+                formats[index] = 1
+                guard entry.length >= 0 else {
+                    values[index] = nil
+                    lengths[index] = 0
+                    continue
+                }
+                values[index] = entry.length == 0 ? empty : base.map { $0 + offset } ?? empty
+                lengths[index] = Int32(clamping: entry.length)
+                offset += entry.length
             }
-            value.withUnsafeBytes { source in
-                if let base = source.baseAddress { UnsafeMutableRawPointer(bytes + offset).copyMemory(from: base, byteCount: source.count) }
-            }
-            values[index] = UnsafePointer(bytes + offset)
-            lengths[index] = Int32(clamping: value.count)
-            offset += value.count
+            return body(Int32(count), types, values, lengths, formats)
         }
-        return body(Int32(count), types, values, lengths, formats)
     }
 }
 #endif

@@ -356,7 +356,14 @@ public final class PostgresDriver: StorageDriver {
     static let readCharacteristics = "ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
     /// The characteristics of a write transaction (as `BEGIN` takes them).
-    var writeCharacteristics: String { "ISOLATION LEVEL \(configuration.writeIsolation.rawValue) READ WRITE" }
+    /// (String literals: an interpolated string would be built for every write.)
+    var writeCharacteristics: String {
+        switch configuration.writeIsolation {
+        case .readCommitted: "ISOLATION LEVEL READ COMMITTED READ WRITE"
+        case .repeatableRead: "ISOLATION LEVEL REPEATABLE READ READ WRITE"
+        case .serializable: "ISOLATION LEVEL SERIALIZABLE READ WRITE"
+        }
+    }
 
     /// Wraps the session in a transaction. A `READ COMMITTED` write (where every statement takes
     /// a snapshot of its own) sends `BEGIN` and the epoch read with its first statement: a point

@@ -218,7 +218,7 @@ final class PostgresSession {
     }
 
     /// Runs a statement sent unnamed, discarding its rows.
-    func execute(_ sql: String, _ parameters: Parameters = []) throws {
+    func execute(_ sql: String, _ parameters: Parameters = Parameters()) throws {
         try execute(Statement(sql, parameters))
     }
 
@@ -250,7 +250,7 @@ final class PostgresSession {
     }
 
     /// Runs a statement sent unnamed returning one bigint column; its values.
-    func integers(_ sql: String, _ parameters: Parameters = []) throws -> [Int64] {
+    func integers(_ sql: String, _ parameters: Parameters = Parameters()) throws -> [Int64] {
         try integers(Statement(sql, parameters))
     }
 

@@ -70,7 +70,7 @@ extension PostgresTransaction {
             let insertShape = StatementTexts.shape(.putIfAbsentInsert, (check != nil ? 4 : 0) | (combining ? 2 : 0) | (stamp ? 1 : 0))
             let sql = schema.texts.text(insertShape) { [schema] in
                 let epochColumns = combining ? ", (SELECT value FROM \(schema.epoch))\(stamp ? ", txid_current()" : "")" : ""
-                return "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0), " } ?? "")"
+                return "WITH k AS (SELECT count(*) AS n FROM \(schema.keyspaces) WHERE id = $1::int), \(check.map { "\($0.text), " } ?? "")"
                     + "i AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 "
                     + "ON CONFLICT (keyspace, key) DO NOTHING RETURNING 1) "
                     + "SELECT 1 / \(check == nil ? "k.n" : "(k.n * c.ok)"), (SELECT count(*) FROM i), "
@@ -116,7 +116,7 @@ extension PostgresTransaction {
     /// `expectationLock`, first the lock of the key whose value was taken on trust (see
     /// ``stableValue(forKey:in:)``).
     func insertLocks(_ handle: KeyspaceHandle, _ locks: KeyLocks, keyID: Int64, expectationLock: Bool) -> (statement: Statement, shape: UInt32) {
-        var binds = Parameters()
+        var binds = Parameters.forLocks()
         if expectationLock, let expectation { expectation.lock.bind(into: &binds) }
         let hinted = hintedKeyspaceLocks(binds: &binds)
         usedKeyspaces.insert(handle.id)

@@ -116,7 +116,7 @@ extension PostgresTransaction {
                 ? "INSERT INTO \(schema.multi) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT DO NOTHING"
                 : "INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $1::int, $2::bytea, $3::bytea FROM k WHERE k.n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value"
             return "WITH l AS (\(lock)), k AS (SELECT count(*) AS n FROM \(schema.keyspaces), l WHERE id = $1::int), i AS (\(insert))"
-                + (check.map { ", \($0) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k")
+                + (check.map { ", \($0.text) SELECT 1 / (n * ok) FROM k, c" } ?? " SELECT 1 / n FROM k")
         }
         return Statement(prepared: sql, binds)
     }
@@ -127,7 +127,7 @@ extension PostgresTransaction {
     /// locked (shared, see ``WriteHint``: its puts then need no lock statement of their own),
     /// and the read's key locks (`keys`).
     func firstLocks(trusted: Int64?, keys: [(id: Int64, exclusive: Bool)]) -> [Statement] {
-        var binds = Parameters()
+        var binds = Parameters.forLocks()
         trusted?.bind(into: &binds)
         let hinted = hintedKeyspaceLocks(binds: &binds)
         for key in keys { key.id.bind(into: &binds) }
@@ -186,7 +186,7 @@ extension PostgresTransaction {
         let checkExists = held == nil || unverifiedKeyspaces.contains(handle.id)
         if keyspaceLock { keyspaceLocks[handle.id] = false }
         unverifiedKeyspaces.remove(handle.id)
-        var lockBinds = Parameters()
+        var lockBinds = Parameters.forLocks()
         if keyspaceLock {
             let (space, id) = locks.keyspaceLockKey(handle.id)
             space.bind(into: &lockBinds)

@@ -88,7 +88,7 @@ extension PostgresTransaction {
         // With the check of a value taken on trust, when it is still to be sent.
         let check = expectationCheck(first: open.parameters.count + 1, binds: &open.parameters)
         let sql = schema.texts.text(open.shape(checking: check != nil, trailing: trailingLocks?.bits)) { [schema] in
-            OpenInsert.text(schema, entries: open.entries, singles: open.singles, check: check,
+            OpenInsert.text(schema, entries: open.entries, singles: open.singles, check: check?.text,
                             trailing: trailingLocks.map { PostgresTransaction.insertLockCalls($0.bits, first: $0.first) } ?? [])
         }
         let pending = session.hold(open.before + [Statement(prepared: sql, open.parameters)]) { _ in () }

@@ -85,17 +85,15 @@ extension PostgresTransaction {
         }
     }
 
-    /// The check of the value taken on trust, for the next statement to carry: a CTE named `c`
-    /// whose one row's `ok` is 1 when the key still holds the value and 0 otherwise, with
-    /// parameters from `$first` (appended to `binds`). nil when there is none to send; marks
-    /// it sent.
-    func expectationCheck(first: Int, binds: inout Parameters) -> String? {
+    /// The check of the value taken on trust, for the next statement to carry, with parameters
+    /// from `$first` (appended to `binds`). nil when there is none to send; marks it sent.
+    func expectationCheck(first: Int, binds: inout Parameters) -> ExpectationCheck? {
         guard let expected = expectation, !expected.sent else { return nil }
         expectation?.sent = true
         expected.keyspace.bind(into: &binds)
         Bytea(expected.key).bind(into: &binds)
         Bytea(expected.value).bind(into: &binds)
-        return "c AS (SELECT count(*) AS ok FROM \(schema.entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea AND value = $\(first + 2)::bytea)"
+        return ExpectationCheck(entries: schema.entries, first: first)
     }
 
     /// Before `COMMIT`: holds the check when no statement carried it yet, so that it goes out
@@ -104,7 +102,7 @@ extension PostgresTransaction {
     func sendExpectationCheck() {
         var binds = Parameters()
         guard let check = expectationCheck(first: 1, binds: &binds) else { return }
-        let pending = session.hold([Statement(prepared: "WITH \(check) SELECT 1 / ok FROM c", binds)],
+        let pending = session.hold([Statement(prepared: "WITH \(check.text) SELECT 1 / ok FROM c", binds)],
                                      decode: PostgresSession.integers)
         unchecked.append { [self] in try checkingDrop { _ = try run { try session.wait(pending) } } }
     }
@@ -114,6 +112,21 @@ extension PostgresTransaction {
     func forgetExpectedValue() {
         guard let expected = expectation, expected.sent else { return }
         stableValues.forget(keyspace: expected.keyspace, key: expected.key)
+    }
+}
+/// The check of a value taken on trust (see ``PostgresTransaction/expectationCheck(first:binds:)``),
+/// whose text is written only where a statement's text is (once per shape, see
+/// ``StatementTexts``), not with every statement that carries it.
+struct ExpectationCheck {
+    /// The schema's entries table.
+    let entries: String
+    /// The number of its first parameter.
+    let first: Int
+
+    /// A CTE named `c` whose one row's `ok` is 1 when the key still holds the value and 0
+    /// otherwise.
+    var text: String {
+        "c AS (SELECT count(*) AS ok FROM \(entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea AND value = $\(first + 2)::bytea)"
     }
 }
 #endif

@@ -24,7 +24,7 @@ final class PreparedStatements {
     /// What a use of a statement does (``use(_:)``).
     enum Use {
         /// Runs it by this name.
-        case named(String)
+        case named(Int)
         /// Runs it unnamed, then prepares it under ``PreparedStatements/name(_:)`` of this index.
         case prepareAfter(Int)
         /// Runs it unnamed.
@@ -56,6 +56,33 @@ final class PreparedStatements {
     /// The name statement `index` is prepared under.
     static func name(_ index: Int) -> String { "depot_\(index)" }
 
+    /// Runs `body` with ``name(_:)`` of `index` as a C string written on the stack (a `String`
+    /// passed to libpq would be built, then copied into a new array, for every statement).
+    static func withName<R>(_ index: Int, _ body: (UnsafePointer<CChar>) -> R) -> R {
+        // "depot_", at most 20 digits, and the terminating zero.
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer in
+            guard let base = buffer.baseAddress else { return name(index).withCString(body) }
+            var n = 0
+            for byte in "depot_".utf8 {
+                buffer[n] = CChar(bitPattern: byte)
+                n += 1
+            }
+            var value = UInt(bitPattern: index)
+            var digits = 1
+            while value >= 10 {
+                value /= 10
+                digits += 1
+            }
+            value = UInt(bitPattern: index)
+            for position in stride(from: n + digits - 1, through: n, by: -1) {
+                buffer[position] = CChar(UInt8(ascii: "0") + UInt8(value % 10))
+                value /= 10
+            }
+            buffer[n + digits] = 0
+            return body(UnsafePointer(base))
+        }
+    }
+
     /// The index of `sql` in ``texts`` (texts of another length are passed over without a compare).
     private func index(of sql: String) -> Int? {
         let count = sql.utf8.count
@@ -69,7 +96,7 @@ final class PreparedStatements {
         let i: Int
         if let known = index(of: sql) {
             switch states[known] {
-            case .ready: return .named(Self.name(known))
+            case .ready: return .named(known)
             case .preparing: return .unnamed
             case .unprepared: guard failures[known] < Self.attempts else { return .unnamed }
             }

@@ -13,7 +13,7 @@ struct Statement: Sendable {
     let preparable: Bool
 
     /// A statement sent unnamed (parsed and planned by the server each time).
-    init(_ sql: String, _ parameters: Parameters = []) {
+    init(_ sql: String, _ parameters: Parameters = Parameters()) {
         self.sql = sql
         self.parameters = parameters
         preparable = false
@@ -21,65 +21,116 @@ struct Statement: Sendable {
 
     /// One of the driver's fixed statements: every parameter must be cast in `sql`
     /// (`$1::int`), because a named statement is prepared without the parameters' types.
-    init(prepared sql: String, _ parameters: Parameters = []) {
+    init(prepared sql: String, _ parameters: Parameters = Parameters()) {
         self.sql = sql
         self.parameters = parameters
         preparable = true
     }
 }
 
-/// One statement parameter, sent in PostgreSQL's binary format with its type.
-struct Parameter: Sendable {
-    /// The type's OID (`bytea` 17, `int8` 20, `int4` 23, `text` 25, `bool` 16).
-    let type: UInt32
-    /// The value's binary form; nil for SQL NULL.
-    let bytes: [UInt8]?
-}
+/// A statement's parameters, in order, each sent in PostgreSQL's binary format with its type.
+///
+/// Every value's bytes lie in one array, one after another: a statement's parameters cost two
+/// allocations however many there are (not one per value), and the connection sends the values
+/// from that array without copying them (``ParameterBuffer``).
+struct Parameters: Sendable {
+    /// One parameter: its type's OID (`bytea` 17, `int8` 20, `int4` 23, `text` 25, `bool` 16)
+    /// and the length of its value in ``bytes`` (-1 for SQL NULL).
+    struct Entry: Sendable {
+        let type: UInt32
+        let length: Int
+    }
 
-/// A statement's parameters, in order.
-typealias Parameters = [Parameter]
+    /// The parameters, in order.
+    private(set) var entries: [Entry] = []
+    /// The values' bytes, in the parameters' order (nothing for SQL NULL).
+    private(set) var bytes: [UInt8] = []
 
-extension Array where Element == Parameter {
+    /// No parameters.
+    init() {}
+
+    /// No parameters yet, with room for the lock keys (integers) a statement of the driver's
+    /// takes: up to 16 of them without growing.
+    static func forLocks() -> Parameters { Parameters(capacity: 16, byteCount: 128) }
+
+    /// Room for `count` parameters with `byteCount` bytes of values in all.
+    init(capacity count: Int, byteCount: Int) {
+        entries.reserveCapacity(count)
+        bytes.reserveCapacity(byteCount)
+    }
+
+    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
+
     /// Parameters from bytea buffers, integers, strings and booleans, in order.
     static func of(_ values: any PostgresBindable...) -> Parameters {
-        var parameters = Parameters()
-        parameters.reserveCapacity(values.count)
+        var byteCount = 0
+        for value in values { byteCount += value.byteCount }
+        // Room for a few integers more: a lock's key, say, which writes often add.
+        var parameters = Parameters(capacity: values.count + 4, byteCount: byteCount + 32)
         for value in values { value.bind(into: &parameters) }
         return parameters
+    }
+
+    /// Adds a parameter of `type` whose value is `value`'s bytes.
+    mutating func append(type: UInt32, _ value: some Collection<UInt8>) {
+        let before = bytes.count
+        bytes.append(contentsOf: value)
+        entries.append(Entry(type: type, length: bytes.count - before))
+    }
+
+    /// Adds an integer parameter of `type`: `value`'s big-endian bytes.
+    mutating func append<T: FixedWidthInteger>(type: UInt32, integer value: T) {
+        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        entries.append(Entry(type: type, length: MemoryLayout<T>.size))
+    }
+
+    /// Adds an SQL NULL of `type`.
+    mutating func appendNull(type: UInt32) {
+        entries.append(Entry(type: type, length: -1))
+    }
+
+    /// Adds `other`'s parameters after these.
+    static func += (parameters: inout Parameters, other: Parameters) {
+        parameters.entries.append(contentsOf: other.entries)
+        parameters.bytes.append(contentsOf: other.bytes)
     }
 }
 
 /// A value the driver binds as a statement parameter.
 protocol PostgresBindable {
+    /// The length of its value's bytes (room reserved for them before ``bind(into:)``).
+    var byteCount: Int { get }
     func bind(into parameters: inout Parameters)
 }
 
 extension Int32: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 23, bytes: bigEndianBytes(self))) }
+    var byteCount: Int { 4 }
+    func bind(into parameters: inout Parameters) { parameters.append(type: 23, integer: self) }
 }
 
 extension Bool: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 16, bytes: [self ? 1 : 0])) }
+    var byteCount: Int { 1 }
+    func bind(into parameters: inout Parameters) { parameters.append(type: 16, CollectionOfOne(self ? 1 : 0)) }
 }
 
 extension String: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 25, bytes: Array(utf8))) }
+    var byteCount: Int { utf8.count }
+    func bind(into parameters: inout Parameters) { parameters.append(type: 25, utf8) }
 }
 
 extension Int64: PostgresBindable {
-    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 20, bytes: bigEndianBytes(self))) }
+    var byteCount: Int { 8 }
+    func bind(into parameters: inout Parameters) { parameters.append(type: 20, integer: self) }
 }
 
-/// The big-endian bytes of `value` (PostgreSQL's binary integers).
-private func bigEndianBytes<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
-    withUnsafeBytes(of: value.bigEndian) { Array($0) }
-}
-
-/// Bytes bound as bytea.
-struct Bytea: PostgresBindable {
-    let bytes: [UInt8]
-    init(_ bytes: some Sequence<UInt8>) { self.bytes = Array(bytes) }
-    func bind(into parameters: inout Parameters) { parameters.append(Parameter(type: 17, bytes: bytes)) }
+/// Bytes bound as bytea: copied into the parameters when bound (a buffer need only be valid
+/// until then).
+struct Bytea<Bytes: Collection<UInt8>>: PostgresBindable {
+    let bytes: Bytes
+    init(_ bytes: Bytes) { self.bytes = bytes }
+    var byteCount: Int { bytes.count }
+    func bind(into parameters: inout Parameters) { parameters.append(type: 17, bytes) }
 }
 
 /// A row without the column a decoder expected, or a column of another type.

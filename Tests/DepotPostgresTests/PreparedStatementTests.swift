@@ -18,7 +18,16 @@ struct PreparedStatementTests {
         }
     }
 
-    /// Parameters are laid out in one buffer the connection reuses: an empty value stays
+    /// The name a statement runs under, written on the stack for each statement, is the name
+    /// it was prepared under.
+    @Test(arguments: [0, 7, 9, 10, 99, 100, 12_345, Int.max])
+    func theNameWrittenOnTheStackIsTheNamePreparedUnder(index: Int) {
+        let written = PreparedStatements.withName(index) { String(cString: $0) }
+        #expect(written == PreparedStatements.name(index))
+        #expect(written == "depot_\(index)")
+    }
+
+    /// Parameters are sent from one buffer of bytes: an empty value stays
     /// empty (not NULL), NULL stays NULL, and values larger than the buffer so far, or after
     /// larger ones, come back byte for byte.
     @Test func parametersKeepTheirBytesWhenTheBufferIsReused() throws {
@@ -31,9 +40,29 @@ struct PreparedStatementTests {
                     let value = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
                     let echoed = try session.values(Statement("SELECT $1::bytea", .of(Bytea(value))))
                     #expect(echoed == [value], "value of \(size) bytes")
+                    var parameters = Parameters()
+                    parameters.appendNull(type: 17)
+                    parameters.append(type: 17, value)
                     let nulls = try session.integers(Statement("SELECT ($1::bytea IS NULL)::int::bigint + 2 * length($2::bytea)::bigint",
-                                                               [Parameter(type: 17, bytes: nil), Parameter(type: 17, bytes: value)]))
+                                                               parameters))
                     #expect(nulls == [1 + 2 * Int64(size)], "NULL and \(size) bytes")
+                    // Values after an empty one and a NULL keep their places in the bytes.
+                    let mixed = Parameters.of(Bytea([UInt8]()), Int64(size), Bytea(value), "é\(size)")
+                    var withNull = mixed
+                    withNull.appendNull(type: 25)
+                    withNull += .of(Int32(-7))
+                    let echoedAll = try session.wait(session.submit([Statement(
+                        "SELECT length($1::bytea)::bigint, $2::bigint, $3::bytea, $4::text, ($5::text IS NULL), $6::int",
+                        withNull)]) { rows in rows })
+                    #expect(echoedAll.count == 1)
+                    if let row = echoedAll.first {
+                        #expect(try row.integer(at: 0) == 0)
+                        #expect(try row.integer(at: 1) == Int64(size))
+                        #expect(try row.bytes(at: 2) == value)
+                        #expect(try row.bytes(at: 3) == Array("é\(size)".utf8))
+                        #expect(try row.boolean(at: 4))
+                        #expect(try row.integer(at: 5) == -7)
+                    }
                 }
             }
         }
