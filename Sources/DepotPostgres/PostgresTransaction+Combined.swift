@@ -119,11 +119,11 @@ extension PostgresTransaction {
         var binds = Parameters.forLocks()
         if expectationLock, let expectation { expectation.lock.bind(into: &binds) }
         let hinted = hintedKeyspaceLocks(binds: &binds)
-        usedKeyspaces.insert(handle.id)
-        let keyspaceLock = keyspaceLocks[handle.id] == nil
+        heldKeyspaces.use(handle.id)
+        let keyspaceLock = heldKeyspaces.lock(handle.id) == nil
         if keyspaceLock {
             // The keyspace's lock, shared, first (as every writer of the keyspace takes it).
-            keyspaceLocks[handle.id] = false
+            heldKeyspaces.setLock(handle.id, exclusive: false)
             let (space, id) = locks.keyspaceLockKey(handle.id)
             space.bind(into: &binds)
             id.bind(into: &binds)

@@ -39,14 +39,14 @@ extension PostgresTransaction {
     /// its own sent after the lock (a put does, in its own statement).
     func lockKeyspace(_ handle: KeyspaceHandle, exclusive: Bool, checkExists: Bool = true) -> (() throws -> Void)? {
         guard let locks else { return nil }
-        usedKeyspaces.insert(handle.id)
-        let held = keyspaceLocks[handle.id]
+        heldKeyspaces.use(handle.id)
+        let held = heldKeyspaces.lock(handle.id)
         let needsLock = held == nil || (exclusive && held == false)
         // A keyspace locked ahead of use (see WriteHint) was not checked yet.
-        let needsCheck = checkExists && (held == nil || unverifiedKeyspaces.contains(handle.id))
+        let needsCheck = checkExists && (held == nil || heldKeyspaces.isUnverified(handle.id))
         guard needsLock || needsCheck else { return nil }
-        if needsLock { keyspaceLocks[handle.id] = exclusive || held == true }
-        if needsCheck { unverifiedKeyspaces.remove(handle.id) }
+        if needsLock { heldKeyspaces.setLock(handle.id, exclusive: exclusive || held == true) }
+        if needsCheck { heldKeyspaces.setUnverified(handle.id, false) }
         let lock = needsLock ? [locks.keyspace(handle.id, exclusive: exclusive)] : []
         let check: Pending<[Int64]>
         if needsCheck {
@@ -66,7 +66,7 @@ extension PostgresTransaction {
     /// (see ``WriteHint``), in ID order (the order its first lock statement takes them in).
     func lockedKeyspaces() -> WriteHint? {
         guard locks != nil else { return nil }
-        let shared = usedKeyspaces.filter { keyspaceLocks[$0] == false }.sorted()
+        let shared = heldKeyspaces.usedShared()
         return shared.isEmpty ? nil : WriteHint(keyspaces: Array(shared.prefix(WriteHint.limit)))
     }
 
@@ -78,9 +78,9 @@ extension PostgresTransaction {
         guard let locks, !hintedLocksSent else { return 0 }
         hintedLocksSent = true
         var count = 0
-        for id in session.writeHint?.keyspaces ?? [] where keyspaceLocks[id] == nil {
-            keyspaceLocks[id] = false
-            unverifiedKeyspaces.insert(id)
+        for id in session.writeHint?.keyspaces ?? [] where heldKeyspaces.lock(id) == nil {
+            heldKeyspaces.setLock(id, exclusive: false)
+            heldKeyspaces.setUnverified(id, true)
             let (space, key) = locks.keyspaceLockKey(id)
             space.bind(into: &binds)
             key.bind(into: &binds)
@@ -180,12 +180,12 @@ extension PostgresTransaction {
     /// never acted on a wrong answer).
     func lockedDelete(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?,
                       known: Bool? = nil) throws -> Bool {
-        usedKeyspaces.insert(handle.id)
-        let held = keyspaceLocks[handle.id]
+        heldKeyspaces.use(handle.id)
+        let held = heldKeyspaces.lock(handle.id)
         let keyspaceLock = held == nil
-        let checkExists = held == nil || unverifiedKeyspaces.contains(handle.id)
-        if keyspaceLock { keyspaceLocks[handle.id] = false }
-        unverifiedKeyspaces.remove(handle.id)
+        let checkExists = held == nil || heldKeyspaces.isUnverified(handle.id)
+        if keyspaceLock { heldKeyspaces.setLock(handle.id, exclusive: false) }
+        heldKeyspaces.setUnverified(handle.id, false)
         var lockBinds = Parameters.forLocks()
         if keyspaceLock {
             let (space, id) = locks.keyspaceLockKey(handle.id)

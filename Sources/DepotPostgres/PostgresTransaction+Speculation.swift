@@ -110,7 +110,7 @@ extension PostgresTransaction {
     /// document's and than any other joined one (a change log entry), so that no two parts of
     /// the statement touch one row. False otherwise.
     func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
-        guard var open = openInsert, open.entries < OpenInsert.limit, keyspaceLocks[handle.id] != nil else { return false }
+        guard var open = openInsert, open.entries < OpenInsert.limit, heldKeyspaces.lock(handle.id) != nil else { return false }
         let keyID = locks.id(keyspace: handle.id, key: key)
         if !handle.multiValue {
             guard handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
@@ -118,7 +118,7 @@ extension PostgresTransaction {
             open.singleKeyspaces.append(handle.id)
             open.singles |= 1 << UInt32(open.entries)
         }
-        usedKeyspaces.insert(handle.id)
+        heldKeyspaces.use(handle.id)
         handle.id.bind(into: &open.parameters)
         Bytea(key).bind(into: &open.parameters)
         Bytea(value).bind(into: &open.parameters)

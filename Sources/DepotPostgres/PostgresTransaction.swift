@@ -44,13 +44,10 @@ final class PostgresTransaction: StorageTransaction {
     private var droppedKeyspace = false
     /// The key locks of a `READ COMMITTED` write (see ``KeyLocks``); nil otherwise.
     let locks: KeyLocks?
-    /// The keyspaces whose lock this transaction holds (true: exclusively).
-    var keyspaceLocks: [Int32: Bool] = [:]
-    /// Keyspaces locked (shared) ahead of use because the connection's last write locked them
-    /// (see ``WriteHint``): nobody checked yet that they still exist.
-    var unverifiedKeyspaces: Set<Int32> = []
-    /// The keyspaces this transaction locked for use (not only ahead of it).
-    var usedKeyspaces: Set<Int32> = []
+    /// The keyspaces whose lock this transaction holds, those locked (shared) ahead of use
+    /// because the connection's last write locked them (see ``WriteHint``) that nobody checked
+    /// yet to exist, and those it locked for use.
+    var heldKeyspaces = HeldKeyspaces()
     /// Whether the locks of ``WriteHint`` went out (with the transaction's first lock statement).
     var hintedLocksSent = false
     /// The key locks this transaction took shared for a read that found the key (a write of
@@ -467,9 +464,8 @@ final class PostgresTransaction: StorageTransaction {
                 keyspaces.removeAll()
                 // Locks taken inside the savepoint were released with it: take them again (and
                 // values read under them may change).
-                keyspaceLocks.removeAll()
+                heldKeyspaces.releaseLocks()
                 lockedValues.removeAll()
-                unverifiedKeyspaces.removeAll()
                 try run {
                     try session.execute("ROLLBACK TO SAVEPOINT \(name)")
                     try session.execute("RELEASE SAVEPOINT \(name)")

@@ -153,7 +153,7 @@ struct ChainedTransactionTests {
             try writer.write { txn in
                 let a = try space(txn, "a"), b = try space(txn, "b")
                 _ = try [i].withUnsafeBytes { k in try [i].withUnsafeBytes { v in try txn.putIfAbsent(v, forKey: k, in: a) { _ in } } }
-                let ahead = try #require(txn as? PostgresTransaction).unverifiedKeyspaces
+                let ahead = try #require(txn as? PostgresTransaction).heldKeyspaces.unverified
                 try [i].withUnsafeBytes { k in try [i].withUnsafeBytes { try txn.put($0, forKey: k, in: b) } }
                 return (ahead, try txn.count(b))
             }
