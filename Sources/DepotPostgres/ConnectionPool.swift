@@ -14,6 +14,9 @@ import PostgresNIO
 /// Connections of their own for change notices (``openSide(until:settings:)``: `LISTEN` and
 /// `NOTIFY`, which wait for the server's messages) are postgres-nio's, on an event loop group of
 /// the pool's (``PostgresConfiguration/eventLoopThreads``, by default one thread).
+///
+/// Its variables are `@exclusivity(unchecked)`: they are read and written only under its lock,
+/// which the run-time exclusivity checks (per thread) add nothing to.
 final class ConnectionPool: @unchecked Sendable {
     /// A leased connection, and the transaction `COMMIT AND CHAIN` left it in, if any (see
     /// ``PostgresSession/chained``).
@@ -33,16 +36,16 @@ final class ConnectionPool: @unchecked Sendable {
 
     // @unchecked Sendable: the mutable state is guarded by `condition`; the rest is immutable.
     private let condition = NSCondition()
-    private var idle: [Lease] = []
-    private var open = 0
+    @exclusivity(unchecked) private var idle: [Lease] = []
+    @exclusivity(unchecked) private var open = 0
     /// Connections of their own (``openSide(until:settings:)``), not leased: the event loop
     /// stops only after they closed too.
-    private var sideOpen = 0
-    private var nextID = 0
-    private var closed = false
-    private var groupShutDown = false
+    @exclusivity(unchecked) private var sideOpen = 0
+    @exclusivity(unchecked) private var nextID = 0
+    @exclusivity(unchecked) private var closed = false
+    @exclusivity(unchecked) private var groupShutDown = false
     /// Callers waiting for a connection to be given back.
-    private var waiters = 0
+    @exclusivity(unchecked) private var waiters = 0
 
     let maximum: Int
     let group: MultiThreadedEventLoopGroup

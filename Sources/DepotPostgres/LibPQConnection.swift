@@ -10,9 +10,13 @@ import Foundation
 ///
 /// `@unchecked Sendable`: a connection is used by one thread at a time (the pool hands it over
 /// under its lock, and a session never lends it to another thread), which is what libpq asks.
+///
+/// Its variables are `@exclusivity(unchecked)`: the run-time exclusivity checks (two per access,
+/// dozens per write) would only find overlapping accesses on one thread, and none of its
+/// methods calls out while it modifies one.
 final class LibPQConnection: @unchecked Sendable {
     /// The libpq connection (`PGconn *`); nil once closed.
-    private var handle: OpaquePointer?
+    @exclusivity(unchecked) private var handle: OpaquePointer?
     /// The server, for messages.
     let server: String
     /// The named statements prepared on this connection.
@@ -20,18 +24,18 @@ final class LibPQConnection: @unchecked Sendable {
     /// Where a statement's parameters are laid out for libpq (reused).
     private let parameterBuffer = ParameterBuffer()
     /// The groups sent and not answered yet, oldest first.
-    private var expected: [Group] = []
-    private var expectedStart = 0
+    @exclusivity(unchecked) private var expected: [Group] = []
+    @exclusivity(unchecked) private var expectedStart = 0
     /// Why the connection stopped working, once it did (every later statement fails with it).
-    private(set) var lost: PostgresDriverError?
+    @exclusivity(unchecked) private(set) var lost: PostgresDriverError?
     /// How often this connection waited for the server's answers after sending (for tests: a
     /// write of a new document waits once, whatever it sent).
-    private(set) var roundTrips = 0
+    @exclusivity(unchecked) private(set) var roundTrips = 0
     /// How many `Sync` messages this connection sent (for tests: the statements a write sends
     /// before one wait share one).
-    private(set) var syncs = 0
+    @exclusivity(unchecked) private(set) var syncs = 0
     /// Whether statements were sent since the last wait for answers began.
-    private var sentSinceWait = false
+    @exclusivity(unchecked) private var sentSinceWait = false
 
     /// A statement's rows, and its command tag (`COMMIT`, `ROLLBACK`, `INSERT 0 1`).
     struct Answer: Sendable {

@@ -8,6 +8,9 @@ import Logging
 /// connection's answers itself (``wait(_:)``). Errors come back as ``PostgresDriverError``; a
 /// connection that failed other than by a server error is marked ``isBroken`` so that the pool
 /// drops it.
+///
+/// Its variables are `@exclusivity(unchecked)`, as ``LibPQConnection``'s: it is used by one
+/// thread, and none of its methods calls out while it modifies one.
 final class PostgresSession {
     let connection: LibPQConnection
     let logger: Logger
@@ -17,28 +20,28 @@ final class PostgresSession {
     /// The call's time limit, for messages.
     let timeout: Duration
     /// Whether the connection failed (closed, protocol error): it is not reused.
-    private(set) var isBroken = false
+    @exclusivity(unchecked) private(set) var isBroken = false
     /// Whether a statement found the connection lost (the server ended the session, the
     /// connection failed or closed), even one whose error the caller caught.
-    private(set) var lostConnection = false
+    @exclusivity(unchecked) private(set) var lostConnection = false
     /// The transaction the connection was left in by `COMMIT AND CHAIN`, if any: a read or a
     /// write that committed that way opened the next transaction at once (one `BEGIN` less for
     /// the next call on this connection). Its snapshot is only taken by its first statement, so
     /// a later call may still choose its characteristics (``starting(_:)``).
-    var chained: Chained?
+    @exclusivity(unchecked) var chained: Chained?
     /// How many statements the read on this connection may still send outside a transaction
     /// (nil: no limit; see `PostgresDriver.readFromFirstOperation(_:)`), and whether it asked
     /// for more.
-    var statementBudget: Int?
-    var exceededBudget = false
+    @exclusivity(unchecked) var statementBudget: Int?
+    @exclusivity(unchecked) var exceededBudget = false
 
     /// How many statements this session handed to its connection (for tests).
-    private(set) var sent = 0
+    @exclusivity(unchecked) private(set) var sent = 0
 
     /// The key the connection's next read transaction reads with its epoch (see ``ReadHint``).
-    var readHint: ReadHint?
+    @exclusivity(unchecked) var readHint: ReadHint?
     /// The keyspaces the connection's next write locks first (see ``WriteHint``).
-    var writeHint: WriteHint?
+    @exclusivity(unchecked) var writeHint: WriteHint?
 
     /// A transaction opened by `COMMIT AND CHAIN`: its characteristics (as `BEGIN` takes them,
     /// such as `ISOLATION LEVEL REPEATABLE READ READ ONLY`) and since when it has been open.
@@ -148,7 +151,7 @@ final class PostgresSession {
     }
 
     /// Statement groups held and not queued yet, each with where its answer goes.
-    private var held: [([Statement], (Result<Answer, any Error>) -> Void)] = []
+    @exclusivity(unchecked) private var held: [([Statement], (Result<Answer, any Error>) -> Void)] = []
 
     /// What a statement past a single-statement read's budget fails with (never seen outside the
     /// driver: the read runs again in a transaction).

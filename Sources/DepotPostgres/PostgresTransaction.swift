@@ -10,87 +10,91 @@ import DepotCore
 /// (so nothing it reads comes from outside the transaction when `BEGIN` failed); a document
 /// insert taken on trust holds them, with its key locks, until `COMMIT` (see
 /// ``putExpectingAbsent(_:forKey:in:existing:)``).
+///
+/// Its variables are `@exclusivity(unchecked)`, as ``LibPQConnection``'s: it is used by one
+/// thread, and a collection it runs through (the checks not answered yet, the handlers) is
+/// copied out before it runs them, never modified in place while they run.
 final class PostgresTransaction: StorageTransaction {
     let session: PostgresSession
     let schema: PostgresSchema
     let isReadOnly: Bool
     let firstPage: Int
-    var attachment: AnyObject?
-    private(set) var handlers: [() -> Void] = []
+    @exclusivity(unchecked) var attachment: AnyObject?
+    @exclusivity(unchecked) private(set) var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
-    var retryableState: String?
+    @exclusivity(unchecked) var retryableState: String?
     /// Whether a statement found the connection lost (even one whose error the closure caught):
     /// the server rolled the transaction back, and the write is retried on another connection.
-    private(set) var lostConnection = false
-    private var finished = false
-    private var depth = 0
+    @exclusivity(unchecked) private(set) var lostConnection = false
+    @exclusivity(unchecked) private var finished = false
+    @exclusivity(unchecked) private var depth = 0
     /// Keyspaces looked up in this transaction (cleared when a savepoint rolls back).
-    private var keyspaces: [String: Keyspace] = [:]
+    @exclusivity(unchecked) private var keyspaces: [String: Keyspace] = [:]
     /// The statements opening the transaction (`BEGIN`; none in a chained read transaction),
     /// until they are sent with the first statement.
-    var opening: [Statement]?
+    @exclusivity(unchecked) var opening: [Statement]?
     /// The snapshot's keyspace epoch, once the opening statements and the epoch read were sent.
-    var start: Pending<Opening>?
-    private var epoch: Int64?
+    @exclusivity(unchecked) var start: Pending<Opening>?
+    @exclusivity(unchecked) private var epoch: Int64?
     /// The epoch of the cached handles handed out before `start` answered (a point read then
     /// goes out with `BEGIN` and the epoch read, one round trip in all), until it is checked.
-    private var assumedEpoch: Int64?
+    @exclusivity(unchecked) private var assumedEpoch: Int64?
     /// Whether such a guess was wrong: handles handed out before may be stale, and each
     /// operation looks its keyspace up again by name.
-    private(set) var guessedWrong = false
+    @exclusivity(unchecked) private(set) var guessedWrong = false
     private let cache: KeyspaceCache
     /// Whether this transaction dropped a keyspace: the shared cache is then left alone.
-    private var droppedKeyspace = false
+    @exclusivity(unchecked) private var droppedKeyspace = false
     /// The key locks of a `READ COMMITTED` write (see ``KeyLocks``); nil otherwise.
     let locks: KeyLocks?
     /// The keyspaces whose lock this transaction holds, those locked (shared) ahead of use
     /// because the connection's last write locked them (see ``WriteHint``) that nobody checked
     /// yet to exist, and those it locked for use.
-    var heldKeyspaces = HeldKeyspaces()
+    @exclusivity(unchecked) var heldKeyspaces = HeldKeyspaces()
     /// Whether the locks of ``WriteHint`` went out (with the transaction's first lock statement).
-    var hintedLocksSent = false
+    @exclusivity(unchecked) var hintedLocksSent = false
     /// The key locks this transaction took shared for a read that found the key (a write of
     /// one of them makes it hot: see ``KeyLocks/Hot``; a new document's absent key does not).
-    var readShared: Set<Int64> = []
+    @exclusivity(unchecked) var readShared: Set<Int64> = []
     /// Values this write read and found under their key's lock (shared, held to its end: no
     /// other writer can change them), by keyspace and key, until this write changes them: a
     /// document retrieved and then parked is known present without asking again (see
     /// ``putIfAbsent(_:forKey:in:existing:)``). At most ``LockedValue/limit`` of them, each at
     /// most ``LockedValue/largest`` bytes.
-    var lockedValues: [LockedValue: [UInt8]] = [:]
+    @exclusivity(unchecked) var lockedValues: [LockedValue: [UInt8]] = [:]
     /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
     /// driver sends a change notice after the commit.
-    var loggedStamp: UInt64?
+    @exclusivity(unchecked) var loggedStamp: UInt64?
     /// Whether the driver's recent writes logged changes (see ``StampHint``): this write then
     /// reads `txid_current()` with its first statement.
     let prefetchesStamp: Bool
     /// `txid_current()`, read with the first statement when ``prefetchesStamp``.
-    var prefetchedStamp: Int64?
+    @exclusivity(unchecked) var prefetchedStamp: Int64?
     /// Where this write tells the driver whether it logged changes; nil for reads.
     let stampHint: StampHint?
     /// Checks of writes sent without waiting for their answer (see ``flushWrites()``).
-    var unchecked: [() throws -> Void] = []
+    @exclusivity(unchecked) var unchecked: [() throws -> Void] = []
     /// The first server error any statement met (even one the closure caught): it aborted the
     /// transaction, so `COMMIT` rolls back (see ``rolledBack()``).
-    var firstServerError: PostgresDriverError?
+    @exclusivity(unchecked) var firstServerError: PostgresDriverError?
     /// A value taken on trust by ``stableValue(forKey:in:)``, with its check.
-    var expectation: Expectation?
+    @exclusivity(unchecked) var expectation: Expectation?
     /// The key a read's opening statement also read (see ``ReadHint``), and what it found.
-    var sentHint: ReadHint?
-    var hintedValue: [UInt8]?
+    @exclusivity(unchecked) var sentHint: ReadHint?
+    @exclusivity(unchecked) var hintedValue: [UInt8]?
     let stableValues: StableValues
     /// Whether a new document's insert may be taken as done before the server answers (see
     /// ``putExpectingAbsent(_:forKey:in:existing:)``); the driver's ``Speculation`` decides per insert.
     let speculation: Speculation?
     /// Whether such an insert found its key present: the transaction is doomed (the statement
     /// failed, so `COMMIT` rolls back) and the driver runs the write again without speculating.
-    var speculationMissed = false
+    @exclusivity(unchecked) var speculationMissed = false
     /// Whether an insert was taken on trust in this transaction.
-    var speculated = false
+    @exclusivity(unchecked) var speculated = false
     /// An insert taken on trust not handed to the session yet, which the index entries put
     /// next join (see ``OpenInsert``).
-    var openInsert: OpenInsert?
+    @exclusivity(unchecked) var openInsert: OpenInsert?
 
     init(session: PostgresSession, schema: PostgresSchema, readOnly: Bool, firstPage: Int, opening: [Statement], cache: KeyspaceCache,
          stableValues: StableValues, locks: KeyLocks? = nil, stampHint: StampHint? = nil, speculation: Speculation? = nil) {
