@@ -167,6 +167,7 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: postgres)),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: postgres)),
                 .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: postgres)),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: postgres)),
             ]

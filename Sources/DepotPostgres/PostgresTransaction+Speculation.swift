@@ -51,7 +51,14 @@ extension PostgresTransaction {
             }
             // Open until an operation that sends a statement: the document's index entries and
             // its change log entry, put next, join it.
-            openInsert = OpenInsert(before: before, parameters: .of(handle.id, Bytea(key), Bytea(value)), keyspace: handle.id)
+            // Room for the entries that join it (index entries and a change log entry: short
+            // keys and values, and their locks), the next insert's locks and a trusted value's
+            // check, so that they are appended without the parameters growing each time.
+            var parameters = Parameters(capacity: 32, byteCount: key.count + value.count + 512)
+            handle.id.bind(into: &parameters)
+            Bytea(key).bind(into: &parameters)
+            Bytea(value).bind(into: &parameters)
+            openInsert = OpenInsert(before: before, parameters: parameters, keyspace: handle.id)
             speculated = true
             return true
         }
@@ -111,9 +118,14 @@ extension PostgresTransaction {
     /// the statement touch one row. False otherwise.
     func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
         guard var open = openInsert, open.entries < OpenInsert.limit, heldKeyspaces.lock(handle.id) != nil else { return false }
-        let keyID = locks.id(keyspace: handle.id, key: key)
         if !handle.multiValue {
             guard handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
+        }
+        // `open` holds the only copy from here: its parameters are appended to in place, not
+        // copied first.
+        openInsert = nil
+        let keyID = locks.id(keyspace: handle.id, key: key)
+        if !handle.multiValue {
             if readShared.contains(keyID) { locks.hot.insert(keyID) }
             open.singleKeyspaces.append(handle.id)
             open.singles |= 1 << UInt32(open.entries)
