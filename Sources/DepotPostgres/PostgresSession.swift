@@ -17,6 +17,9 @@ final class PostgresSession {
     let server: String
     /// When the call this session serves must have returned: every wait ends by then.
     let deadline: ContinuousClock.Instant
+    /// ``deadline`` as a wall-clock date (what a connection's waits take), converted once
+    /// rather than at every wait.
+    let deadlineDate: Date
     /// The call's time limit, for messages.
     let timeout: Duration
     /// Whether the connection failed (closed, protocol error): it is not reused.
@@ -60,6 +63,7 @@ final class PostgresSession {
         self.logger = logger
         self.server = server
         self.deadline = deadline
+        deadlineDate = PostgresDriver.date(deadline)
         self.timeout = timeout
         chained = lease.chained
         readHint = lease.readHint
@@ -167,7 +171,7 @@ final class PostgresSession {
     /// ``PostgresDriverError/deadlineExceeded(server:timeout:)``.
     func wait<T>(_ pending: Pending<T>) throws -> T {
         sendHeld()
-        let until = PostgresDriver.date(deadline)
+        let until = deadlineDate
         while pending.current == nil {
             guard connection.hasUnread else {
                 // Never sent (the connection was lost before), or answered without a result.
@@ -196,7 +200,7 @@ final class PostgresSession {
     /// deadline (past it the connection is closed). Before the connection is given back.
     func settle() {
         guard !isBroken, connection.unreadCount > Self.unreadLimit else { return }
-        let until = PostgresDriver.date(deadline)
+        let until = deadlineDate
         while connection.hasUnread {
             guard connection.readNext(until: until) else {
                 abandon()
