@@ -32,7 +32,8 @@ struct PreparedStatementTests {
     /// larger ones, come back byte for byte.
     @Test func parametersKeepTheirBytesWhenTheBufferIsReused() throws {
         try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
-            // 2.2 MB: past what the buffer keeps between statements (given back after it).
+            // Up to 2.2 MB, each after values of other sizes: read in place from the parameters'
+            // bytes, each at its own offset.
             let sizes = [0, 1, 5_000, 3, 70_000, 2_200_000, 0, 17, 1_500_000, 9]
             try driver.read { txn in
                 let session = try #require(txn as? PostgresTransaction).session
