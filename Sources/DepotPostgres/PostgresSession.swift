@@ -18,7 +18,10 @@ final class PostgresSession {
     /// When the call this session serves must have returned: every wait ends by then.
     let deadline: ContinuousClock.Instant
     /// ``deadline`` as a wall-clock date (what a connection's waits take), converted once
-    /// rather than at every wait.
+    /// rather than at every wait (about 190 instructions each). A step of the system clock
+    /// during the call shifts its later waits by the step, as it shifts a wait in progress: the
+    /// call still ends, early with ``PostgresDriverError/deadlineExceeded(server:timeout:)`` or
+    /// late by the step.
     let deadlineDate: Date
     /// The call's time limit, for messages.
     let timeout: Duration
