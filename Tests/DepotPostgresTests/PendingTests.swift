@@ -12,11 +12,14 @@ struct PendingTests {
     @Test func aResultSetOnAnotherThreadWakesTheWaiter() throws {
         for round in 0..<200 {
             let pending = Pending<Int>()
-            let setter = Thread { pending.set(.success(round)) }
-            // Sometimes before the wait begins, sometimes while it blocks.
-            if round % 2 == 0 { setter.start() }
+            // Odd rounds set the result a millisecond late, so that the wait has begun to block;
+            // even rounds as soon as the thread runs (before the wait or during it).
+            let setter = Thread {
+                if round % 2 == 1 { usleep(1_000) }
+                pending.set(.success(round))
+            }
             let started = Date()
-            if round % 2 == 1 { setter.start() }
+            setter.start()
             let result = pending.wait(until: Date().addingTimeInterval(10))
             #expect(try result?.get() == round)
             #expect(Date().timeIntervalSince(started) < 10, "round \(round) woke by its deadline only")
