@@ -181,17 +181,17 @@ final class LibPQConnection: @unchecked Sendable {
         var preparing: [(index: Int, sql: String)] = []
         var sent = true
         for statement in statements {
-            var name: Int?
+            var preparedIndex: Int?
             if statement.preparable {
                 switch prepared.use(statement.sql) {
-                case .named(let prepared): name = prepared
+                case .named(let index): preparedIndex = index
                 case .prepareAfter(let index): preparing.append((index, statement.sql))
                 case .unnamed: break
                 }
             }
             sent = parameterBuffer.withLibPQ(statement.parameters) { count, types, values, lengths, formats in
-                if let name {
-                    return PreparedStatements.withName(name) { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
+                if let preparedIndex {
+                    return PreparedStatements.withName(preparedIndex) { PQsendQueryPrepared(handle, $0, count, values, lengths, formats, 1) }
                 }
                 return PQsendQueryParams(handle, statement.sql, count, types, values, lengths, formats, 1)
             } == 1

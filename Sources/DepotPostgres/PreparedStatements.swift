@@ -23,7 +23,7 @@ final class PreparedStatements {
 
     /// What a use of a statement does (``use(_:)``).
     enum Use {
-        /// Runs it by this name.
+        /// Runs it by ``PreparedStatements/name(_:)`` of this index.
         case named(Int)
         /// Runs it unnamed, then prepares it under ``PreparedStatements/name(_:)`` of this index.
         case prepareAfter(Int)
