@@ -68,6 +68,14 @@ intptr_t cdepot_thread_number_get(void);
 /// Sets the calling thread's number + 1 (0: none).
 void cdepot_thread_number_set(intptr_t value);
 
+/// A life cell (three words, never freed) given back earlier, or NULL when there is none: the
+/// caller then allocates one (see DepotEngine's `DecoderLifeCell`). Words 0 and 1 are the
+/// caller's; word 2 is this list's.
+uint64_t *cdepot_cell_take(void);
+
+/// Gives a life cell back (kept by the calling thread, up to a few dozen, then shared).
+void cdepot_cell_give(uint64_t *cell);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,8 +20,8 @@ public struct BinaryDecoder {
     /// fresh one).
     private var cachedImpl: BinaryDecoderImpl { owner.impl }
 
-    /// Owns the reused decoder, whose reused containers refer back to it: they are dropped when
-    /// the last copy of this `BinaryDecoder` goes.
+    /// Owns the reused decoder; the containers it keeps are dropped when the last copy of this
+    /// `BinaryDecoder` goes (they hold the decoder unretained, see ``DecoderLifeCell``).
     private final class Owner {
         let impl = BinaryDecoderImpl()
         init() { impl.reusesContainers = true }

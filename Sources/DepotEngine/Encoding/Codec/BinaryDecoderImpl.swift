@@ -39,19 +39,25 @@ final class BinaryDecoderImpl: Decoder {
     @exclusivity(unchecked) var reused = ReusedKeyedContainers<ObjectBounds>()
     /// The root type last decoded through `init(from:)` (see ``decodeRoot(_:_:)``).
     @exclusivity(unchecked) var compositeRoot: ObjectIdentifier?
-    /// Numbers this decoder's decodes: ``begin(reader:resolver:offset:)`` and ``end()`` each
-    /// move it on. A container keeps the number it was made under and refuses to read under
-    /// another (``isCurrent(_:)``): its offsets point into that decode's bytes, which may be gone
-    /// when a `Decodable` kept the container and uses it later.
-    @exclusivity(unchecked) private(set) var decodeNumber: UInt64 = 0
+    /// Numbers this decoder's decodes and says whether it is alive (see ``DecoderLifeCell``):
+    /// ``begin(reader:resolver:offset:)`` and ``end()`` each move its number on. A container
+    /// keeps the number it was made under and refuses to read under another (``isCurrent(_:)``):
+    /// its offsets point into that decode's bytes, which may be gone when a `Decodable` kept the
+    /// container and uses it later. A super decoder shares its root decoder's cell.
+    let cell: DecoderLifeCell
     /// For a decoder made by `superDecoder()`: the decoder whose bytes it reads (its containers
     /// are current while that one's decode is). Nil for a decoder of its own.
     let root: BinaryDecoderImpl?
+    /// The super decoders made in the running decode, kept until it ends: a container of one
+    /// holds its decoder unretained, and may outlive the `Decoder` it came from within the
+    /// decode (see ``DecoderLifeCell``).
+    @exclusivity(unchecked) var superDecoders: [BinaryDecoderImpl] = []
 
     init(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, userInfo: [CodingUserInfoKey: Any],
          offset: Int, keyStack: [any CodingKey], nesting: Int, root: BinaryDecoderImpl? = nil) {
         self.reader = reader
         self.root = root
+        cell = root?.cell ?? DecoderLifeCell.take()
         // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
         // resolver again then stores nothing.
         if resolver !== self.resolver { self.resolver = resolver }
@@ -60,6 +66,10 @@ final class BinaryDecoderImpl: Decoder {
         self.keyStack = keyStack
         self.depth = keyStack.count
         self.nesting = nesting
+    }
+
+    deinit {
+        if root == nil { cell.give() }
     }
 
     /// An idle decoder to be prepared with `begin`.
@@ -79,7 +89,7 @@ final class BinaryDecoderImpl: Decoder {
     @inline(__always)
     func begin(reader: BinaryReader, resolver: (any BinaryReferenceDecoding)?, offset: Int) {
         inUse = true
-        decodeNumber &+= 1
+        cell.decodeNumber &+= 1
         self.reader = reader
         // Kept between decodes when `keepsResolver` (see `end()`): decoding with the same
         // resolver again then stores nothing.
@@ -94,7 +104,8 @@ final class BinaryDecoderImpl: Decoder {
     /// `keepsResolver` (a document layer decoder, owned by the same transaction as its resolver,
     /// which refers back to it unowned: no cycle).
     func end() {
-        decodeNumber &+= 1
+        cell.decodeNumber &+= 1
+        if !superDecoders.isEmpty { superDecoders.removeAll() }
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
         if !keepsResolver, resolver != nil { resolver = nil }
         if !userInfo.isEmpty { userInfo = [:] }
@@ -124,11 +135,10 @@ final class BinaryDecoderImpl: Decoder {
         return try reader.makeString(p, n)
     }
 
-    /// The number containers made now keep (see ``decodeNumber``): the root decoder's (a super
-    /// decoder's `root` is always the top one, never another super decoder: one step, no
-    /// recursion, so the check inlines into every container read).
+    /// The number containers made now keep (see ``cell``): the root decoder's (a super decoder
+    /// shares its cell).
     @inline(__always)
-    var currentNumber: UInt64 { root?.decodeNumber ?? decodeNumber }
+    var currentNumber: UInt64 { cell.decodeNumber }
 
     /// Whether a container made under `number` may read now.
     @inline(__always)
@@ -203,8 +213,12 @@ final class BinaryDecoderImpl: Decoder {
     }
 
     func makeSuperDecoder(at p: Int, depth: Int, key: any CodingKey) -> any Decoder {
-        BinaryDecoderImpl(reader: reader, resolver: resolver, userInfo: userInfo,
-                          offset: p, keyStack: path(depth, key), nesting: nesting + 1, root: root ?? self)
+        let top = root ?? self
+        let decoder = BinaryDecoderImpl(reader: reader, resolver: resolver, userInfo: userInfo,
+                                        offset: p, keyStack: path(depth, key), nesting: nesting + 1, root: top)
+        // Kept until the decode ends (`end()`), as its containers hold it unretained.
+        top.superDecoders.append(decoder)
+        return decoder
     }
 
     // MARK: Keyed lookup (find: BinaryDecoderImpl+Lookup.swift)

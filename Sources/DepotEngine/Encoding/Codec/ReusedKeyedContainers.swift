@@ -10,8 +10,9 @@
 ///
 /// Two coder-level containers alive at one depth are containers of one object (a value's
 /// `init(from:)` or `encode(to:)` and its superclass's, on the same coder): they read the same
-/// position. Nested containers keep positions of their own. The kept boxes refer back to the
-/// coder: its owner drops them (``removeAll()``) when it goes, so there is no lasting cycle.
+/// position. Nested containers keep positions of their own. An encoder's kept boxes refer back
+/// to it (a decoder's hold it unretained, see ``DecoderLifeCell``): its owner drops them
+/// (``removeAll()``) when it goes, so there is no lasting cycle.
 struct ReusedKeyedContainers<Position> {
     /// Where the object of each depth's kept container is.
     private(set) var positions: [Position] = []
