@@ -1,7 +1,8 @@
 #ifndef CDEPOT_ATOMIC_H
 #define CDEPOT_ATOMIC_H
 
-// Word-sized atomics for DepotLMDB's reader gate. Swift's own `Atomic` (Synchronization) needs
+// Word-sized atomics for DepotLMDB's reader gate (and, in cdepot_cells.c, the free lists of
+// DepotEngine's decoder life cells). Swift's own `Atomic` (Synchronization) needs
 // macOS 15 / iOS 18, above Depot's platform floor; these inline functions compile to the same
 // instructions and are inlined into the Swift callers.
 
@@ -73,8 +74,15 @@ void cdepot_thread_number_set(intptr_t value);
 /// caller's; word 2 is this list's.
 uint64_t *cdepot_cell_take(void);
 
-/// Gives a life cell back (kept by the calling thread, up to a few dozen, then shared).
+/// Gives a life cell back (kept by the calling thread, up to a few dozen, then shared; a
+/// thread's kept cells are shared at its exit).
 void cdepot_cell_give(uint64_t *cell);
+
+/// How many cells the calling thread keeps (for tests).
+int cdepot_cells_kept_by_this_thread(void);
+
+/// Whether `cell` is on the shared list (for tests; walks the list under its lock).
+int cdepot_cells_shared_contains(const uint64_t *cell);
 
 #ifdef __cplusplus
 }

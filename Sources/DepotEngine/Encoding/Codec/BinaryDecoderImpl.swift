@@ -105,7 +105,11 @@ final class BinaryDecoderImpl: Decoder {
     /// which refers back to it unowned: no cycle).
     func end() {
         cell.decodeNumber &+= 1
-        if !superDecoders.isEmpty { superDecoders.removeAll() }
+        if !superDecoders.isEmpty {
+            // A `Decoder` a `Decodable` kept reads nothing of the bytes that may now be gone.
+            for decoder in superDecoders { decoder.reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0)) }
+            superDecoders.removeAll(keepingCapacity: true)
+        }
         reader = BinaryReader(UnsafeRawBufferPointer(start: nil, count: 0))
         if !keepsResolver, resolver != nil { resolver = nil }
         if !userInfo.isEmpty { userInfo = [:] }

@@ -2,7 +2,7 @@ import CDepotAtomic
 
 /// Two words that say, without touching a decoder, whether it is still alive and which of its
 /// decodes is running: what lets a keyed decoding container refer to its decoder without
-/// retaining it.
+/// retaining it. (A cell is three words: the third links it into a free list.)
 ///
 /// The standard library's `KeyedDecodingContainer` box copies the concrete container on every
 /// `decode(_:forKey:)`; a container holding a strong reference retains and releases its decoder

@@ -23,7 +23,9 @@ private struct ContainerAfterValue: Encodable {
     }
 }
 
-@Suite struct ContainerMisuseTests {
+// Serialized: the tests share the file's record of kept containers, and a container must not be
+// used on another thread while its decode runs.
+@Suite(.serialized) struct ContainerMisuseTests {
     @Test(arguments: [true, false])
     func aContainerAskedForAfterTheValueIsAnEncodingError(keyed: Bool) {
         #expect(throws: EncodingError.self) { try BinaryEncoder().encode(ContainerAfterValue(keyedFirstWrite: keyed)) }
