@@ -42,6 +42,45 @@ import Testing
         #expect(seen, "the exited thread's cells are on the shared list")
     }
 
+    /// Cells taken on one thread and given back on another, by several threads at once (also
+    /// run under ThreadSanitizer in CI): every cell handed out is held by one taker at a time.
+    @Test func cellsMoveBetweenThreads() throws {
+        let threads = 4, rounds = 2_000
+        let handOff = NSLockedBox<[UnsafeMutablePointer<UInt64>]>([])
+        let held = NSLockedBox<Set<UnsafeMutablePointer<UInt64>>>([])
+        let doubles = NSLockedBox(0)
+        let done = DispatchGroup()
+        for _ in 0..<threads {
+            done.enter()
+            Thread {
+                for round in 0..<rounds {
+                    let cell = DecoderLifeCell.take()
+                    if !held.withLock({ $0.insert(cell.words).inserted }) { doubles.withLock { $0 += 1 } }
+                    cell.decodeNumber &+= 1
+                    // Every other cell is given back by whichever thread takes it from the hand-off.
+                    if round % 2 == 0 {
+                        handOff.withLock { $0.append(cell.words) }
+                    } else {
+                        held.withLock { _ = $0.remove(cell.words) }
+                        cell.give()
+                    }
+                    if let other = handOff.withLock({ $0.popLast() }) {
+                        held.withLock { _ = $0.remove(other) }
+                        DecoderLifeCell(words: other).give()
+                    }
+                }
+                done.leave()
+            }.start()
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        for cell in handOff.withLock({ $0 }) {
+            held.withLock { _ = $0.remove(cell) }
+            DecoderLifeCell(words: cell).give()
+        }
+        #expect(doubles.withLock { $0 } == 0, "a cell was handed out to two takers at once")
+        #expect(held.withLock { $0.isEmpty })
+    }
+
     @Test func aContainerOfAGoneDecoderRefusesWhileItsCellServesAnotherDecode() throws {
         try onFreshThread {
             let bytes = try BinaryEncoder().encode(Late(name: "Ada", inner: ["k": "v"]))
