@@ -260,11 +260,12 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        try with { impl in
+        @inline(__always) func read(_ impl: BinaryDecoderImpl) throws -> KeyedDecodingContainer<NestedKey> {
             let p = try require(impl, key)
             try impl.pushKey(key, at: depth)
             return KeyedDecodingContainer(try impl.openKeyed(NestedKey.self, at: p, depth: depth + 1))
         }
+        return try with(read)
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {

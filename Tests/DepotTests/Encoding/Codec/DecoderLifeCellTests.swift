@@ -4,9 +4,9 @@ import Foundation
 import Testing
 
 /// Keyed containers hold their decoder unretained and read it only when its life cell says
-/// they may (``DecoderLifeCell``): these tests reuse cells on purpose. Each runs on a thread of
-/// its own, whose free list starts empty (a thread keeps the cells given back on it and hands
-/// out the last one first).
+/// they may (``DecoderLifeCell``): these tests reuse cells on purpose. Those that rely on a
+/// thread's free list run on a thread of their own (`onFreshThread`), whose list starts empty
+/// (a thread keeps the cells given back on it and hands out the last one first).
 @Suite struct DecoderLifeCellTests {
     @Test func aCellGivenBackIsTakenAgainWithItsNumbersMovedOn() throws {
         try onFreshThread {
