@@ -43,7 +43,9 @@ import PostgresNIO
 /// for them; a write sends `BEGIN` with its first statement, and a first point read reads the
 /// epoch in the same statement. Keyspace handles are cached across transactions (and
 /// invalidated by drops, on any host); a read's `COMMIT` is not waited for, and a write's goes
-/// out behind its last puts. A point read is thus one round trip.
+/// out behind its last puts. A point read is thus one round trip, also the first get in a
+/// `store.read { }` closure (its document read goes out behind the opening with the schema
+/// version, which the document layer confirms before it hands the document out).
 public final class PostgresDriver: StorageDriver {
     /// The configuration the driver connected with.
     public let configuration: PostgresConfiguration

@@ -192,6 +192,41 @@ struct RoundTripTests {
         }
     }
 
+    /// A get in a read closure waits for the server once, as `Store.retrieve` does: the
+    /// document's read goes out behind the opening with the schema version, and the version is
+    /// confirmed when both answered. So do two gets of one type in one closure (the second
+    /// waits for its own answer: twice in all), and a query reads with the version confirmed.
+    @Test func aGetInAReadClosureWaitsForTheServerOnce() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in for id in 1...2 { try tx.park(Ticket(id: id, title: "t\(id)", count: id)) } }
+            func roundTrips(_ body: () throws -> Void) rethrows -> Int {
+                let before = driver.idleRoundTrips
+                try body()
+                return driver.idleRoundTrips - before
+            }
+            var closures: [Int] = [], gets: [Int] = [], pairs: [Int] = []
+            for _ in 0..<3 {
+                closures.append(try roundTrips {
+                    let found = try store.read { tx in try tx.retrieve(Ticket.self, id: 1) }
+                    #expect(found?.count == 1)
+                })
+                gets.append(try roundTrips {
+                    let found = try store.retrieve(Ticket.self, id: 2)
+                    #expect(found?.count == 2)
+                })
+                pairs.append(try roundTrips {
+                    let both = try store.read { tx in [try tx.retrieve(Ticket.self, id: 1), try tx.retrieve(Ticket.self, id: 2)] }
+                    #expect(both.map { $0?.title } == ["t1", "t2"])
+                })
+            }
+            #expect(closures.min() == 1, "round trips per get in a read closure: \(closures)")
+            #expect(gets.min() == 1, "round trips per Store.retrieve: \(gets)")
+            #expect(pairs.min() == 2, "round trips per two gets in a read closure: \(pairs)")
+            #expect(try store.read { tx in try tx.retrieveAll(Ticket.self).map(\.id) } == [1, 2])
+        }
+    }
+
     /// A document retrieved and parked back in one write: its opening with the read, the put
     /// and `COMMIT` (the read's value answers the park's question whether it is stored).
     @Test func aRetrievedDocumentParkedBackCostsFourStatements() throws {

@@ -89,6 +89,54 @@ struct SchemaVersionTests {
         }
     }
 
+    /// A read closure of a reused view checks the schema version with its first look-up of
+    /// what the view resolved (one wait with a get's read). After another host dropped the
+    /// alias and made its collections again (new keyspace IDs, a new schema), each kind of
+    /// look-up sees the new ones: a typed scan, a query by collection name (with the index the
+    /// new schema has), a get; a closure that resolved nothing leaves the check to the next.
+    @Test func aReadClosureAfterAnotherHostRemadeTheCollectionReadsTheNewOne() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]).alias("tenant"), second = try Store(driver: drivers[1])
+            try first.write { tx in try tx.park(Label(id: 1, name: "old")) }
+            try first.write { tx in try tx.put(document: try Self.document(1, email: "p1@example.org"), in: "Staff", id: .int(1)) }
+            let email = FieldCondition(field: "email", op: .equal, value: .string(staff(1).email))
+            func resolveEverything() throws {
+                #expect(try first.read { tx in try tx.retrieve(Label.self, id: 1) } != nil)
+                _ = try first.read { tx in try tx.query(collection: "Staff", conditions: [email]) }
+            }
+            /// Another host makes the alias again: Label 1 named `name`, Staff 1 with its indexes.
+            func remake(_ name: String) throws {
+                try second.dropAlias("tenant")
+                try second.alias("tenant").write { tx in
+                    try tx.park(Label(id: 1, name: name))
+                    try tx.park(staff(1)) // Staff's declared indexes, one of them on `email`
+                }
+            }
+            for _ in 0..<2 { try resolveEverything() }
+            try remake("scanned")
+            try first.read { _ in }
+            #expect(try first.read { tx in try tx.retrieveAll(Label.self).map(\.name) } == ["scanned"])
+
+            try resolveEverything()
+            try second.dropAlias("tenant")
+            try second.alias("tenant").write { tx in
+                try tx.put(document: try Self.document(1, email: staff(1).email), in: "Staff", id: .int(1)) // no index
+            }
+            #expect(try first.read { tx in try tx.query(collection: "Staff", conditions: [email]).plan.strategy } == .scan)
+            try remake("queried")
+            let after = try first.read { tx in try tx.query(collection: "Staff", conditions: [email]) }
+            #expect(after.plan.strategy != .scan, "the read used the schema of before the change")
+            #expect(after.documents.map(\.id) == [.int(1)])
+
+            try resolveEverything()
+            try remake("got")
+            #expect(try first.read { tx in try tx.retrieve(Label.self, id: 1)?.name } == "got")
+            try second.dropAlias("tenant")
+            #expect(try first.read { tx in try tx.retrieve(Label.self, id: 1) } == nil)
+            #expect(try first.read { tx in try tx.count(Label.self) } == 0)
+        }
+    }
+
     /// A write that takes the version on trust sends its insert before the epoch read answered,
     /// with keyspace handles guessed at the epoch seen last: when another host dropped a
     /// keyspace meanwhile (a new epoch), the write still succeeds, at once or on its retry.

@@ -197,7 +197,7 @@ extension Store {
     /// again in the rare case it changed).
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         if pipelinedReads, lock.withLock({ work.isEmpty }) {
-            return try read(confirmingVersionLater: true) { try $0.retrieveConfirmingVersion(D.self, id: id) }
+            return try read(confirmingVersionLater: true, fromFirstOperation: true) { try $0.retrieveConfirmingVersion(D.self, id: id) }
         }
         return try readThrough { try $0.retrieve(D.self, id: id) }
     }

@@ -93,20 +93,24 @@ public final class Store: @unchecked Sendable {
     /// from one `read` to the next (what it resolved stays valid while the schema is unchanged),
     /// and nothing is locked or shared between threads reading at once.
     public func read<R>(_ body: (DocumentTransaction) throws -> R) throws -> R {
-        try read(confirmingVersionLater: false, body)
+        // On a driver that pipelines reads, a reused view checks the schema version at its first
+        // look-up of what it resolved, with a point read's own read when that comes first (one
+        // wait for both): see `TransactionContext.rebind(to:retaining:confirmingVersionLater:)`.
+        try read(confirmingVersionLater: pipelinedReads, fromFirstOperation: false, body)
     }
 
     /// ``read(_:)``; `confirmingVersionLater`: a reused view does not check the schema version
-    /// when the read begins, and `body` (the library's own, never the app's) confirms it
-    /// before relying on what it read (see `TransactionContext.rebind(to:retaining:confirmingVersionLater:)`).
+    /// when the read begins (see `TransactionContext.rebind(to:retaining:confirmingVersionLater:)`);
+    /// `fromFirstOperation`: the driver's `readFromFirstOperation(_:)`, which may run `body`
+    /// twice (the library's own bodies only, never the app's).
     @inline(__always)
-    func read<R>(confirmingVersionLater: Bool, _ body: (DocumentTransaction) throws -> R) throws -> R {
+    func read<R>(confirmingVersionLater: Bool, fromFirstOperation: Bool, _ body: (DocumentTransaction) throws -> R) throws -> R {
         let slot = readSessions.slot()
         // The slot's reference to the view, now this read's: used unretained meanwhile.
         guard let taken = readSessions.take(slot) else { return try readInNewView(slot, body) }
         var reusable = true
         defer { finishRead(taken.takeRetainedValue(), in: slot, reusable: reusable) }
-        return try core.read(fromFirstOperation: confirmingVersionLater) { txn in
+        return try core.read(fromFirstOperation: fromFirstOperation) { txn in
             try taken._withUnsafeGuaranteedRef { session in
                 let rebound: Bool
                 do {

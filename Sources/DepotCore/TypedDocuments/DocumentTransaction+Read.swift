@@ -9,23 +9,28 @@ extension DocumentTransaction {
     @inlinable
     public func retrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         if hasOverlay { return try retrieveThroughOverlay(D.self, id: id) }
+        if _slowPath(context.hasVersionToConfirm) { return try retrieveConfirmingVersion(D.self, id: id) }
         return try storedRetrieve(D.self, id: id)
     }
 
-    /// ``retrieve(_:id:)`` in a read whose schema version check was left for later
-    /// (``Store/retrieve(_:id:)`` on a driver with `StorageCapabilities.pipelinedReads`): reads
-    /// with what this view resolved before, then confirms the version; when it changed, reads
-    /// again with what it resolves now (an error of the first read stands only when the version
-    /// held).
+    /// ``retrieve(_:id:)`` in a read whose schema version check was left for later (a read of
+    /// a reused view on a driver with `StorageCapabilities.pipelinedReads`, until something
+    /// confirms it): reads with what this view resolved before, then confirms the version, so
+    /// that the two reads come back in one wait; when the version changed, reads again with what
+    /// it resolves now. Nothing read is handed out before the check: an error of the first read
+    /// stands only when the version held, and a document only when nothing resolved was
+    /// forgotten meanwhile (a reference's look-up may settle the check during the decode).
+    @usableFromInline
     func retrieveConfirmingVersion<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
+        let generation = context.factsGeneration
         let found: D?
         do {
-            found = try storedRetrieve(D.self, id: id)
+            found = try unconfirmedFacts(D.self, create: false).flatMap { try storedRetrieve(D.self, id: id, facts: $0) }
         } catch {
-            if try context.confirmVersion() { throw error }
+            if try context.confirmVersion(), context.factsGeneration == generation { throw error }
             return try storedRetrieve(D.self, id: id)
         }
-        if try context.confirmVersion() { return found }
+        if try context.confirmVersion(), context.factsGeneration == generation { return found }
         return try storedRetrieve(D.self, id: id)
     }
 
@@ -48,6 +53,12 @@ extension DocumentTransaction {
     @inlinable
     func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID) throws -> D? {
         guard let facts = try anyFacts(D.self, create: false) else { return nil }
+        return try storedRetrieve(D.self, id: id, facts: facts)
+    }
+
+    /// ``storedRetrieve(_:id:)`` with the facts of `D` found.
+    @inlinable
+    func storedRetrieve<D: Document>(_ type: D.Type, id: D.ID, facts: AnyTypeFacts) throws -> D? {
         var found: D? = nil
         // A String ID's key bytes are its UTF-8: the stored ID field, when it has those bytes,
         // shares the caller's string (no copy; the check folds away where this is specialized).

@@ -73,9 +73,18 @@ extension DocumentTransaction {
     }
 
     /// The facts of `D` without its indexes: found without generic metadata when cached.
-    /// Inlinable: the facts used last are found without a call.
+    /// Inlinable: the facts used last are found without a call. Confirms a schema version check
+    /// left for later first (see `TransactionContext.confirmPendingVersion()`).
     @inlinable
     func anyFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
+        try context.confirmPendingVersion()
+        return try unconfirmedFacts(D.self, create: create)
+    }
+
+    /// ``anyFacts(_:create:)`` without confirming a schema version check left for later: for a
+    /// read that confirms it before it hands out what it read (``retrieveConfirmingVersion(_:id:)``).
+    @inlinable
+    func unconfirmedFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
         if viewFactsGeneration == context.factsGeneration, lastFactsType == ObjectIdentifier(D.self), let lastFacts {
             return lastFacts
         }

@@ -5,6 +5,7 @@ extension TransactionContext {
     /// on first write recording) the kind of its IDs. Returns nil when it does not exist and
     /// `create` is false; `create` in a read-only transaction is a typed error.
     package func target(alias: String, collection: String, kind: IDKind, create: Bool) throws -> RecordTarget? {
+        try confirmPendingVersion()
         let key = CollectionName(alias: alias, collection: collection)
         if let cached = targets[key] {
             if cached.kind != kind {
@@ -53,6 +54,7 @@ extension TransactionContext {
 
     /// A collection whatever its ID kind (for export, schemaless reads and administration).
     package func existingTarget(alias: String, collection: String) throws -> RecordTarget? {
+        try confirmPendingVersion()
         let key = CollectionName(alias: alias, collection: collection)
         if let cached = targets[key] { return cached }
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
@@ -63,6 +65,7 @@ extension TransactionContext {
 
     /// The key/value kit's records of `alias` (reported as collection `$kv`, string keys).
     package func keyValueTarget(alias: String, create: Bool) throws -> RecordTarget? {
+        try confirmPendingVersion()
         if let cached = kvTargets[alias] { return cached }
         if create { try requireWritable("write key/value entries") }
         guard let ks = try txn.keyspace(named: StoreLayout.keyValueDatabase(alias: alias), create: create) else { return nil }

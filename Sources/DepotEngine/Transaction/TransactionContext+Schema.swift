@@ -2,16 +2,23 @@ extension TransactionContext {
     // MARK: Schema
 
     /// The store's schema version as this transaction sees it (read once per transaction).
+    /// Settles a check a rebind left for later (see ``confirmVersion()``): what this context
+    /// resolved at another version is forgotten here, before anything can use it.
     func schemaVersion() throws -> UInt64 {
         if let schemaVersionValue { return schemaVersionValue }
         let version = try CollectionSchema.currentVersion(meta: try metaKeyspace(), txn: txn)
         schemaVersionValue = version
+        if let expected = versionToConfirm {
+            versionToConfirm = nil
+            if version != expected { forgetResolved() }
+        }
         return version
     }
 
     /// The schema of a collection: from this transaction, the store's cache (same version), or
     /// the meta records.
     package func schema(alias: String, collection: String) throws -> CollectionSchema {
+        try confirmPendingVersion()
         let key = CollectionName(alias: alias, collection: collection)
         if let local = schemas[key] { return local }
         let version = try schemaVersion()

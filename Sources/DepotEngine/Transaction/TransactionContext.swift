@@ -182,14 +182,16 @@ package final class TransactionContext {
     /// caller's reference. `retaining`: the caller holds no reference to `newTxn` (a transform's
     /// wrapper).
     ///
-    /// `confirmingVersionLater`: the schema version is not read now; what the context resolved
-    /// is used as it is, and the caller calls ``confirmVersion()`` before it relies on what it
-    /// read with it (`Store.retrieve` on a driver with ``StorageCapabilities/pipelinedReads``:
-    /// the document read and the version read then come back in one wait). Only a caller that
-    /// runs no code of the app in between may pass true.
+    /// `confirmingVersionLater`: the schema version is not read now. Every look-up of what the
+    /// context resolved confirms it first (``confirmPendingVersion()``); a point read may read
+    /// with what was resolved and call ``confirmVersion()`` before it hands out what it read
+    /// (DepotCore's `retrieve` on a driver with ``StorageCapabilities/pipelinedReads``: the
+    /// document read and the version read then come back in one wait).
     package func rebind(to newTxn: any StorageTransaction, retaining: Bool, confirmingVersionLater: Bool = false) throws -> Bool {
         guard readsOnly, !_sharedWithOtherViews, newTxn.isReadOnly, newTxn.maxKeySize == maxKeySize else { return false }
-        let resolvedAt = schemaVersionValue
+        // What this context resolved holds for the version read last, or for the one still to
+        // be confirmed when the last transaction left its check for later and never read it.
+        let resolvedAt = versionToConfirm ?? schemaVersionValue
         _txn = newTxn
         if retaining { owner = newTxn }
         versionToConfirm = nil
@@ -217,16 +219,26 @@ package final class TransactionContext {
     /// for later: whether what this context resolved still holds (the version is the one it was
     /// resolved at). When it does not, it is forgotten and false is returned: whatever was read
     /// with it must be read again. True when nothing was left to confirm.
-    package func confirmVersion() throws -> Bool {
+    @usableFromInline package func confirmVersion() throws -> Bool {
         guard let expected = versionToConfirm else { return true }
-        versionToConfirm = nil
-        if try schemaVersion() == expected { return true }
-        forgetResolved()
-        return false
+        // Reading the version settles the check (see schemaVersion()).
+        return try schemaVersion() == expected
+    }
+
+    /// Whether a rebind left the schema version check for later and nothing confirmed it yet.
+    @inlinable package var hasVersionToConfirm: Bool { versionToConfirm != nil }
+
+    /// Confirms a check a rebind left for later (``confirmVersion()``) before what this context
+    /// resolved is used: every look-up of resolved state (collections, schemas, the document
+    /// layer's type facts) calls it first, so that a read closure of the app relies on nothing
+    /// resolved at another schema version. A no-op without such a check.
+    @inlinable @inline(__always)
+    package func confirmPendingVersion() throws {
+        if _slowPath(versionToConfirm != nil) { _ = try confirmVersion() }
     }
 
     /// Forgets the collections, schemas and type facts resolved (the schema changed).
-    private func forgetResolved() {
+    func forgetResolved() {
         targets.removeAll(keepingCapacity: true)
         kvTargets.removeAll(keepingCapacity: true)
         schemas.removeAll(keepingCapacity: true)
@@ -261,8 +273,8 @@ package final class TransactionContext {
     /// The snapshot of the transaction this (reusable read) context served last.
     @exclusivity(unchecked) private var lastSnapshotID: UInt64?
     /// The schema version that what this context resolved holds for, while a rebind left its
-    /// check for later (see ``confirmVersion()``).
-    @exclusivity(unchecked) private var versionToConfirm: UInt64?
+    /// check for later (see ``confirmVersion()``); cleared when the version is read.
+    @usableFromInline @exclusivity(unchecked) var versionToConfirm: UInt64?
 
     /// Lets go of the transaction (which has ended or is about to): the context then holds no
     /// transaction alive until the next ``rebind(to:retaining:)``.

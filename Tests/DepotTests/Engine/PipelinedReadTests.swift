@@ -20,10 +20,15 @@ import Testing
         driver.log.clear()
         #expect(try store.retrieve(Item.self, id: "a") == Item(id: "a", name: "Ada"))
         #expect(driver.log.entries == ["read", "version"])
-        // Without the capability (LMDB, memory), or inside a read closure: the version first.
+        // Inside a read closure too (the closure's first look-up confirms the version).
         driver.log.clear()
         _ = try store.read { tx in try tx.retrieve(Item.self, id: "a") }
-        #expect(driver.log.entries == ["version", "read"])
+        #expect(driver.log.entries == ["read", "version"])
+        // Any other first look-up confirms the version before it reads.
+        driver.log.clear()
+        _ = try store.read { tx in try tx.retrieveAll(Item.self) }
+        #expect(driver.log.entries.first == "version", "\(driver.log.entries)")
+        // Without the capability (LMDB, memory): the version first.
         let plain = RecordingDriver(pipelined: false)
         let plainStore = try Store(driver: plain)
         try plainStore.write { tx in _ = try tx.park(Item(id: "a", name: "Ada")) }
@@ -57,6 +62,40 @@ import Testing
         driver.log.clear()
         #expect(try store.retrieve(Item.self, id: "a")?.name == "again")
         #expect(driver.log.entries == ["read", "version"])
+    }
+
+    /// Read closures of a reused view after another handle dropped the alias and made its
+    /// collection again: each kind of first look-up (a scan, a get, a count, a collection by
+    /// name) reads the new collection; a closure that looked nothing up leaves the check to the
+    /// next closure.
+    @Test func aReadClosureAfterTheCollectionWasMadeAgainReadsTheNewOne() throws {
+        let driver = RecordingDriver(pipelined: true)
+        let store = try Store(driver: driver).alias("tenant")
+        let other = try Store(driver: driver)
+        func remake(_ name: String) throws {
+            try other.dropAlias("tenant")
+            try other.alias("tenant").write { tx in _ = try tx.park(Item(id: "a", name: name)) }
+        }
+        func warm() throws {
+            #expect(try store.read { tx in try tx.retrieve(Item.self, id: "a") } != nil)
+            #expect(try store.read { tx in try tx.document(in: "Item", id: .string("a")) } != nil)
+        }
+        try store.write { tx in _ = try tx.park(Item(id: "a", name: "old")) }
+        try warm()
+        try remake("scanned")
+        try store.read { _ in }
+        #expect(try store.read { tx in try tx.retrieveAll(Item.self).map(\.name) } == ["scanned"])
+        try warm()
+        try remake("got")
+        driver.log.clear()
+        #expect(try store.read { tx in try tx.retrieve(Item.self, id: "a")?.name } == "got")
+        let log = driver.log.entries
+        #expect(log.first == "read" && log.dropFirst().first == "version" && log.last == "read", "\(log)")
+        try warm()
+        try other.dropAlias("tenant")
+        #expect(try store.read { tx in try tx.count(Item.self) } == 0)
+        try other.alias("tenant").write { tx in _ = try tx.park(Item(id: "b", name: "named")) }
+        #expect(try store.read { tx in try tx.document(in: "Item", id: .string("b")) } != nil)
     }
 }
 
