@@ -44,8 +44,9 @@ import PostgresNIO
 /// epoch in the same statement. Keyspace handles are cached across transactions (and
 /// invalidated by drops, on any host); a read's `COMMIT` is not waited for, and a write's goes
 /// out behind its last puts. A point read is thus one round trip, also the first get in a
-/// `store.read { }` closure (its document read goes out behind the opening with the schema
-/// version, which the document layer confirms before it hands the document out).
+/// `store.read { }` closure (its document read goes out behind the opening, which reads the
+/// schema version as the connection's read hint; the document layer confirms the version
+/// before it hands the document out).
 public final class PostgresDriver: StorageDriver {
     /// The configuration the driver connected with.
     public let configuration: PostgresConfiguration

@@ -194,8 +194,8 @@ struct RoundTripTests {
 
     /// A get in a read closure waits for the server once, as `Store.retrieve` does: the
     /// document's read goes out behind the opening with the schema version, and the version is
-    /// confirmed when both answered. So do two gets of one type in one closure (the second
-    /// waits for its own answer: twice in all), and a query reads with the version confirmed.
+    /// confirmed when both answered. Two gets of one type in one closure wait twice (the
+    /// second for its own answer).
     @Test func aGetInAReadClosureWaitsForTheServerOnce() throws {
         try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
             let store = try Store(driver: driver)

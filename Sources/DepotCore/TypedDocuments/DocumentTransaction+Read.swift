@@ -27,7 +27,8 @@ extension DocumentTransaction {
         do {
             found = try unconfirmedFacts(D.self, create: false).flatMap { try storedRetrieve(D.self, id: id, facts: $0) }
         } catch {
-            if try context.confirmVersion(), context.factsGeneration == generation { throw error }
+            // (When the version cannot be read either, the read again reports that.)
+            if (try? context.confirmVersion()) ?? false, context.factsGeneration == generation { throw error }
             return try storedRetrieve(D.self, id: id)
         }
         if try context.confirmVersion(), context.factsGeneration == generation { return found }

@@ -150,7 +150,8 @@ package final class TransactionContext {
         publishWriteTargets()
     }
 
-    /// The document layer's facts of a type in an alias, if this transaction has them.
+    /// The document layer's facts of a type in an alias, if this transaction has them. Not
+    /// gated by ``confirmPendingVersion()``: its caller (DepotCore's `anyFacts`) confirms first.
     package func typeFacts(for key: TypeFactsKey) -> AnyObject? { typeFacts[key] }
 
     /// Keeps the document layer's facts of a type in an alias for this transaction.
@@ -182,8 +183,11 @@ package final class TransactionContext {
     /// caller's reference. `retaining`: the caller holds no reference to `newTxn` (a transform's
     /// wrapper).
     ///
-    /// `confirmingVersionLater`: the schema version is not read now. Every look-up of what the
-    /// context resolved confirms it first (``confirmPendingVersion()``); a point read may read
+    /// `confirmingVersionLater`: the schema version is not read now. The look-ups of what the
+    /// context resolved confirm it first (``confirmPendingVersion()``: ``target(alias:collection:kind:create:)``,
+    /// ``existingTarget(alias:collection:)``, ``keyValueTarget(alias:create:)``,
+    /// ``schema(alias:collection:)``, and DepotCore's `anyFacts`, the only caller of
+    /// ``typeFacts(for:)``), and so does reading the version; a point read may read
     /// with what was resolved and call ``confirmVersion()`` before it hands out what it read
     /// (DepotCore's `retrieve` on a driver with ``StorageCapabilities/pipelinedReads``: the
     /// document read and the version read then come back in one wait).
@@ -229,9 +233,10 @@ package final class TransactionContext {
     @inlinable package var hasVersionToConfirm: Bool { versionToConfirm != nil }
 
     /// Confirms a check a rebind left for later (``confirmVersion()``) before what this context
-    /// resolved is used: every look-up of resolved state (collections, schemas, the document
-    /// layer's type facts) calls it first, so that a read closure of the app relies on nothing
-    /// resolved at another schema version. A no-op without such a check.
+    /// resolved is used: the look-ups of collections and schemas here and DepotCore's look-up of
+    /// a type's facts call it first (see ``rebind(to:retaining:confirmingVersionLater:)``), so
+    /// that a read closure of the app relies on nothing resolved at another schema version. A
+    /// no-op without such a check.
     @inlinable @inline(__always)
     package func confirmPendingVersion() throws {
         if _slowPath(versionToConfirm != nil) { _ = try confirmVersion() }

@@ -65,9 +65,11 @@ import Testing
     }
 
     /// Read closures of a reused view after another handle dropped the alias and made its
-    /// collection again: each kind of first look-up (a scan, a get, a count, a collection by
-    /// name) reads the new collection; a closure that looked nothing up leaves the check to the
-    /// next closure.
+    /// collection again. The in-memory driver finds keyspaces by name (a stale handle still
+    /// reads the new collection), so the log's order shows when the version is checked: a
+    /// closure that looks nothing up reads nothing (its check carries over to the next closure);
+    /// a scan and a collection by name read the version before anything else; a get reads the
+    /// document, then the version, then the document again with what it resolved anew.
     @Test func aReadClosureAfterTheCollectionWasMadeAgainReadsTheNewOne() throws {
         let driver = RecordingDriver(pipelined: true)
         let store = try Store(driver: driver).alias("tenant")
@@ -83,19 +85,27 @@ import Testing
         try store.write { tx in _ = try tx.park(Item(id: "a", name: "old")) }
         try warm()
         try remake("scanned")
+        driver.log.clear()
         try store.read { _ in }
+        #expect(driver.log.entries == [], "a closure that looks nothing up: \(driver.log.entries)")
         #expect(try store.read { tx in try tx.retrieveAll(Item.self).map(\.name) } == ["scanned"])
+        #expect(driver.log.entries.first == "version", "a scan: \(driver.log.entries)")
+
+        try warm()
+        try remake("named")
+        driver.log.clear()
+        #expect(try store.read { tx in try tx.document(in: "Item", id: .string("a")) }?["name"] == .string("named"))
+        #expect(driver.log.entries.first == "version", "a collection by name: \(driver.log.entries)")
+
         try warm()
         try remake("got")
         driver.log.clear()
         #expect(try store.read { tx in try tx.retrieve(Item.self, id: "a")?.name } == "got")
         let log = driver.log.entries
-        #expect(log.first == "read" && log.dropFirst().first == "version" && log.last == "read", "\(log)")
+        #expect(log.count >= 3 && log.prefix(2) == ["read", "version"] && log.last == "read", "a get: \(log)")
         try warm()
         try other.dropAlias("tenant")
         #expect(try store.read { tx in try tx.count(Item.self) } == 0)
-        try other.alias("tenant").write { tx in _ = try tx.park(Item(id: "b", name: "named")) }
-        #expect(try store.read { tx in try tx.document(in: "Item", id: .string("b")) } != nil)
     }
 }
 
