@@ -12,6 +12,38 @@ import Testing
         var name: String
     }
 
+    struct Team: Document, Equatable {
+        var id: String
+        var name: String
+    }
+    /// A member of a team (a reference: decoding a member retrieves its team), at version 1 and 2.
+    struct MemberV1: Document, Equatable {
+        static var collection: String { "Member" }
+        var id: String
+        var team: Team?
+    }
+    struct MemberV2: Document, Equatable {
+        static var collection: String { "Member" }
+        static var version: Int { 2 }
+        var id: String
+        var team: Team?
+    }
+
+    /// A get whose document refers to another: the reference's own get settles the version
+    /// check during the decode. When the version moved (another handle wrote the collection at
+    /// a newer type version), the outer get must not hand out what it decoded with what it had
+    /// resolved before: it reads again, and so reports the newer version.
+    @Test func aGetWhoseReferenceSettledTheCheckReadsAgain() throws {
+        let driver = RecordingDriver(pipelined: true)
+        let store = try Store(driver: driver)
+        try store.write { tx in _ = try tx.park(MemberV1(id: "m", team: Team(id: "t", name: "Core"))) }
+        for _ in 0..<2 { #expect(try store.read { tx in try tx.retrieve(MemberV1.self, id: "m") }?.team?.name == "Core") }
+        let other = try Store(driver: driver)
+        try other.write { tx in _ = try tx.park(MemberV2(id: "n", team: nil)) }
+        let error = #expect(throws: DepotError.self) { _ = try store.read { tx in try tx.retrieve(MemberV1.self, id: "m") } }
+        #expect(error?.code == .newerVersion)
+    }
+
     @Test func aWarmGetReadsTheDocumentBeforeTheSchemaVersion() throws {
         let driver = RecordingDriver(pipelined: true)
         let store = try Store(driver: driver)
