@@ -12,21 +12,18 @@ import Testing
         var name: String
     }
 
-    struct Team: Document, Equatable {
-        var id: String
-        var name: String
-    }
-    /// A member of a team (a reference: decoding a member retrieves its team), at version 1 and 2.
+    /// A member of a team, an `Item` (a reference: decoding a member retrieves its team), at
+    /// version 1 and 2.
     struct MemberV1: Document, Equatable {
         static var collection: String { "Member" }
         var id: String
-        var team: Team?
+        var team: Item?
     }
     struct MemberV2: Document, Equatable {
         static var collection: String { "Member" }
         static var version: Int { 2 }
         var id: String
-        var team: Team?
+        var team: Item?
     }
 
     /// A get whose document refers to another: the reference's own get settles the version
@@ -36,7 +33,7 @@ import Testing
     @Test func aGetWhoseReferenceSettledTheCheckReadsAgain() throws {
         let driver = RecordingDriver(pipelined: true)
         let store = try Store(driver: driver)
-        try store.write { tx in _ = try tx.park(MemberV1(id: "m", team: Team(id: "t", name: "Core"))) }
+        try store.write { tx in _ = try tx.park(MemberV1(id: "m", team: Item(id: "t", name: "Core"))) }
         for _ in 0..<2 { #expect(try store.read { tx in try tx.retrieve(MemberV1.self, id: "m") }?.team?.name == "Core") }
         let other = try Store(driver: driver)
         try other.write { tx in _ = try tx.park(MemberV2(id: "n", team: nil)) }
