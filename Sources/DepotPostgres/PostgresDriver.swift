@@ -289,7 +289,7 @@ public final class PostgresDriver: StorageDriver {
                         // after any failure the closure caught. AND CHAIN opens the next transaction
                         // at once (the next call on this connection needs no BEGIN); after a
                         // rollback the catch below ends it.
-                        let commit = session.submitAnswering([Statement("COMMIT AND CHAIN")]) { $0.command }
+                        let commit = session.submitAnswering([Statement(prepared: "COMMIT AND CHAIN")]) { $0.command }
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
                         session.chained = .init(characteristics: characteristics, since: .now)

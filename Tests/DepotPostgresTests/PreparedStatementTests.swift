@@ -94,6 +94,28 @@ struct PreparedStatementTests {
         }
     }
 
+    /// A write's `COMMIT AND CHAIN` is one of the driver's fixed statements: after the first
+    /// writes on a connection (and no read), it runs by name, so the server no longer parses it
+    /// per commit.
+    @Test func aWritesCommitIsPreparedAfterItsFirstUse() throws {
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            var ready = false
+            var writes = 0
+            // Preparation answers after the statement's first use: write again until it has.
+            while !ready && writes < 10 {
+                writes += 1
+                ready = try driver.write { txn in
+                    let space = try #require(try txn.keyspace(named: "commits", create: true, multiValue: false))
+                    try [UInt8](repeating: UInt8(writes), count: 8).withUnsafeBytes { key in
+                        try [UInt8](repeating: 1, count: 4).withUnsafeBytes { try txn.put($0, forKey: key, in: space) }
+                    }
+                    return try #require(txn as? PostgresTransaction).session.connection.prepared.isReady("COMMIT AND CHAIN")
+                }
+            }
+            #expect(ready, "COMMIT AND CHAIN prepared after \(writes) writes")
+        }
+    }
+
     /// `preparesStatements = false` (behind a transaction-mode pooler): nothing is prepared.
     @Test func noStatementIsPreparedWhenTurnedOff() throws {
         try PostgresTestServer.withDriver(configure: {
