@@ -367,6 +367,30 @@ final class ConnectionPool: @unchecked Sendable {
         throw unavailable(refusals)
     }
 
+    /// A libpq connection of its own, outside the pool's count and never leased (the change
+    /// notifier's): the first server, in order, of the target kind, opened by `deadline`, with
+    /// `settings` added to its session's (`-c NAME=VALUE` in its `options`). Its owner closes it;
+    /// it needs no event loop.
+    func openDetached(until deadline: Date, settings: [(String, String)]) throws -> LibPQConnection {
+        if condition.withLock({ closed }) { throw PostgresDriverError.closed }
+        let extra = settings.map { "-c \($0.0)=\($0.1)" }.joined(separator: " ")
+        var refusals: [Refusal] = []
+        for endpoint in endpoints {
+            var parameters = endpoint
+            if let index = parameters.firstIndex(where: { $0.0 == "options" }) {
+                parameters[index].1 = parameters[index].1.isEmpty ? extra : parameters[index].1 + " " + extra
+            } else {
+                parameters.append(("options", extra))
+            }
+            switch attempt(parameters, deadline: deadline) {
+            case .success(let connection): return connection
+            case .failure(let failure): refusals.append(failure)
+            }
+            if Date() >= deadline { break }
+        }
+        throw unavailable(refusals)
+    }
+
     /// Closes a connection from ``openSide(until:settings:)`` and counts it out.
     func closeSide(_ connection: PostgresConnection) {
         connection.closeSoon().whenComplete { _ in self.sideClosed() }

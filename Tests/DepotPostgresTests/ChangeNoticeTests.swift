@@ -174,6 +174,32 @@ struct ChangeNoticeTests {
         }
     }
 
+    /// The writer's notifier connection is terminated by the server: the next commits are
+    /// still reported promptly (the notifier sees the loss and opens another at once, rather
+    /// than dropping notices until the watcher's next poll).
+    @Test func aLostNotifierConnectionIsReplacedAtOnce() throws {
+        try PostgresTestServer.withHosts(3) { drivers in
+            let hosts = try Hosts(drivers, firstID: 0)
+            defer { hosts.watcher.stop() }
+            // The notifier connects at the first logged commit.
+            #expect((try hosts.commitAndTime(5_000) ?? 99) < Self.promptly)
+            let terminated = try eventually(within: 10) {
+                let count = try drivers[2].withSession { session in
+                    session.leaveChained()
+                    return try session.integers(
+                        "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+                        .of("SELECT pg_notify(%"))
+                }
+                return (count.first ?? 0) >= 1
+            }
+            #expect(terminated, "the notifier's backend was found and terminated")
+            for id in 5_001..<5_004 {
+                let elapsed = try hosts.commitAndTime(id)
+                #expect((elapsed ?? 99) < Self.promptly, "commit \(id) reported after \(elapsed ?? 99) s")
+            }
+        }
+    }
+
     /// The listener's connection is terminated by the server: the watcher opens another and is
     /// woken again.
     @Test func aLostListenerConnectionIsReopened() throws {
