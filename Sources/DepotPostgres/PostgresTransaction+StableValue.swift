@@ -42,7 +42,8 @@ extension PostgresTransaction {
     struct Expectation {
         let keyspace: Int32
         let key: [UInt8]
-        let value: [UInt8]
+        /// The value, or nil: the key was absent.
+        let value: [UInt8]?
         /// The key's lock ID (see ``KeyLocks``).
         let lock: Int64
         /// Whether a statement carrying the check was sent.
@@ -55,12 +56,13 @@ extension PostgresTransaction {
             let handle = KeyspaceHandle(keyspace.handle)
             // On trust only when the lock can still go out with the epoch read (nothing sent yet).
             if let locks, start == nil, expectation == nil, !handle.multiValue, !guessedWrong,
-               let value = stableValues.value(keyspace: handle.id, key: key) {
+               let seen = stableValues.seen(keyspace: handle.id, key: key) {
                 // The lock goes out with the transaction's opening, which waits for the next
                 // operation: a document insert then carries the opening, the locks and the
                 // epoch read in its own two statements (see putIfAbsent(_:forKey:in:existing:)).
-                expectation = Expectation(keyspace: handle.id, key: key, value: value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
-                return value
+                // An absent key is taken on trust too (its check: still absent).
+                expectation = Expectation(keyspace: handle.id, key: key, value: seen.value, lock: key.withUnsafeBytes { locks.id(keyspace: handle.id, key: $0) })
+                return seen.value
             }
             if isReadOnly && !handle.multiValue {
                 // The read's first statement: the opening, with the hinted key (see opened()).
@@ -78,7 +80,7 @@ extension PostgresTransaction {
                 return value
             }
             let value = try get(key, in: keyspace)
-            if let value, locks != nil, let read = try self.handle(of: keyspace) {
+            if locks != nil, let read = try self.handle(of: keyspace) {
                 stableValues.store(value, keyspace: read.id, key: key)
             }
             return value
@@ -92,7 +94,7 @@ extension PostgresTransaction {
         expectation?.sent = true
         expected.keyspace.bind(into: &binds)
         Bytea(expected.key).bind(into: &binds)
-        Bytea(expected.value).bind(into: &binds)
+        if let value = expected.value { Bytea(value).bind(into: &binds) } else { binds.appendNull(type: 17) }
         return ExpectationCheck(entries: schema.entries, first: first)
     }
 
@@ -123,10 +125,11 @@ struct ExpectationCheck {
     /// The number of its first parameter.
     let first: Int
 
-    /// A CTE named `c` whose one row's `ok` is 1 when the key still holds the value and 0
-    /// otherwise.
+    /// A CTE named `c` whose one row's `ok` is 1 when the key still holds the value (or is
+    /// still absent, the value parameter being null) and 0 otherwise.
     var text: String {
-        "c AS (SELECT count(*) AS ok FROM \(entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea AND value = $\(first + 2)::bytea)"
+        "c AS (SELECT CASE WHEN (SELECT value FROM \(entries) WHERE keyspace = $\(first)::int AND key = $\(first + 1)::bytea) "
+            + "IS NOT DISTINCT FROM $\(first + 2)::bytea THEN 1 ELSE 0 END AS ok)"
     }
 }
 #endif

@@ -2,7 +2,9 @@
 import Foundation
 
 /// Values of keys that every write reads and that rarely change (the document layer's schema
-/// version), as the driver's transactions last read them, by keyspace ID and key. Only a hint:
+/// version), as the driver's transactions last read them, by keyspace ID and key — or that the
+/// key was absent (a store whose collections never changed their schema has no version key:
+/// its writes take that absence on trust as well). Only a hint:
 /// a write that takes one on trust checks it before it commits (see
 /// ``PostgresTransaction/stableValue(forKey:in:)``), and a failed check or a write of the key
 /// by this driver forgets it.
@@ -13,15 +15,22 @@ final class StableValues: @unchecked Sendable {
         var key: [UInt8]
     }
 
-    private let lock = NSLock()
-    private var values: [Entry: [UInt8]] = [:]
+    /// What was read of a key: its value, or nil when it was absent.
+    struct Seen {
+        let value: [UInt8]?
+    }
 
-    func value(keyspace: Int32, key: [UInt8]) -> [UInt8]? {
+    private let lock = NSLock()
+    private var values: [Entry: Seen] = [:]
+
+    /// What was last read of `key`, or nil when nothing is kept.
+    func seen(keyspace: Int32, key: [UInt8]) -> Seen? {
         lock.withLock { values[Entry(keyspace: keyspace, key: key)] }
     }
 
-    func store(_ value: [UInt8], keyspace: Int32, key: [UInt8]) {
-        lock.withLock { values[Entry(keyspace: keyspace, key: key)] = value }
+    /// Keeps `value` (nil: absent) as what `key` holds.
+    func store(_ value: [UInt8]?, keyspace: Int32, key: [UInt8]) {
+        lock.withLock { values[Entry(keyspace: keyspace, key: key)] = Seen(value: value) }
     }
 
     func forget(keyspace: Int32, key: [UInt8]) {

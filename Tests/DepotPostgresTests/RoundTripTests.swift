@@ -192,6 +192,29 @@ struct RoundTripTests {
         }
     }
 
+    /// A store whose collections have no index has no schema version: its writes take that
+    /// absence on trust (checked before `COMMIT`) instead of reading it, so a new document's
+    /// write waits once there too (it used to read the version first: two waits).
+    @Test func aWriteToAStoreWithoutIndexesWaitsOnce() throws {
+        struct Note: Document {
+            static var collection: String { "Note" }
+            var id: Int
+            var text: String
+        }
+        try PostgresTestServer.withDriver(configure: { $0.maximumConnections = 1 }) { driver in
+            let store = try Store(driver: driver)
+            try store.write { tx in try tx.park(Note(id: 0, text: "warm")) }
+            var inserts: [Int] = []
+            for id in 1...3 {
+                let before = driver.idleRoundTrips
+                try store.write { tx in try tx.park(Note(id: id, text: "n")) }
+                inserts.append(driver.idleRoundTrips - before)
+            }
+            #expect(inserts.max() == 1, "round trips per new document: \(inserts)")
+            #expect(try store.read { tx in try tx.retrieveAll(Note.self).count } == 4)
+        }
+    }
+
     /// A get in a read closure waits for the server once, as `Store.retrieve` does: the
     /// document's read goes out behind the opening with the schema version, and the version is
     /// confirmed when both answered. Two gets of one type in one closure wait twice (the

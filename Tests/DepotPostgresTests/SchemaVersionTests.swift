@@ -49,6 +49,29 @@ struct SchemaVersionTests {
         }
     }
 
+    /// The same where the store had no schema version at all (no collection with an index yet):
+    /// the first host's writes take its absence on trust, and the check of that absence makes
+    /// the write after the other host's indexes see them.
+    @Test func anIndexAddedByAnotherHostIsKeptWhenTheStoreHadNoVersion() throws {
+        try PostgresTestServer.withHosts(2) { drivers in
+            let first = try Store(driver: drivers[0]), second = try Store(driver: drivers[1])
+            for id in 1...3 {
+                try first.write { tx in try tx.put(document: try Self.document(id, email: "p\(id)@example.org"), in: "Staff", id: .int(Int64(id))) }
+            }
+            try second.write { tx in try tx.park(staff(100)) }
+            let error = #expect(throws: DepotError.self) {
+                try first.write { tx in try tx.put(document: try Self.document(4, email: staff(100).email), in: "Staff", id: .int(4)) }
+            }
+            #expect(error?.code == .uniqueIndexViolation)
+            try first.write { tx in try tx.put(document: try Self.document(5, email: "new@example.org"), in: "Staff", id: .int(5)) }
+            let byIndex = try second.read { tx in
+                try tx.query(collection: "Staff", conditions: [FieldCondition(field: "email", op: .equal, value: .string("new@example.org"))])
+            }
+            #expect(byIndex.plan.strategy != .scan)
+            #expect(byIndex.documents.map(\.id) == [.int(5)])
+        }
+    }
+
     /// A read reads the version (it takes nothing on trust): after another host added indexes,
     /// the first host's next read has the new schema and so uses the index.
     @Test func aReadAfterAnotherHostChangedTheSchemaSeesTheChange() throws {
