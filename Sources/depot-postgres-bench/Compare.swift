@@ -49,6 +49,12 @@ enum Compare {
                 let baseline = try base?.inserts(clients: writers)
                 let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
                 rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
+                // The same against the same baseline, the document without its index: one row
+                // per commit, as pgbench's.
+                configuration.schema = "\(schema)_w\(writers)plain"
+                let plain = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, indexed: false)
+                rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s"), no index (one row, as pgbench's)", baseline,
+                             Double(plain.commits) / seconds, note(plain)))
             }
             configuration.schema = "\(schema)_p4"
             configuration.maximumConnections = 16
@@ -119,16 +125,24 @@ enum Compare {
         return parts.joined(separator: ", ")
     }
 
-    /// `writers` threads of one driver storing one new document per commit for `seconds`.
+    /// `writers` threads of one driver storing one new document per commit for `seconds`: a
+    /// ``BenchItem`` (one index), or a ``PlainBenchItem`` (none) when not `indexed`.
     static func measureWriters(_ configuration: PostgresConfiguration, writers: Int, seconds: Double, firstID: Int,
-                               startAt: Date? = nil, watched: Bool = false) throws -> Writers {
+                               startAt: Date? = nil, watched: Bool = false, indexed: Bool = true) throws -> Writers {
         // The watcher first, so that the writers' first look for watchers finds its lease.
         let watching = watched ? try Watching(configuration) : nil
         defer { watching?.stop() }
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let store = try Store(driver: driver)
-        try store.write { tx in try tx.park(BenchItem(firstID)) }
+        @Sendable func write(_ id: Int) throws {
+            if indexed {
+                try store.write { tx in try tx.park(BenchItem(id)) }
+            } else {
+                try store.write { tx in try tx.park(PlainBenchItem(id)) }
+            }
+        }
+        try write(firstID)
         let next = Locked(firstID + 1)
         let result = Locked(Writers())
         let retriesBefore = driver.writeRetries
@@ -143,7 +157,7 @@ enum Compare {
                         return value
                     }
                     do {
-                        try store.write { tx in try tx.park(BenchItem(id)) }
+                        try write(id)
                         result.withLock { $0.commits += 1 }
                     } catch {
                         result.withLock {

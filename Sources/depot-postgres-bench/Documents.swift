@@ -21,6 +21,21 @@ struct BenchItem: Document {
     static let payload = String(repeating: "x", count: 100)
 }
 
+/// ``BenchItem`` without its index: one row per document, as pgbench's one-row insert writes
+/// (the apples-to-apples figure beside the indexed one).
+struct PlainBenchItem: Document {
+    static var collection: String { "PlainBenchItem" }
+    var id: Int
+    var group: Int
+    var payload: String
+
+    init(_ id: Int) {
+        self.id = id
+        group = id % 100
+        payload = BenchItem.payload
+    }
+}
+
 /// Document-level figures through `Store`: single-document durable inserts, reads by ID,
 /// indexed queries, and concurrent writers (each its own thread, one document per commit).
 func measureDocuments(_ label: String, _ store: Store, documents: Int, writerCounts: [Int]) throws {

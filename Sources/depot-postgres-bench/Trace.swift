@@ -7,6 +7,7 @@ import Foundation
 /// at a time, for counting the statements the server sees (with `log_min_duration_statement=0`:
 /// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
+/// `plain-writes` (the same document without its index: one row),
 /// `reads` (a point read through the driver, `driver.read`), `first-reads` (the same read whose
 /// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by
 /// ID, `store.retrieve`) or `gets-in-read` (the same get inside `store.read {}`). Prints the
@@ -20,7 +21,7 @@ import Foundation
 enum Trace {
     static func run(_ arguments: [String], url: String) throws {
         guard arguments.count == 2, let count = Int(arguments[1]), count >= 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: trace writes|watched-writes|batch-writes|updates|deletes|reads|first-reads|gets|gets-in-read COUNT")
+            throw PostgresDriverError.invalidConfiguration("usage: trace writes|plain-writes|watched-writes|batch-writes|updates|deletes|reads|first-reads|gets|gets-in-read COUNT")
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "trace_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
@@ -32,7 +33,10 @@ enum Trace {
         let watching = arguments[0] == "watched-writes" ? try Compare.Watching(configuration) : nil
         defer { watching?.stop() }
         let store = try Store(driver: driver)
-        try store.write { tx in try tx.park(BenchItem(0)) }
+        try store.write { tx in
+            try tx.park(BenchItem(0))
+            if arguments[0] == "plain-writes" { try tx.park(PlainBenchItem(0)) }
+        }
         if documents > 0 { try store.write { tx in for id in 0..<documents { try tx.park(BenchItem(1_000_000 + id)) } } }
         let key = [UInt8](repeating: 7, count: 8)
         try driver.write { txn in
@@ -50,6 +54,8 @@ enum Trace {
             switch arguments[0] {
             case "writes", "watched-writes":
                 try store.write { tx in try tx.park(BenchItem(i + 1)) }
+            case "plain-writes":
+                try store.write { tx in try tx.park(PlainBenchItem(i + 1)) }
             case "batch-writes":
                 try store.write { tx in for j in 0..<10 { try tx.park(BenchItem(2_000_000 + i * 10 + j)) } }
             case "updates":
