@@ -292,6 +292,7 @@ public final class PostgresDriver: StorageDriver {
                         let commit = session.submitAnswering([Statement(prepared: "COMMIT AND CHAIN")]) { $0.command }
                         try txn.flushWrites()
                         guard try txn.run({ try session.wait(commit) }) == "COMMIT" else { throw txn.rolledBack() }
+                        txn.settleLoggedStamp()
                         session.chained = .init(characteristics: characteristics, since: .now)
                         session.writeHint = txn.lockedKeyspaces()
                         txn.publishKeyspaces()

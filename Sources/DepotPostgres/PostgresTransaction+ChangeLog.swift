@@ -47,7 +47,7 @@ extension PostgresTransaction {
                 xid = prefetchedStamp
             } else {
                 try flushWrites()
-                xid = try run { try session.integers("SELECT txid_current()", .of()) }.first
+                xid = try run { try session.integers(Statement(prepared: "SELECT txid_current()")) }.first
             }
             guard let xid, xid > 0 else {
                 throw PostgresDriverError.server(sqlState: "XX000", message: "txid_current() returned no transaction ID")
@@ -57,13 +57,43 @@ extension PostgresTransaction {
         }
     }
 
+    /// The entry under this transaction's ID. When the opening asked for the ID and has not
+    /// answered yet, the entry joins the open insert (a new document's) with its key left to the
+    /// server (`int8send(txid_current())`, the same ID): no wait for the stamp, so a logged
+    /// insert is one round trip, as an unlogged one. The ID is taken from the opening's answer
+    /// after `COMMIT` answered (``settleLoggedStamp()``). Otherwise as the default: the stamp,
+    /// then a put under it.
+    func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
+        let joined: Bool = try storageCall {
+            // As a put: not waiting for the opening (its keyspace check fails a wrong guess).
+            try check(write: true, guessing: start != nil && locks != nil, deferring: true, joining: true)
+            stampHint?.wanted = true
+            guard prefetchedStamp == nil, prefetchesStamp, start != nil, locks != nil,
+                  let handle = try self.handle(of: keyspace), joinStamped(handle, value: value) else { return false }
+            stampedByServer = true
+            return true
+        }
+        if joined { return true }
+        guard let stamp = try changeLogStamp() else { return false }
+        try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
+        return true
+    }
+
+    /// After `COMMIT` answered: the ID of a transaction whose entry's key the server wrote
+    /// (read by the opening, which was answered before `COMMIT`), as ``loggedStamp``.
+    func settleLoggedStamp() {
+        guard stampedByServer, loggedStamp == nil else { return }
+        _ = try? started()
+        if let prefetchedStamp, prefetchedStamp > 0 { loggedStamp = UInt64(prefetchedStamp) }
+    }
+
     /// The oldest transaction ID still running when the statement's snapshot was taken: every
     /// writer below it has committed or rolled back, so no entry below it can appear later.
     func changeLogHorizon() throws -> UInt64? {
         return try storageCall {
             try check(write: false)
             let sql = "SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint"
-            guard let xmin = try run({ try session.integers(sql, .of()) }).first, xmin > 0 else {
+            guard let xmin = try run({ try session.integers(Statement(prepared: sql)) }).first, xmin > 0 else {
                 throw PostgresDriverError.server(sqlState: "XX000", message: "pg_current_snapshot() returned no horizon")
             }
             return UInt64(xmin)

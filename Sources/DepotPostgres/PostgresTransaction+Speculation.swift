@@ -143,6 +143,27 @@ extension PostgresTransaction {
         return true
     }
 
+    /// Joins this transaction's change-log entry (`value` in single-value `handle`) to the open
+    /// insert with its key left to the server: a null key parameter, which the statement
+    /// replaces by `int8send(txid_current())`, and no key lock (no other transaction writes
+    /// that key). The same conditions as ``join(_:_:key:value:)``.
+    func joinStamped(_ handle: KeyspaceHandle, value: [UInt8]) -> Bool {
+        guard !handle.multiValue, var open = openInsert, open.entries < OpenInsert.limit, heldKeyspaces.lock(handle.id) != nil,
+              handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
+        openInsert = nil
+        open.singleKeyspaces.append(handle.id)
+        open.singles |= 1 << UInt32(open.entries)
+        heldKeyspaces.use(handle.id)
+        handle.id.bind(into: &open.parameters)
+        open.parameters.appendNull(type: 17)
+        Bytea(value).bind(into: &open.parameters)
+        // pg_advisory_xact_lock(NULL) is null and takes no lock (the function is strict).
+        open.parameters.appendNull(type: 20)
+        open.entries += 1
+        openInsert = open
+        return true
+    }
+
     /// An insert taken on trust and the index entries that joined it, sent as one statement:
     /// a document with its index entries is then one statement (and one round trip on the
     /// wire) instead of one per entry. When the document's key was present the statement fails
@@ -205,7 +226,9 @@ extension PostgresTransaction {
                 if singles & 1 << UInt32(entry - 1) != 0 {
                     parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock($\(p + 4)::bigint))")
                     parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
-                    parts.append("i\(entry) AS (INSERT INTO \(schema.entries) (keyspace, key, value) SELECT $\(p + 1)::int, $\(p + 2)::bytea, $\(p + 3)::bytea "
+                    // A null key is this transaction's change-log entry (see joinStamped).
+                    parts.append("i\(entry) AS (INSERT INTO \(schema.entries) (keyspace, key, value) "
+                                 + "SELECT $\(p + 1)::int, coalesce($\(p + 2)::bytea, int8send(txid_current())), $\(p + 3)::bytea "
                                  + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value)")
                     p += 4
                 } else {

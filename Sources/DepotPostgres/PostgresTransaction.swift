@@ -66,6 +66,9 @@ final class PostgresTransaction: StorageTransaction {
     /// The stamp of this write's change-log entry, once ``changeLogStamp()`` gave one: the
     /// driver sends a change notice after the commit.
     @exclusivity(unchecked) var loggedStamp: UInt64?
+    /// Whether this transaction's change-log entry went out with its key left to the server
+    /// (see ``appendChangeLogEntry(_:in:)``).
+    @exclusivity(unchecked) var stampedByServer = false
     /// Whether the driver's recent writes logged changes (see ``StampHint``): this write then
     /// reads `txid_current()` with its first statement.
     let prefetchesStamp: Bool

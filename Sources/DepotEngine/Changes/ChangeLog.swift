@@ -73,12 +73,10 @@ package enum ChangeLog {
         let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
         // A driver whose writers commit side by side numbers the entry itself (no shared row);
         // otherwise the store's counter, written in the same transaction.
-        if let stamp = try txn.changeLogStamp() {
-            try BigEndian<UInt64>.withBytes(of: stamp) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
-            return
-        }
+        let encoded = try BinaryEncoder().encode(entry)
+        if try txn.appendChangeLogEntry(encoded, in: log) { return }
         let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
-        try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(try BinaryEncoder().encode(entry), forKey: [UInt8](k), in: log) }
+        try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(encoded, forKey: [UInt8](k), in: log) }
         let (next, overflow) = seq.addingReportingOverflow(1)
         if overflow { throw DepotError.exhausted("the change log's counter is exhausted") }
         try BigEndian<UInt64>.withBytes(of: next) { v in try counterKey.withUnsafeBytes { try txn.put(v, forKey: $0, in: meta) } }

@@ -69,6 +69,13 @@ final class TransformingTransaction: StorageTransaction {
     var keyspaceHandlesVersion: Int? { base.keyspaceHandlesVersion }
     var snapshotID: UInt64? { base.snapshotID }
     func changeLogStamp() throws -> UInt64? { try base.changeLogStamp() }
+    func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
+        guard Self.applies(to: keyspace) else { return try base.appendChangeLogEntry(value, in: keyspace) }
+        // A transformed value is put under a key known here (the transform may bind the two).
+        guard let stamp = try changeLogStamp() else { return false }
+        try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
+        return true
+    }
     func changeLogHorizon() throws -> UInt64? { try base.changeLogHorizon() }
     func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {
         guard Self.applies(to: keyspace) else { return try base.stableValue(forKey: key, in: keyspace) }

@@ -96,6 +96,12 @@ public protocol StorageTransaction: AnyObject {
     /// exact where writers commit one at a time (LMDB) but makes every logging writer write one
     /// shared row.
     func changeLogStamp() throws -> UInt64?
+    /// Puts `value` as this write transaction's change-log entry in `keyspace`, under the key
+    /// ``changeLogStamp()`` gives (8 bytes, big-endian); false (nothing put) when the driver
+    /// gives no stamps. A driver may let the server write the key (PostgreSQL: the transaction
+    /// ID, in the statement that inserts the entry), so that the write need not wait for the
+    /// stamp first. The default puts it under ``changeLogStamp()``.
+    func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool
     /// In a read transaction of a driver with ``changeLogStamp()``: the stamp below which every
     /// writing transaction has ended (committed or rolled back), so that the change-log entries
     /// below it are all there is to read. nil when the driver gives no stamps.
@@ -130,6 +136,12 @@ extension StorageTransaction {
 
     /// No stamps: the change log is numbered by the store's counter.
     public func changeLogStamp() throws -> UInt64? { nil }
+    /// The entry under ``changeLogStamp()``, when the driver gives stamps.
+    public func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
+        guard let stamp = try changeLogStamp() else { return false }
+        try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
+        return true
+    }
     /// No stamps, no horizon.
     public func changeLogHorizon() throws -> UInt64? { nil }
     /// A read: ``withValue(forKey:in:_:)``.
