@@ -34,6 +34,9 @@ final class ChangeNotifier: @unchecked Sendable {
     private let channel: String
     private let logger: Logger
     private let connectTimeout: Duration
+    /// The shortest time between two notices (seconds): the commits of a busy driver share
+    /// notices, and so do the watchers' wake-ups and reads.
+    static let gap: Double = 0.002
     /// How long a notice may wait for its answer before the connection is dropped.
     private static let answerTimeout: Double = 5
 
@@ -87,14 +90,18 @@ final class ChangeNotifier: @unchecked Sendable {
             }
             return connection
         }
+        var nextAllowed = Date.distantPast
         while true {
             let stamp: UInt64? = condition.withLock {
                 while !closed && pending == 0 { condition.wait() }
+                // Commits that answer within the gap after a notice share the next one.
+                while !closed && Date() < nextAllowed { _ = condition.wait(until: nextAllowed) }
                 guard !closed else { return nil }
                 defer { pending = 0 }
                 return pending
             }
             guard let stamp else { return }
+            nextAllowed = Date().addingTimeInterval(Self.gap)
             // A connection that failed under the notice is replaced once, at once; a notice that
             // cannot go out is dropped (watchers poll).
             for _ in 0..<2 {
