@@ -14,7 +14,7 @@ import PostgresNIO
 /// commit one at a time — measured with `pgbench` here, 64 clients inserting one row: 17,578
 /// transactions/s, 3,680 with a `NOTIFY` in each. Instead one notice at a time per driver goes
 /// out, after the commit answered, from a thread of its own on a libpq connection of its own
-/// (a prepared statement: about 10k client instructions a notice, where postgres-nio's query
+/// (a prepared statement: about 12k client instructions a notice, where postgres-nio's query
 /// cost 105k); commits that answer while one is on its way are covered by the next one
 /// (coalesced). That connection runs with `synchronous_commit = off`: a notice carries no data,
 /// so it need not wait for the disk. Nothing waits for it: a write returns when its `COMMIT`
