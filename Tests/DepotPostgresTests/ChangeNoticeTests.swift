@@ -178,6 +178,28 @@ struct ChangeNoticeTests {
         }
     }
 
+    /// Terminates (through `driver`) the backends whose last statement is like `pattern`,
+    /// trying for up to 10 s until one was; whether one was.
+    static func terminate(queryLike pattern: String, using driver: PostgresDriver) throws -> Bool {
+        try eventually(within: 10) {
+            let count = try driver.withSession { session in
+                session.leaveChained()
+                return try session.integers(
+                    "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
+                    .of(pattern))
+            }
+            return (count.first ?? 0) >= 1
+        }
+    }
+
+    /// Commits each of `ids` and expects it reported within ``promptly``.
+    static func expectPrompt(_ hosts: Hosts, ids: Range<Int>) throws {
+        for id in ids {
+            let elapsed = try hosts.commitAndTime(id)
+            #expect((elapsed ?? 99) < promptly, "commit \(id) reported after \(elapsed ?? 99) s")
+        }
+    }
+
     /// The writer's notifier connection is terminated by the server: the next commits are
     /// still reported promptly (the notifier sees the loss and opens another at once, rather
     /// than dropping notices until the watcher's next poll).
@@ -187,20 +209,9 @@ struct ChangeNoticeTests {
             defer { hosts.watcher.stop() }
             // The notifier connects at the first logged commit.
             #expect((try hosts.commitAndTime(5_000) ?? 99) < Self.promptly)
-            let terminated = try eventually(within: 10) {
-                let count = try drivers[2].withSession { session in
-                    session.leaveChained()
-                    return try session.integers(
-                        "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
-                        .of("SELECT pg_notify(%"))
-                }
-                return (count.first ?? 0) >= 1
-            }
-            #expect(terminated, "the notifier's backend was found and terminated")
-            for id in 5_001..<5_004 {
-                let elapsed = try hosts.commitAndTime(id)
-                #expect((elapsed ?? 99) < Self.promptly, "commit \(id) reported after \(elapsed ?? 99) s")
-            }
+            #expect(try Self.terminate(queryLike: "SELECT pg_notify(%", using: drivers[2]),
+                    "the notifier's backend was found and terminated")
+            try Self.expectPrompt(hosts, ids: 5_001..<5_004)
         }
     }
 
@@ -211,21 +222,10 @@ struct ChangeNoticeTests {
             let hosts = try Hosts(drivers, firstID: 0)
             defer { hosts.watcher.stop() }
             let channel = drivers[1].schema.changeChannel
-            // The listener connects at the watcher's first wait: retry until it is there.
-            let terminated = try eventually(within: 10) {
-                let count = try drivers[2].withSession { session in
-                    session.leaveChained()
-                    return try session.integers(
-                        "SELECT count(pg_terminate_backend(pid))::bigint FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()",
-                        .of("LISTEN \"\(channel)\"%"))
-                }
-                return (count.first ?? 0) >= 1
-            }
-            #expect(terminated, "the listener's backend was found and terminated")
-            for id in 4_000..<4_003 {
-                let elapsed = try hosts.commitAndTime(id)
-                #expect((elapsed ?? 99) < Self.promptly, "commit \(id) reported after \(elapsed ?? 99) s")
-            }
+            // The listener connects at the watcher's first wait: retried until it is there.
+            #expect(try Self.terminate(queryLike: "LISTEN \"\(channel)\"%", using: drivers[2]),
+                    "the listener's backend was found and terminated")
+            try Self.expectPrompt(hosts, ids: 4_000..<4_003)
         }
     }
 }
