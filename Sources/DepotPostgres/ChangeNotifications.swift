@@ -36,7 +36,7 @@ final class ChangeNotifier: @unchecked Sendable {
     private let connectTimeout: Duration
     /// The shortest time between two notices (seconds): the commits of a busy driver share
     /// notices, and so do the watchers' wake-ups and reads.
-    static let gap: Double = 0.002
+    static let gap: Duration = .milliseconds(2)
     /// How long a notice may wait for its answer before the connection is dropped.
     private static let answerTimeout: Double = 5
 
@@ -67,6 +67,9 @@ final class ChangeNotifier: @unchecked Sendable {
         var connection: LibPQConnection?
         var retryAt: ContinuousClock.Instant?
         var warned = false
+        // After the server refused a notice (its connection still usable): none until then.
+        var pausedUntil: ContinuousClock.Instant?
+        var pause: Duration = .seconds(1)
         defer { connection?.close() }
         /// The connection, checked without waiting (a backend the server ended is seen here),
         /// or a new one; nil while none can be opened (tried again at most every 5 s).
@@ -90,39 +93,65 @@ final class ChangeNotifier: @unchecked Sendable {
             }
             return connection
         }
-        var nextAllowed = Date.distantPast
+        var nextAllowed = ContinuousClock.now
         while true {
             let stamp: UInt64? = condition.withLock {
                 while !closed && pending == 0 { condition.wait() }
                 // Commits that answer within the gap after a notice share the next one.
-                while !closed && Date() < nextAllowed { _ = condition.wait(until: nextAllowed) }
+                while !closed && ContinuousClock.now < nextAllowed {
+                    _ = condition.wait(until: PostgresDriver.date(nextAllowed))
+                }
                 guard !closed else { return nil }
                 defer { pending = 0 }
                 return pending
             }
             guard let stamp else { return }
-            nextAllowed = Date().addingTimeInterval(Self.gap)
-            // A connection that failed under the notice is replaced once, at once; a notice that
-            // cannot go out is dropped (watchers poll).
+            nextAllowed = .now + Self.gap
+            // Dropped while the server refuses notices (watchers poll).
+            if let pausedUntil, ContinuousClock.now < pausedUntil { continue }
+            // A connection lost under the notice is replaced once, at once; a notice that
+            // cannot go out is dropped.
             for _ in 0..<2 {
-                guard let open = usable() else { break }
-                if Self.send(stamp, on: open, channel: channel) { break }
-                open.close()
-                connection = nil
+                guard let open = usable(), !condition.withLock({ closed }) else { break }
+                switch Self.send(stamp, on: open, channel: channel) {
+                case .sent:
+                    pausedUntil = nil
+                    pause = .seconds(1)
+                case .refused:
+                    // The server answered with an error (a full notify queue, say): the
+                    // connection stays, and notices pause for 1 s, doubling up to 30 s.
+                    pausedUntil = .now + pause
+                    pause = min(pause * 2, .seconds(30))
+                case .lost:
+                    open.close()
+                    connection = nil
+                    continue
+                }
+                break
             }
         }
     }
 
-    /// Sends one notice and waits for its answer; false when it failed or did not answer in time.
-    private static func send(_ stamp: UInt64, on connection: LibPQConnection, channel: String) -> Bool {
+    /// What became of a notice.
+    private enum Outcome {
+        case sent, refused, lost
+    }
+
+    /// Sends one notice and waits for its answer: `lost` when the connection broke or did not
+    /// answer in time (it must not be used again), `refused` when the server answered with an
+    /// error.
+    private static func send(_ stamp: UInt64, on connection: LibPQConnection, channel: String) -> Outcome {
         var answer: Result<LibPQConnection.Answer, any Error>?
         connection.send([Statement(prepared: "SELECT pg_notify($1::text, $2::text)", .of(channel, String(stamp)))]) { answer = $0 }
         let deadline = Date().addingTimeInterval(answerTimeout)
         while answer == nil && connection.hasUnread {
-            guard connection.readNext(until: deadline) else { return false }
+            guard connection.readNext(until: deadline) else { return .lost }
         }
-        if case .success? = answer { return true }
-        return false
+        switch answer {
+        case .success?: return .sent
+        case .failure? where connection.isUsable: return .refused
+        default: return .lost
+        }
     }
 
     /// Stops the notifier's thread, which closes its connection; later commits send nothing.

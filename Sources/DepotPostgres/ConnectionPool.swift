@@ -383,7 +383,12 @@ final class ConnectionPool: @unchecked Sendable {
                 parameters.append(("options", extra))
             }
             switch attempt(parameters, deadline: deadline) {
-            case .success(let connection): return connection
+            case .success(let connection):
+                if condition.withLock({ closed }) {
+                    connection.close()
+                    throw PostgresDriverError.closed
+                }
+                return connection
             case .failure(let failure): refusals.append(failure)
             }
             if Date() >= deadline { break }

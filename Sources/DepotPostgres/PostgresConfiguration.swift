@@ -54,8 +54,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     public var rootCertificatePath: String?
     /// Most connections the pool opens.
     public var maximumConnections: Int
-    /// Event loop threads that serve the change notices' connections (`LISTEN`, `NOTIFY`: the
-    /// driver's statements run on the calling threads). nil, the default: one.
+    /// Event loop threads that serve a change watcher's `LISTEN` connection (the driver's
+    /// statements run on the calling threads, its change notices on a thread of their own).
+    /// nil, the default: one.
     public var eventLoopThreads: Int?
     /// How long to wait for a connection before failing: the host name's resolution included;
     /// when the name has several addresses, each tried in turn waits for the server's first

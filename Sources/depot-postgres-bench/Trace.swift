@@ -7,7 +7,8 @@ import Foundation
 /// at a time, for counting the statements the server sees (with `log_min_duration_statement=0`:
 /// run it with COUNT 0 and COUNT n and divide the difference of the log's statement lines by n)
 /// and timing them. KIND: `writes` (`Store.write` of one new document with one index),
-/// `plain-writes` (the same document without its index: one row),
+/// `plain-writes` (the same document without its index, one row, in a store holding only it:
+/// no schema version),
 /// `reads` (a point read through the driver, `driver.read`), `first-reads` (the same read whose
 /// snapshot is its first statement, `driver.readFromFirstOperation`), `gets` (a document get by
 /// ID, `store.retrieve`) or `gets-in-read` (the same get inside `store.read {}`). Prints the
@@ -33,9 +34,10 @@ enum Trace {
         let watching = arguments[0] == "watched-writes" ? try Compare.Watching(configuration) : nil
         defer { watching?.stop() }
         let store = try Store(driver: driver)
+        // plain-writes: a store holding only the document without an index (so no schema version).
+        let plain = arguments[0] == "plain-writes"
         try store.write { tx in
-            try tx.park(BenchItem(0))
-            if arguments[0] == "plain-writes" { try tx.park(PlainBenchItem(0)) }
+            if plain { try tx.park(PlainBenchItem(0)) } else { try tx.park(BenchItem(0)) }
         }
         if documents > 0 { try store.write { tx in for id in 0..<documents { try tx.park(BenchItem(1_000_000 + id)) } } }
         let key = [UInt8](repeating: 7, count: 8)
@@ -44,7 +46,7 @@ enum Trace {
             try key.withUnsafeBytes { k in try [UInt8](repeating: 0xab, count: 100).withUnsafeBytes { try txn.put($0, forKey: k, in: space) } }
         }
         // One of each first, so that every count includes the same warm-up.
-        _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
+        _ = try store.read { tx in plain ? try tx.retrieve(PlainBenchItem.self, id: 0) != nil : try tx.retrieve(BenchItem.self, id: 0) != nil }
         _ = try driver.read { txn in try txn.keyspace(named: "reads", create: false, multiValue: false) }
         if arguments[0] == "deletes", count > 0 {
             try store.write { tx in for i in 0..<count { try tx.park(BenchItem(3_000_000 + i)) } }
@@ -67,7 +69,7 @@ enum Trace {
             case "first-reads":
                 _ = try driver.readFromFirstOperation { txn in try Compare.pointRead(txn, key) }
             case "gets-in-read":
-                _ = try store.read { tx in try tx.retrieve(BenchItem.self, id: 0) }
+                _ = try store.read { tx in plain ? try tx.retrieve(PlainBenchItem.self, id: 0) != nil : try tx.retrieve(BenchItem.self, id: 0) != nil }
             default:
                 _ = try store.retrieve(BenchItem.self, id: 0)
             }
