@@ -34,7 +34,7 @@ final class ChangeNotifier: @unchecked Sendable {
     private let channel: String
     private let logger: Logger
     private let connectTimeout: Duration
-    /// The shortest time between two notices (seconds): the commits of a busy driver share
+    /// The shortest time between two notices: the commits of a busy driver share
     /// notices, and so do the watchers' wake-ups and reads.
     static let gap: Duration = .milliseconds(2)
     /// How long a notice may wait for its answer before the connection is dropped.

@@ -68,15 +68,14 @@ extension PostgresTransaction {
             // As a put: not waiting for the opening (its keyspace check fails a wrong guess).
             try check(write: true, guessing: start != nil && locks != nil, deferring: true, joining: true)
             stampHint?.wanted = true
-            guard prefetchedStamp == nil, prefetchesStamp, start != nil, locks != nil,
-                  let handle = try self.handle(of: keyspace), joinStamped(handle, value: value) else { return false }
+            guard prefetchedStamp == nil, prefetchesStamp, start != nil, let locks,
+                  let handle = try self.handle(of: keyspace),
+                  value.withUnsafeBytes({ join(handle, locks, key: nil, value: $0) }) else { return false }
             stampedByServer = true
             return true
         }
         if joined { return true }
-        guard let stamp = try changeLogStamp() else { return false }
-        try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
-        return true
+        return try putUnderChangeLogStamp(value, in: keyspace)
     }
 
     /// After `COMMIT` answered: the ID of a transaction whose entry's key the server wrote

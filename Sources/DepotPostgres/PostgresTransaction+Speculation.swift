@@ -116,49 +116,35 @@ extension PostgresTransaction {
     /// (a multi-value keyspace), or a value in a single-value keyspace other than the
     /// document's and than any other joined one (a change log entry), so that no two parts of
     /// the statement touch one row. False otherwise.
-    func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+    ///
+    /// A nil `key` is this transaction's change-log entry (single-value only): its key is left
+    /// to the server, a null parameter that the statement replaces by
+    /// `int8send(txid_current())`, and it takes no key lock (no other transaction writes that
+    /// key; `pg_advisory_xact_lock(NULL)` is null and locks nothing).
+    func join(_ handle: KeyspaceHandle, _ locks: KeyLocks, key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer) -> Bool {
         guard var open = openInsert, open.entries < OpenInsert.limit, heldKeyspaces.lock(handle.id) != nil else { return false }
         if !handle.multiValue {
             guard handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
+        } else if key == nil {
+            return false
         }
         // `open` holds the only copy from here: its parameters are appended to in place, not
         // copied first.
         openInsert = nil
-        let keyID = locks.id(keyspace: handle.id, key: key)
+        let keyID = key.map { locks.id(keyspace: handle.id, key: $0) }
         if !handle.multiValue {
-            if readShared.contains(keyID) { locks.hot.insert(keyID) }
+            if let keyID, readShared.contains(keyID) { locks.hot.insert(keyID) }
             open.singleKeyspaces.append(handle.id)
             open.singles |= 1 << UInt32(open.entries)
         }
         heldKeyspaces.use(handle.id)
         handle.id.bind(into: &open.parameters)
-        Bytea(key).bind(into: &open.parameters)
+        if let key { Bytea(key).bind(into: &open.parameters) } else { open.parameters.appendNull(type: 17) }
         Bytea(value).bind(into: &open.parameters)
         // As ``lockedPut(_:_:key:value:)`` takes them: a value's key exclusive; an index
         // entry's key shared and its pair exclusive.
-        keyID.bind(into: &open.parameters)
-        if handle.multiValue { locks.id(keyspace: handle.id, key: key, value: value).bind(into: &open.parameters) }
-        open.entries += 1
-        openInsert = open
-        return true
-    }
-
-    /// Joins this transaction's change-log entry (`value` in single-value `handle`) to the open
-    /// insert with its key left to the server: a null key parameter, which the statement
-    /// replaces by `int8send(txid_current())`, and no key lock (no other transaction writes
-    /// that key). The same conditions as ``join(_:_:key:value:)``.
-    func joinStamped(_ handle: KeyspaceHandle, value: [UInt8]) -> Bool {
-        guard !handle.multiValue, var open = openInsert, open.entries < OpenInsert.limit, heldKeyspaces.lock(handle.id) != nil,
-              handle.id != open.keyspace, !open.singleKeyspaces.contains(handle.id) else { return false }
-        openInsert = nil
-        open.singleKeyspaces.append(handle.id)
-        open.singles |= 1 << UInt32(open.entries)
-        heldKeyspaces.use(handle.id)
-        handle.id.bind(into: &open.parameters)
-        open.parameters.appendNull(type: 17)
-        Bytea(value).bind(into: &open.parameters)
-        // pg_advisory_xact_lock(NULL) is null and takes no lock (the function is strict).
-        open.parameters.appendNull(type: 20)
+        if let keyID { keyID.bind(into: &open.parameters) } else { open.parameters.appendNull(type: 20) }
+        if let key, handle.multiValue { locks.id(keyspace: handle.id, key: key, value: value).bind(into: &open.parameters) }
         open.entries += 1
         openInsert = open
         return true
@@ -226,7 +212,7 @@ extension PostgresTransaction {
                 if singles & 1 << UInt32(entry - 1) != 0 {
                     parts.append("l\(entry) AS (SELECT pg_advisory_xact_lock($\(p + 4)::bigint))")
                     parts.append("k\(entry) AS (SELECT count(*) AS n FROM \(schema.keyspaces), l\(entry) WHERE id = $\(p + 1)::int)")
-                    // A null key is this transaction's change-log entry (see joinStamped).
+                    // A null key is this transaction's change-log entry (see join).
                     parts.append("i\(entry) AS (INSERT INTO \(schema.entries) (keyspace, key, value) "
                                  + "SELECT $\(p + 1)::int, coalesce($\(p + 2)::bytea, int8send(txid_current())), $\(p + 3)::bytea "
                                  + "FROM k\(entry) WHERE k\(entry).n > 0 ON CONFLICT (keyspace, key) DO UPDATE SET value = EXCLUDED.value)")

@@ -72,9 +72,7 @@ final class TransformingTransaction: StorageTransaction {
     func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
         guard Self.applies(to: keyspace) else { return try base.appendChangeLogEntry(value, in: keyspace) }
         // A transformed value is put under a key known here (the transform may bind the two).
-        guard let stamp = try changeLogStamp() else { return false }
-        try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
-        return true
+        return try putUnderChangeLogStamp(value, in: keyspace)
     }
     func changeLogHorizon() throws -> UInt64? { try base.changeLogHorizon() }
     func stableValue(forKey key: [UInt8], in keyspace: Keyspace) throws -> [UInt8]? {

@@ -138,6 +138,12 @@ extension StorageTransaction {
     public func changeLogStamp() throws -> UInt64? { nil }
     /// The entry under ``changeLogStamp()``, when the driver gives stamps.
     public func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
+        try putUnderChangeLogStamp(value, in: keyspace)
+    }
+
+    /// Puts `value` under ``changeLogStamp()`` (8 bytes, big-endian) through ``put(_:forKey:in:)``;
+    /// false when the driver gives no stamps.
+    package func putUnderChangeLogStamp(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
         guard let stamp = try changeLogStamp() else { return false }
         try BigEndian<UInt64>.withBytes(of: stamp) { key in try value.withUnsafeBytes { try put($0, forKey: key, in: keyspace) } }
         return true
