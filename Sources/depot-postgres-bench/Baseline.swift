@@ -34,10 +34,16 @@ final class Baseline {
         _ = try Self.run(pgbench, ["-n", "-f", setup, "-t", "1"])
     }
 
-    /// Commits/s of one-row inserts from `clients` connections.
-    func inserts(clients: Int) throws -> Double? {
-        let output = try Self.run(pgbench, ["-n", "-f", insert, "-c", String(clients), "-j", String(min(clients, 4)), "-T", time])
-        return Self.number(after: "tps = ", in: output)
+    /// One-row inserts from `clients` connections: commits/s, how many, and the CPU used
+    /// meanwhile (pgbench's own is this program's: it is a waited-for child). Nil when pgbench
+    /// reported no rate.
+    func inserts(clients: Int) throws -> (perSecond: Double, commits: Int, cpu: CPUUse)? {
+        let (output, cpu) = try CPUUse.measuring {
+            try Self.run(pgbench, ["-n", "-f", insert, "-c", String(clients), "-j", String(min(clients, 4)), "-T", time])
+        }
+        guard let rate = Self.number(after: "tps = ", in: output) else { return nil }
+        let commits = Self.number(after: "number of transactions actually processed: ", in: output).map { Int($0) } ?? 0
+        return (rate, commits, cpu)
     }
 
     /// Mean latency (ms) of a one-row select by primary key, one client.

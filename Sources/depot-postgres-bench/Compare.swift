@@ -16,6 +16,10 @@ import Foundation
 ///   watcher attached (another driver on the schema, as another host would watch: writers then
 ///   log their changes and notify it), against the same pgbench figure, and how many of the
 ///   commits the watcher reported.
+/// - CPU per commit of each write row, pgbench's and Depot's (``CPUUse``): the client's
+///   (pgbench, or this program; of which in the kernel) and the rest of the machine's (the
+///   server). Where client and server share a few cores, a commits/s ratio is mostly a ratio
+///   of CPU per commit: this says which side spent it.
 /// - Read latency: pgbench's one-row `SELECT` by primary key (1 client) against a point read
 ///   through the driver (read transaction + get) and a document get by ID through `Store`.
 ///   With `DEPOT_COMPARE_READS_ONLY=1`, only these (no write phases before them).
@@ -41,32 +45,41 @@ enum Compare {
         var configuration = try PostgresConfiguration(url: url)
         let schema = "bench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var rows: [(String, Double?, Double, String)] = []
+        var cpuRows: [(String, String, String)] = []
+        func writeRow(_ name: String, _ baseline: (perSecond: Double, commits: Int, cpu: CPUUse)?, _ depot: Writers, _ cpu: CPUUse) {
+            rows.append((name, baseline?.perSecond, Double(depot.commits) / seconds, note(depot)))
+            cpuRows.append((name, baseline.map { $0.cpu.perCommit($0.commits) } ?? "—", cpu.perCommit(depot.commits)))
+        }
         // DEPOT_COMPARE_READS_ONLY=1: the read latencies only (no write phases before them).
         if ProcessInfo.processInfo.environment["DEPOT_COMPARE_READS_ONLY"] == nil {
             for writers in [1, 8, 64] {
                 configuration.schema = "\(schema)_w\(writers)"
                 configuration.maximumConnections = max(writers, 2)
                 let baseline = try base?.inserts(clients: writers)
-                let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0)
-                rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s")", baseline, Double(result.commits) / seconds, note(result)))
+                let (result, cpu) = try CPUUse.measuring { try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0) }
+                let name = "commits/s, \(writers) writer\(writers == 1 ? "" : "s")"
+                writeRow(name, baseline, result, cpu)
                 // The same against the same baseline, the document without its index: one row
                 // per commit, as pgbench's.
                 configuration.schema = "\(schema)_w\(writers)plain"
-                let plain = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, indexed: false)
-                rows.append(("commits/s, \(writers) writer\(writers == 1 ? "" : "s"), no index (one row, as pgbench's)", baseline,
-                             Double(plain.commits) / seconds, note(plain)))
+                let (plain, plainCPU) = try CPUUse.measuring {
+                    try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, indexed: false)
+                }
+                writeRow(name + ", no index (one row, as pgbench's)", baseline, plain, plainCPU)
             }
             configuration.schema = "\(schema)_p4"
             configuration.maximumConnections = 16
             let baseline = try base?.inserts(clients: 64)
-            let processes = try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds)
-            rows.append(("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, Double(processes.commits) / seconds, note(processes)))
+            let (processes, processesCPU) = try CPUUse.measuring { try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds) }
+            writeRow("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, processes, processesCPU)
 
             configuration.schema = "\(schema)_w8watch"
             configuration.maximumConnections = 8
             let watchedBaseline = try base?.inserts(clients: 8)
-            let watched = try measureWriters(configuration, writers: 8, seconds: seconds, firstID: 0, watched: true)
-            rows.append(("commits/s, 8 writers, with a change watcher attached", watchedBaseline, Double(watched.commits) / seconds, note(watched)))
+            let (watched, watchedCPU) = try CPUUse.measuring {
+                try measureWriters(configuration, writers: 8, seconds: seconds, firstID: 0, watched: true)
+            }
+            writeRow("commits/s, 8 writers, with a change watcher attached", watchedBaseline, watched, watchedCPU)
 
         }
         configuration.schema = "\(schema)_r"
@@ -95,6 +108,12 @@ enum Compare {
             let ratio = baseline.map { String(format: "%.2f", depot / $0) } ?? "—"
             let digits = name.hasPrefix("commits") ? "%.0f" : "%.3f"
             print("| \(name) | \(baseline.map { String(format: digits, $0) } ?? "—") | \(String(format: digits, depot)) | \(ratio) | \(note) |")
+        }
+        if !cpuRows.isEmpty {
+            print("\nCPU per commit, µs: client (this program, or pgbench; of which in the kernel) / the rest of the machine (the server, its WAL writer, anything else running)")
+            print("\n| | pgbench | Depot |")
+            print("|---|---|---|")
+            for (name, baseline, depot) in cpuRows { print("| \(name) | \(baseline) | \(depot) |") }
         }
         try reportLag(configuration)
         print("(schemas \(schema)_* left in place; drop them with DROP SCHEMA … CASCADE)")
@@ -260,6 +279,28 @@ enum Compare {
         let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: firstID,
                                         startAt: Date(timeIntervalSince1970: start))
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
+    }
+
+    /// `writers COUNT [SECONDS] [indexed|plain|watched]`: ``measureWriters`` alone on a fresh
+    /// schema, with its commits/s and CPU per commit.
+    static func writersAlone(_ arguments: [String], url: String) throws {
+        guard let writers = arguments.first.flatMap({ Int($0) }), writers > 0 else {
+            throw PostgresDriverError.invalidConfiguration("usage: writers COUNT [SECONDS] [indexed|plain|watched]")
+        }
+        let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 3
+        let kind = arguments.dropFirst(2).first ?? "indexed"
+        guard ["indexed", "plain", "watched"].contains(kind) else {
+            throw PostgresDriverError.invalidConfiguration("writers: the kind is indexed, plain or watched, not \(kind)")
+        }
+        var configuration = try PostgresConfiguration(url: url)
+        configuration.schema = "writers_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        configuration.maximumConnections = max(writers, 2)
+        let (result, cpu) = try CPUUse.measuring {
+            try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain")
+        }
+        let rate = String(format: "%.0f", Double(result.commits) / seconds)
+        print("\(writers) writers, \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result))")
+        print("(schema \(configuration.schema) left in place)")
     }
 
     /// Mean latencies in ms: a point read through the driver (in a transaction, and as its own

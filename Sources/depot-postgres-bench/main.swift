@@ -5,6 +5,8 @@
 //
 // `depot-postgres-bench compare [SECONDS]`: pgbench and Depot side by side on the same server
 // (see Compare.swift), as the README's PostgreSQL table is measured.
+// `depot-postgres-bench writers COUNT [SECONDS] [indexed|plain|watched]`: Depot's writers alone (no
+// baseline), commits/s and CPU per commit, for profiling the server and the client side by side.
 // `depot-postgres-bench trace writes|reads|gets|gets-in-read COUNT`: one kind of operation, for counting the
 // statements the server logs (see Trace.swift).
 #if Postgres
@@ -14,7 +16,7 @@ import DepotPostgres
 import Foundation
 
 let words = Array(CommandLine.arguments.dropFirst())
-if words.first == "compare" || words.first == "writers-child" || words.first == "trace" {
+if ["compare", "writers-child", "trace", "writers"].contains(words.first) {
     guard let url = ProcessInfo.processInfo.environment["DEPOT_POSTGRES_URL"] else {
         print("DEPOT_POSTGRES_URL is not set")
         exit(1)
@@ -24,6 +26,8 @@ if words.first == "compare" || words.first == "writers-child" || words.first == 
             try Compare.run(url: url, seconds: words.dropFirst().first.flatMap { Double($0) } ?? 3)
         } else if words.first == "trace" {
             try Trace.run(Array(words.dropFirst()), url: url)
+        } else if words.first == "writers" {
+            try Compare.writersAlone(Array(words.dropFirst()), url: url)
         } else {
             try Compare.child(Array(words.dropFirst()), url: url)
         }
