@@ -30,6 +30,10 @@ final class ChangeNotifier: @unchecked Sendable {
     private var closed = false
     /// Whether the notifier's thread was started (at the first notice).
     private var started = false
+    /// How often a commit woke the thread (for tests).
+    private var signals = 0
+    /// How often a commit woke the notifier's thread.
+    var wakeUps: Int { condition.withLock { signals } }
     private let pool: ConnectionPool
     private let channel: String
     private let logger: Logger
@@ -51,8 +55,16 @@ final class ChangeNotifier: @unchecked Sendable {
     func committed(stamp: UInt64) {
         let start: Bool = condition.withLock {
             guard !closed else { return false }
+            // The thread is woken by the first commit after it took a notice: later ones find
+            // it sending, or waiting out the gap, and it takes their stamp when it is done.
+            // (A signal at every commit woke it only to wait again: 8 logging writers on 2
+            // cores made 3,772–3,821 commits/s so, 3,946–4,061 without, `depot-postgres-bench
+            // writers 8 3 watched`.)
+            if pending == 0 && stamp > 0 {
+                signals += 1
+                condition.signal()
+            }
             pending = max(pending, stamp)
-            condition.signal()
             defer { started = true }
             return !started
         }

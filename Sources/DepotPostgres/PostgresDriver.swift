@@ -69,7 +69,7 @@ public final class PostgresDriver: StorageDriver {
     /// Whether new documents' inserts are taken on trust (one round trip less each).
     private let speculation = Speculation()
     /// Tells watchers (on any host) when a write that logged changes committed.
-    private let notifier: ChangeNotifier
+    let notifier: ChangeNotifier
     /// Whether the last write logged changes (its successors read their stamp up front).
     private let stampHint = StampHint()
 

@@ -200,6 +200,20 @@ struct ChangeNoticeTests {
         }
     }
 
+    /// Commits in quick succession wake the notifier's thread once per notice, not once per
+    /// commit: those that answer while a notice is on its way or within the gap after it only
+    /// raise the stamp the next one carries.
+    @Test func commitsInQuickSuccessionWakeTheNotifierOncePerNotice() throws {
+        try PostgresTestServer.withDriver { driver in
+            // A thousand commits in well under a millisecond each: a notice goes out at most
+            // every 2 ms, so a hundred wake-ups would need 200 ms of these calls.
+            for stamp in 1...1_000 { driver.notifier.committed(stamp: UInt64(stamp)) }
+            let wakeUps = driver.notifier.wakeUps
+            #expect(wakeUps >= 1)
+            #expect(wakeUps <= 100, "\(wakeUps) wake-ups for 1,000 commits")
+        }
+    }
+
     /// The writer's notifier connection is terminated by the server: the next commits are
     /// still reported promptly (the notifier sees the loss and opens another at once, rather
     /// than dropping notices until the watcher's next poll).
