@@ -150,7 +150,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
                 seq = overflow ? UInt64.max : after
                 ended = overflow
                 do {
-                    entries.append(try BinaryDecoder().decode(ChangeLog.Entry.self, from: value))
+                    entries.append(try ChangeLog.Entry.decode(value))
                 } catch {
                     logError("external change watcher: skipped a change-log entry that does not decode", error)
                 }

@@ -73,7 +73,7 @@ package enum ChangeLog {
         let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
         // A driver whose writers commit side by side numbers the entry itself (no shared row);
         // otherwise the store's counter, written in the same transaction.
-        let encoded = try BinaryEncoder().encode(entry)
+        let encoded = entry.encoded()
         if try txn.appendChangeLogEntry(encoded, in: log) { return }
         let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(encoded, forKey: [UInt8](k), in: log) }
@@ -98,7 +98,7 @@ package enum ChangeLog {
         var old: [[UInt8]] = []
         // Entries are in sequence order, which is commit order: the old ones come first.
         try txn.scan(log, prefix: nil, reverse: false) { key, value in
-            guard old.count < limit, let e = try? BinaryDecoder().decode(Entry.self, from: value), e.time < now - retention else { return false }
+            guard old.count < limit, let e = try? Entry.decode(value), e.time < now - retention else { return false }
             old.append([UInt8](key))
             return true
         }
