@@ -67,14 +67,14 @@ package enum ChangeLog {
             parts[id] = part
         }
         if parts.isEmpty { return }
-        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true),
-              let log = try txn.keyspace(named: keyspace, create: true) else { return }
+        guard let log = try txn.keyspace(named: keyspace, create: true) else { return }
         let now = Date().timeIntervalSince1970
         let entry = Entry(writer: writer, time: now, parts: parts.values.sorted { ($0.alias, $0.collection) < ($1.alias, $1.collection) })
         // A driver whose writers commit side by side numbers the entry itself (no shared row);
         // otherwise the store's counter, written in the same transaction.
         let encoded = entry.encoded()
         if try txn.appendChangeLogEntry(encoded, in: log) { return }
+        guard let meta = try txn.keyspace(named: StoreLayout.metaDatabase, create: true) else { return }
         let seq = try txn.withValue(forKey: counterKey, in: meta) { try BigEndian<UInt64>.decode($0) } ?? 1
         try BigEndian<UInt64>.withBytes(of: seq) { k in try txn.put(encoded, forKey: [UInt8](k), in: log) }
         let (next, overflow) = seq.addingReportingOverflow(1)
