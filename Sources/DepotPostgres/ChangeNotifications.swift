@@ -30,9 +30,8 @@ final class ChangeNotifier: @unchecked Sendable {
     private var closed = false
     /// Whether the notifier's thread was started (at the first notice).
     private var started = false
-    /// How often a commit woke the thread (for tests).
+    /// How often a commit woke the thread (read by tests through ``wakeUps``).
     private var signals = 0
-    /// How often a commit woke the notifier's thread.
     var wakeUps: Int { condition.withLock { signals } }
     private let pool: ConnectionPool
     private let channel: String

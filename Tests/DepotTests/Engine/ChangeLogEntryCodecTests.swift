@@ -100,8 +100,7 @@ struct ChangeLogEntryCodecTests {
             for _ in 0..<40 {
                 var changed = bytes
                 changed[Int(rng.next() % UInt64(changed.count))] = UInt8(truncatingIfNeeded: rng.next())
-                let direct = try? changed.withUnsafeBytes { try ChangeLog.Entry.decodeInLayout($0) }
-                if let direct = direct ?? nil {
+                if let direct = try? changed.withUnsafeBytes({ try ChangeLog.Entry.decodeInLayout($0) }) {
                     let codable = try BinaryDecoder().decode(ChangeLog.Entry.self, from: changed)
                     #expect(Self.same(direct, codable))
                 }
