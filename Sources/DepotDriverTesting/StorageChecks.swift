@@ -181,6 +181,50 @@ extension DriverConformance {
                 }
                 try e.expect(ran.value == 1, "an after-commit handler must run exactly once after the commit, ran \(ran.value) times")
             },
+            Check(name: "a transaction is let go when its call returns, though its handlers and attachment point back at it",
+                  needs: []) { driver, e in
+                // The document layer hangs its state on a transaction (`attachment`) and its
+                // after-commit handlers capture that state, which points back at the
+                // transaction: a driver that keeps either once the call returned leaks every
+                // transaction (a driver's `write` may run its closure more than once, so the
+                // layer above cannot break the cycle for it).
+                final class PointsBack { var txn: (any StorageTransaction)? }
+                struct Abort: Error {}
+                weak var committedHandler: PointsBack?, committedAttachment: PointsBack?
+                weak var abortedHandler: PointsBack?, abortedAttachment: PointsBack?, readAttachment: PointsBack?
+                func hang(on tx: any StorageTransaction, handler: inout PointsBack?, attachment: inout PointsBack?) {
+                    let viaHandler = PointsBack(), viaAttachment = PointsBack()
+                    viaHandler.txn = tx
+                    viaAttachment.txn = tx
+                    tx.afterCommit { _ = viaHandler }
+                    tx.attachment = viaAttachment
+                    handler = viaHandler
+                    attachment = viaAttachment
+                }
+                try driver.write { tx in
+                    try tx.bytesPut(b("v"), b("k"), try tx.requireKeyspace("conformance.release"))
+                    hang(on: tx, handler: &committedHandler, attachment: &committedAttachment)
+                }
+                do {
+                    try driver.write { tx in
+                        try tx.bytesPut(b("w"), b("k"), try tx.requireKeyspace("conformance.release"))
+                        hang(on: tx, handler: &abortedHandler, attachment: &abortedAttachment)
+                        throw Abort()
+                    }
+                } catch is Abort {}
+                try driver.read { tx in
+                    _ = try tx.keyspace(named: "conformance.release", create: false, multiValue: false)
+                    let viaAttachment = PointsBack()
+                    viaAttachment.txn = tx
+                    tx.attachment = viaAttachment
+                    readAttachment = viaAttachment
+                }
+                try e.expect(committedHandler == nil, "a committed write's after-commit handlers must be let go after they ran")
+                try e.expect(committedAttachment == nil, "a committed write's attachment must be let go when the write returns")
+                try e.expect(abortedHandler == nil, "the after-commit handlers of a write that threw must be let go")
+                try e.expect(abortedAttachment == nil, "the attachment of a write that threw must be let go")
+                try e.expect(readAttachment == nil, "a read's attachment must be let go when the read returns")
+            },
             Check(name: "a throwing write rolls back entirely", needs: .transactions) { driver, e in
                 struct Abort: Error {}
                 final class Flag: @unchecked Sendable { var ran = false }

@@ -274,7 +274,7 @@ public final class PostgresDriver: StorageDriver {
                     var committing = false
                     do {
                         let result = try body(txn)
-                        txn.finish()
+                        let handlers = txn.finish()
                         txn.beforeCommit()
                         // A connection known to be gone (a write that waited for nothing yet, on
                         // a pooled connection that died idle): COMMIT never reaches the server,
@@ -298,7 +298,7 @@ public final class PostgresDriver: StorageDriver {
                         txn.publishKeyspaces()
                         if txn.prefetchesStamp && txn.loggedStamp == nil { stampHint.wanted = false }
                         if txn.speculated { speculation.held() }
-                        return (result, txn.handlers, txn.loggedStamp)
+                        return (result, handlers, txn.loggedStamp)
                     } catch {
                         txn.finish()
                         let failure = PostgresDriverError.unwrapping(error)

@@ -20,7 +20,7 @@ final class PostgresTransaction: StorageTransaction {
     let isReadOnly: Bool
     let firstPage: Int
     @exclusivity(unchecked) var attachment: AnyObject?
-    @exclusivity(unchecked) private(set) var handlers: [() -> Void] = []
+    @exclusivity(unchecked) private var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
     @exclusivity(unchecked) var retryableState: String?
@@ -184,7 +184,17 @@ final class PostgresTransaction: StorageTransaction {
 
     var nestingDepth: Int { depth }
 
-    func finish() { finished = true }
+    /// Ends the transaction: later operations fail (``PostgresDriverError/transactionEnded``).
+    /// Lets go of what points back at it (the document layer's attachment and after-commit
+    /// handlers capture its state, which holds the transaction: kept, each write would leak
+    /// both) and returns the handlers, for a commit to run.
+    @discardableResult
+    func finish() -> [() -> Void] {
+        finished = true
+        attachment = nil
+        defer { handlers = [] }
+        return handlers
+    }
 
     func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
 

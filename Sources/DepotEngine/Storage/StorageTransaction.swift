@@ -34,7 +34,8 @@ public protocol StorageTransaction: AnyObject {
     /// transaction: a driver sets it to nil when the transaction ends (the document layer also
     /// does for its closure-scoped transactions), or the two keep each other alive.
     var attachment: AnyObject? { get set }
-    /// Runs after a successful top-level commit.
+    /// Runs after a successful top-level commit. A driver lets go of its handlers once they ran
+    /// or the transaction rolled back: they capture state that refers back to the transaction.
     func afterCommit(_ handler: @escaping () -> Void)
     /// The keyspace `name`, created if `create`; nil when absent and not created. A `multiValue`
     /// keyspace keeps several sorted values per key (LMDB's dupSort; values ≤ 511 bytes).

@@ -18,12 +18,21 @@ final class JSONFileDriver: StorageDriver, @unchecked Sendable {
     var location: String { folder.path }
 
     func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
-        try lock.withLock { try body(JSONFileTransaction(driver: self, readOnly: true)) }
+        try lock.withLock {
+            let txn = JSONFileTransaction(driver: self, readOnly: true)
+            defer { txn.attachment = nil } // the document layer's state refers back to it
+            return try body(txn)
+        }
     }
 
     func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
         try lock.withLock {
             let txn = JSONFileTransaction(driver: self, readOnly: false)
+            // The document layer's state and the handlers refer back to the transaction.
+            defer {
+                txn.attachment = nil
+                txn.handlers = []
+            }
             let result = try body(txn)
             for handler in txn.handlers { handler() }
             return result
