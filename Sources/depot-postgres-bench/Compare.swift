@@ -35,6 +35,9 @@ enum Compare {
         var firstFailure: String?
         /// With a watcher: how many of the commits it reported.
         var reported: Int?
+        /// Resident memory gained per commit from a third of the way in to the end (nil where
+        /// it cannot be read): near 0 unless the write path keeps something per commit.
+        var residentPerCommit: Double?
     }
 
     static func run(url: String, seconds: Double) throws {
@@ -137,10 +140,15 @@ enum Compare {
         print("replication, \(describe(try replica.replicationLag()))")
     }
 
-    static func note(_ result: Writers) -> String {
+    /// The retries, the watcher's count, failures, and the resident memory gained per commit
+    /// (always when `memory`, else only from 256 bytes: a write path that keeps something).
+    static func note(_ result: Writers, memory: Bool = false) -> String {
         var parts = ["\(result.retries) retries"]
         if let reported = result.reported { parts.append("\(reported) of \(result.commits) reported by the watcher") }
         if result.failures > 0 { parts.append("\(result.failures) gave up (first: \(result.firstFailure ?? "?"))") }
+        if let grown = result.residentPerCommit, memory || grown >= 256 {
+            parts.append(String(format: "resident memory %+.0f bytes per commit", grown))
+        }
         return parts.joined(separator: ", ")
     }
 
@@ -190,8 +198,13 @@ enum Compare {
             thread.stackSize = 4 << 20
             thread.start()
         }
+        // Threads and their allocator arenas are made by a third of the way in: what the
+        // process gains after that, per commit, is what the write path keeps.
+        Thread.sleep(until: end.addingTimeInterval(-seconds * 2 / 3))
+        let early = (bytes: ResidentMemory.bytes(), commits: result.withLock { $0.commits })
         for _ in 0..<writers { done.wait() }
         var outcome = result.withLock { $0 }
+        outcome.residentPerCommit = ResidentMemory.perCommit(from: early, to: (ResidentMemory.bytes(), outcome.commits))
         outcome.retries = driver.writeRetries - retriesBefore
         outcome.reported = watching?.reported(atLeast: outcome.commits, firstID: firstID)
         return outcome
@@ -299,7 +312,7 @@ enum Compare {
             try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain")
         }
         let rate = String(format: "%.0f", Double(result.commits) / seconds)
-        print("\(writers) writers, \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result))")
+        print("\(writers) writers, \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result, memory: true))")
         print("(schema \(configuration.schema) left in place)")
     }
 
