@@ -155,7 +155,7 @@ enum Compare {
     /// `writers` threads of one driver storing one new document per commit for `seconds`: a
     /// ``BenchItem`` (one index), or a ``PlainBenchItem`` (none) when not `indexed`.
     static func measureWriters(_ configuration: PostgresConfiguration, writers: Int, seconds: Double, firstID: Int,
-                               startAt: Date? = nil, watched: Bool = false, indexed: Bool = true) throws -> Writers {
+                               startAt: Date? = nil, watched: Bool = false, indexed: Bool = true, tasks: Bool = false) throws -> Writers {
         // The watcher first, so that the writers' first look for watchers finds its lease.
         let watching = watched ? try Watching(configuration) : nil
         defer { watching?.stop() }
@@ -176,22 +176,40 @@ enum Compare {
         if let startAt { Thread.sleep(until: startAt) }
         let end = Date().addingTimeInterval(seconds)
         let done = DispatchSemaphore(value: 0)
+        @Sendable func counted(_ outcome: Result<Void, any Error>) {
+            result.withLock {
+                switch outcome {
+                case .success: $0.commits += 1
+                case .failure(let error):
+                    $0.failures += 1
+                    if $0.firstFailure == nil { $0.firstFailure = "\(error)" }
+                }
+            }
+        }
+        @Sendable func nextID() -> Int { next.withLock { value in defer { value += 1 }; return value } }
         for _ in 0..<writers {
-            let thread = Thread {
-                while Date() < end {
-                    let id = next.withLock { value -> Int in
-                        defer { value += 1 }
-                        return value
-                    }
-                    do {
-                        try write(id)
-                        result.withLock { $0.commits += 1 }
-                    } catch {
-                        result.withLock {
-                            $0.failures += 1
-                            if $0.firstFailure == nil { $0.firstFailure = "\(error)" }
+            if tasks {
+                // A service's writers: tasks awaiting the store's async write.
+                Task {
+                    while Date() < end {
+                        let id = nextID()
+                        do {
+                            _ = try await store.write { tx in
+                                if indexed { try tx.park(BenchItem(id)) } else { try tx.park(PlainBenchItem(id)) }
+                            }
+                            counted(.success(()))
+                        } catch {
+                            counted(.failure(error))
                         }
                     }
+                    done.signal()
+                }
+                continue
+            }
+            let thread = Thread {
+                while Date() < end {
+                    let id = nextID()
+                    counted(Result { try write(id) })
                 }
                 done.signal()
             }
@@ -294,25 +312,31 @@ enum Compare {
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
     }
 
-    /// `writers COUNT [SECONDS] [indexed|plain|watched]`: ``measureWriters`` alone on a fresh
-    /// schema, with its commits/s and CPU per commit.
+    /// `writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]`: ``measureWriters``
+    /// alone on a fresh schema, with its commits/s and CPU per commit; `tasks`: the writers are
+    /// tasks awaiting `Store.write` (async), as a service's requests would be.
     static func writersAlone(_ arguments: [String], url: String) throws {
         guard let writers = arguments.first.flatMap({ Int($0) }), writers > 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: writers COUNT [SECONDS] [indexed|plain|watched]")
+            throw PostgresDriverError.invalidConfiguration("usage: writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]")
         }
         let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 3
         let kind = arguments.dropFirst(2).first ?? "indexed"
         guard ["indexed", "plain", "watched"].contains(kind) else {
             throw PostgresDriverError.invalidConfiguration("writers: the kind is indexed, plain or watched, not \(kind)")
         }
+        let callers = arguments.dropFirst(3).first ?? "threads"
+        guard ["threads", "tasks"].contains(callers) else {
+            throw PostgresDriverError.invalidConfiguration("writers: the writers are threads or tasks, not \(callers)")
+        }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "writers_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         configuration.maximumConnections = max(writers, 2)
         let (result, cpu) = try CPUUse.measuring {
-            try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain")
+            try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain",
+                               tasks: callers == "tasks")
         }
         let rate = String(format: "%.0f", Double(result.commits) / seconds)
-        print("\(writers) writers, \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result, memory: true))")
+        print("\(writers) writers (\(callers)), \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result, memory: true))")
         print("(schema \(configuration.schema) left in place)")
     }
 

@@ -5,7 +5,7 @@
 //
 // `depot-postgres-bench compare [SECONDS]`: pgbench and Depot side by side on the same server
 // (see Compare.swift), as the README's PostgreSQL table is measured.
-// `depot-postgres-bench writers COUNT [SECONDS] [indexed|plain|watched]`: Depot's writers alone (no
+// `depot-postgres-bench writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]`: Depot's writers alone (no
 // baseline), commits/s and CPU per commit, for profiling the server and the client side by side.
 // `depot-postgres-bench trace writes|reads|gets|gets-in-read COUNT`: one kind of operation, for counting the
 // statements the server logs (see Trace.swift).

@@ -262,6 +262,26 @@ struct DriverBehaviourTests {
         #expect(count == tasks)
     }
 
+    /// A store's async writes on this driver (no group commit of its own) run on the shared
+    /// blocking queue: many more at once than the pool has connections, each blocked waiting for
+    /// one, all finish.
+    @Test func asyncStoreWritesBeyondThePoolAllFinish() async throws {
+        let schema = PostgresTestServer.uniqueSchema()
+        let driver = try PostgresTestServer.driver(schema: schema) { $0.maximumConnections = 3 }
+        defer {
+            try? driver.dropSchema()
+            driver.close()
+        }
+        let store = try Store(driver: driver)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<120 {
+                group.addTask { _ = try await store.write { tx in try tx.park(staff(i)) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count(Staff.self) == 120)
+    }
+
     @Test func afterCommitRunsOnceAfterCommitAndNestedWritesAreRefused() throws {
         try PostgresTestServer.withDriver { driver in
             let calls = Atomic(0)

@@ -1,4 +1,5 @@
 import Foundation
+import DepotSupport
 
 /// A cached key/value facade over a store (GBStorageController): values of any `Codable` type
 /// under string keys, kept in a bounded least-recently-used cache, written to disk only when
@@ -204,21 +205,15 @@ public final class KeyValueStore: @unchecked Sendable {
 
     /// Loads and decodes `key` into the cache off the calling task.
     public func preload<T: Codable & Sendable>(_ key: String, as type: T.Type) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            Thread { [self] in continuation.resume(with: Result { _ = try value(forKey: key, as: T.self) }) }.start()
-        }
+        try await BlockingCalls.run { [self] in _ = try value(forKey: key, as: T.self) }
     }
 
     /// Loads the raw bytes of `key` into the cache off the calling task (decoded on first use).
     public func preload(_ key: String) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            Thread { [self] in
-                continuation.resume(with: Result {
-                    if lock.withLock({ cache[key] != nil }) { return }
-                    guard let bytes = try load(key) else { return }
-                    insert(key, Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
-                })
-            }.start()
+        try await BlockingCalls.run { [self] in
+            if lock.withLock({ cache[key] != nil }) { return }
+            guard let bytes = try load(key) else { return }
+            insert(key, Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
         }
     }
 

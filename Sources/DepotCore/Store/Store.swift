@@ -1,4 +1,5 @@
 import Foundation
+import DepotSupport
 
 /// A document store in a folder: typed `Codable` documents, references between them,
 /// aliases (isolated stores sharing one schema and one file), transactions and change sets.
@@ -206,10 +207,8 @@ public final class Store: @unchecked Sendable {
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
         guard let native = core.native else {
-            // Other drivers: the same closure, run off the caller's task on a thread of its own.
-            return try await withCheckedThrowingContinuation { continuation in
-                Thread { [self] in continuation.resume(with: Result { try write(body) }) }.start()
-            }
+            // Other drivers: the same closure, run off the caller's task (see BlockingCalls).
+            return try await BlockingCalls.run { [self] in try write(body) }
         }
         do {
             return try await groupWrite(native, body)

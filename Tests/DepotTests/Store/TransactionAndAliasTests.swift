@@ -182,6 +182,22 @@ struct TransactionAndAliasTests {
         }
         #expect(try store.count(Employee.self) == 200)
     }
+
+    /// Drivers without a group commit of their own run each async write on the shared blocking
+    /// queue (see `BlockingCalls`): many at once, each blocked on the driver's one writer, all
+    /// finish (the queue adds threads while its threads are blocked, or queues the rest).
+    @Test(arguments: DriverKind.allCases)
+    func asyncWritesFromManyTasksOnEveryDriver(_ kind: DriverKind) async throws {
+        let folder = TemporaryFolder()
+        let store = try kind.makeStore(folder)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<300 {
+                group.addTask { _ = try await store.write { tx in try tx.park(sampleEmployee("a\(i)")) } }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try store.count(Employee.self) == 300)
+    }
 }
 
 @Suite("Optimistic concurrency")
