@@ -19,7 +19,10 @@ final class PostgresTransaction: StorageTransaction {
     let schema: PostgresSchema
     let isReadOnly: Bool
     let firstPage: Int
-    @exclusivity(unchecked) var attachment: AnyObject?
+    /// Let go of when the transaction ends, and not kept when set after (see ``finish()``).
+    @exclusivity(unchecked) var attachment: AnyObject? {
+        didSet { if finished && attachment != nil { attachment = nil } }
+    }
     @exclusivity(unchecked) private var handlers: [() -> Void] = []
     /// The SQLSTATE of a serialization failure or deadlock met by any statement, even one whose
     /// error the closure caught: the write is then retried.
@@ -196,7 +199,11 @@ final class PostgresTransaction: StorageTransaction {
         return handlers
     }
 
-    func afterCommit(_ handler: @escaping () -> Void) { handlers.append(handler) }
+    /// Ignored once the transaction ended: it would never run, and would keep what it captures.
+    func afterCommit(_ handler: @escaping () -> Void) {
+        guard !finished else { return }
+        handlers.append(handler)
+    }
 
     /// Refuses an ended transaction or a write in a read-only one; unless `guessing`, waits
     /// for `BEGIN` and the epoch read (so nothing runs outside the transaction when `BEGIN`

@@ -312,34 +312,6 @@ enum Compare {
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
     }
 
-    /// `writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]`: ``measureWriters``
-    /// alone on a fresh schema, with its commits/s and CPU per commit; `tasks`: the writers are
-    /// tasks awaiting `Store.write` (async), as a service's requests would be.
-    static func writersAlone(_ arguments: [String], url: String) throws {
-        guard let writers = arguments.first.flatMap({ Int($0) }), writers > 0 else {
-            throw PostgresDriverError.invalidConfiguration("usage: writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]")
-        }
-        let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 3
-        let kind = arguments.dropFirst(2).first ?? "indexed"
-        guard ["indexed", "plain", "watched"].contains(kind) else {
-            throw PostgresDriverError.invalidConfiguration("writers: the kind is indexed, plain or watched, not \(kind)")
-        }
-        let callers = arguments.dropFirst(3).first ?? "threads"
-        guard ["threads", "tasks"].contains(callers) else {
-            throw PostgresDriverError.invalidConfiguration("writers: the writers are threads or tasks, not \(callers)")
-        }
-        var configuration = try PostgresConfiguration(url: url)
-        configuration.schema = "writers_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        configuration.maximumConnections = max(writers, 2)
-        let (result, cpu) = try CPUUse.measuring {
-            try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain",
-                               tasks: callers == "tasks")
-        }
-        let rate = String(format: "%.0f", Double(result.commits) / seconds)
-        print("\(writers) writers (\(callers)), \(kind): \(rate) commits/s, CPU per commit µs (client / rest) \(cpu.perCommit(result.commits)); \(note(result, memory: true))")
-        print("(schema \(configuration.schema) left in place)")
-    }
-
     /// Mean latencies in ms: a point read through the driver (in a transaction, and as its own
     /// snapshot), a document get by ID (`Store.retrieve`: one wait, see
     /// `StorageCapabilities.pipelinedReads`), and the same get inside a read closure

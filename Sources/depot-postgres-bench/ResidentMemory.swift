@@ -3,7 +3,7 @@ import Foundation
 
 /// This process's resident memory (`/proc/self/statm`), sampled while writers run: a write path
 /// that keeps something per commit shows as a steady growth per commit (the PostgreSQL driver
-/// kept every transaction until 2026-12-06: about 2.7 KB per write).
+/// kept every transaction until 2026-12-06: 2.5–3.2 KB per write).
 enum ResidentMemory {
     /// Resident bytes now; nil where `/proc/self/statm` cannot be read (not Linux).
     static func bytes() -> Int? {

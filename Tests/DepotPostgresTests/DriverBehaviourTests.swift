@@ -282,6 +282,41 @@ struct DriverBehaviourTests {
         #expect(try store.count(Staff.self) == 120)
     }
 
+    /// A store's write lets go of its transaction state when it returns, sync or async (the
+    /// driver kept every write's transaction and context until 2026-12-06).
+    @Test func aStoreWritesContextIsLetGoWhenItReturns() async throws {
+        let schema = PostgresTestServer.uniqueSchema()
+        let driver = try PostgresTestServer.driver(schema: schema)
+        defer {
+            try? driver.dropSchema()
+            driver.close()
+        }
+        let store = try Store(driver: driver)
+        final class Probe: @unchecked Sendable {
+            // @unchecked Sendable: `context` is guarded by `lock`.
+            let lock = NSLock()
+            weak var context: AnyObject?
+            func hold(_ context: AnyObject) { lock.withLock { self.context = context } }
+            var isReleased: Bool { lock.withLock { context == nil } }
+        }
+        let inWrite = Probe(), inAsyncWrite = Probe()
+        // (A synchronous function: in an async one, `store.write` is the async write.)
+        func writeSynchronously() throws {
+            try store.write { tx in
+                try tx.park(staff(1))
+                inWrite.hold(tx.context)
+            }
+        }
+        try writeSynchronously()
+        try await store.write { tx in
+            try tx.park(staff(2))
+            inAsyncWrite.hold(tx.context)
+        }
+        #expect(try store.count(Staff.self) == 2)
+        #expect(inWrite.isReleased, "a write's context outlived it")
+        #expect(inAsyncWrite.isReleased, "an async write's context outlived it")
+    }
+
     @Test func afterCommitRunsOnceAfterCommitAndNestedWritesAreRefused() throws {
         try PostgresTestServer.withDriver { driver in
             let calls = Atomic(0)

@@ -205,12 +205,12 @@ public final class KeyValueStore: @unchecked Sendable {
 
     /// Loads and decodes `key` into the cache off the calling task.
     public func preload<T: Codable & Sendable>(_ key: String, as type: T.Type) async throws {
-        try await BlockingCalls.run { [self] in _ = try value(forKey: key, as: T.self) }
+        try await BlockingCalls.shared.run { [self] in _ = try value(forKey: key, as: T.self) }
     }
 
     /// Loads the raw bytes of `key` into the cache off the calling task (decoded on first use).
     public func preload(_ key: String) async throws {
-        try await BlockingCalls.run { [self] in
+        try await BlockingCalls.shared.run { [self] in
             if lock.withLock({ cache[key] != nil }) { return }
             guard let bytes = try load(key) else { return }
             insert(key, Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))

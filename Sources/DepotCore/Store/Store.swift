@@ -208,7 +208,7 @@ public final class Store: @unchecked Sendable {
     public func write<R: Sendable>(_ body: @escaping @Sendable (DocumentTransaction) throws -> R) async throws -> R {
         guard let native = core.native else {
             // Other drivers: the same closure, run off the caller's task (see BlockingCalls).
-            return try await BlockingCalls.run { [self] in try write(body) }
+            return try await BlockingCalls.shared.run { [self] in try write(body) }
         }
         do {
             return try await groupWrite(native, body)
