@@ -17,7 +17,7 @@ package final class BlockingCalls: @unchecked Sendable {
     /// The threads every async API of Depot uses.
     package static let shared = BlockingCalls()
 
-    private let idleLifetime: Double
+    fileprivate let idleLifetime: Double
     private let lock = NSLock()
     /// Idle threads, most recently idle last: a call takes the last one.
     private var idle: [Worker] = []
@@ -69,8 +69,6 @@ package final class BlockingCalls: @unchecked Sendable {
             return true
         }
     }
-
-    fileprivate var idleTimeout: Double { idleLifetime }
 }
 
 /// A call's work on a pool thread; it puts the thread in the idle list once its body returned.
@@ -96,7 +94,7 @@ private final class Worker: @unchecked Sendable {
         while let current = next {
             next = nil
             current(self)
-            if ready.wait(timeout: .now() + pool.idleTimeout) == .timedOut {
+            if ready.wait(timeout: .now() + pool.idleLifetime) == .timedOut {
                 // Still idle: end. Taken meanwhile: its job is being handed over.
                 if pool.leave(self) { return }
                 ready.wait()

@@ -162,13 +162,10 @@ enum Compare {
         let driver = try PostgresDriver(configuration: configuration)
         defer { driver.close() }
         let store = try Store(driver: driver)
-        @Sendable func write(_ id: Int) throws {
-            if indexed {
-                try store.write { tx in try tx.park(BenchItem(id)) }
-            } else {
-                try store.write { tx in try tx.park(PlainBenchItem(id)) }
-            }
+        @Sendable func park(_ id: Int, in tx: DocumentTransaction) throws {
+            if indexed { try tx.park(BenchItem(id)) } else { try tx.park(PlainBenchItem(id)) }
         }
+        @Sendable func write(_ id: Int) throws { try store.write { tx in try park(id, in: tx) } }
         try write(firstID)
         let next = Locked(firstID + 1)
         let result = Locked(Writers())
@@ -194,9 +191,7 @@ enum Compare {
                     while Date() < end {
                         let id = nextID()
                         do {
-                            _ = try await store.write { tx in
-                                if indexed { try tx.park(BenchItem(id)) } else { try tx.park(PlainBenchItem(id)) }
-                            }
+                            _ = try await store.write { tx in try park(id, in: tx) }
                             counted(.success(()))
                         } catch {
                             counted(.failure(error))

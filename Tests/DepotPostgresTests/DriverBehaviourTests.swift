@@ -1,5 +1,6 @@
 #if Postgres
 import Depot
+import DepotTestSupport
 @testable import DepotPostgres
 import Foundation
 import Synchronization
@@ -292,14 +293,7 @@ struct DriverBehaviourTests {
             driver.close()
         }
         let store = try Store(driver: driver)
-        final class Probe: @unchecked Sendable {
-            // @unchecked Sendable: `context` is guarded by `lock`.
-            let lock = NSLock()
-            weak var context: AnyObject?
-            func hold(_ context: AnyObject) { lock.withLock { self.context = context } }
-            var isReleased: Bool { lock.withLock { context == nil } }
-        }
-        let inWrite = Probe(), inAsyncWrite = Probe()
+        let inWrite = WeakProbe(), inAsyncWrite = WeakProbe()
         // (A synchronous function: in an async one, `store.write` is the async write.)
         func writeSynchronously() throws {
             try store.write { tx in

@@ -51,3 +51,20 @@ public func which(_ name: String) -> URL? {
     }
     return nil
 }
+
+/// A weak reference that a `@Sendable` closure (an async write's body) can fill, to check
+/// afterwards that what it referred to was freed.
+///
+/// `@unchecked Sendable`: `object` is guarded by `lock`.
+public final class WeakProbe: @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var object: AnyObject?
+
+    public init() {}
+
+    /// Refers to `object` (weakly).
+    public func hold(_ object: AnyObject) { lock.withLock { self.object = object } }
+
+    /// Whether what it referred to is gone (true when it never referred to anything).
+    public var isReleased: Bool { lock.withLock { object == nil } }
+}

@@ -39,7 +39,7 @@ struct TransactionLifetimeTests {
     func anAsyncWritesContextIsLetGoWhenItReturns(_ kind: DriverKind) async throws {
         let folder = TemporaryFolder()
         let store = try kind.makeStore(folder)
-        let seen = ContextProbe()
+        let seen = WeakProbe()
         try await store.write { tx in
             try tx.park(sampleEmployee("a"))
             seen.hold(tx.context)
@@ -47,14 +47,4 @@ struct TransactionLifetimeTests {
         #expect(try store.count(Employee.self) == 1)
         #expect(seen.isReleased, "a group-committed write's context outlived it")
     }
-}
-
-/// A weak reference that a `@Sendable` write closure can fill.
-private final class ContextProbe: @unchecked Sendable {
-    // @unchecked Sendable: `context` is guarded by `lock`.
-    private let lock = NSLock()
-    private weak var context: TransactionContext?
-
-    func hold(_ context: TransactionContext) { lock.withLock { self.context = context } }
-    var isReleased: Bool { lock.withLock { context == nil } }
 }
