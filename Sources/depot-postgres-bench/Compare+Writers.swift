@@ -6,7 +6,9 @@ import Foundation
 extension Compare {
     /// `writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]`: ``measureWriters``
     /// alone on a fresh schema, with its commits/s and CPU per commit; `tasks`: the writers are
-    /// tasks awaiting `Store.write` (async), as a service's requests would be.
+    /// tasks awaiting `Store.write` (async), as a service's requests would be. The pool is the
+    /// driver's default (``PostgresConfiguration/maximumConnections``) unless
+    /// `DEPOT_BENCH_CONNECTIONS=N` sets it.
     static func writersAlone(_ arguments: [String], url: String) throws {
         guard let writers = arguments.first.flatMap({ Int($0) }), writers > 0 else {
             throw PostgresDriverError.invalidConfiguration("usage: writers COUNT [SECONDS] [indexed|plain|watched] [threads|tasks]")
@@ -22,7 +24,12 @@ extension Compare {
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = "writers_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
-        configuration.maximumConnections = max(writers, 2)
+        if let pool = ProcessInfo.processInfo.environment["DEPOT_BENCH_CONNECTIONS"] {
+            guard let size = Int(pool), size > 0 else {
+                throw PostgresDriverError.invalidConfiguration("DEPOT_BENCH_CONNECTIONS is a positive number of connections, not \(pool)")
+            }
+            configuration.maximumConnections = size
+        }
         let (result, cpu) = try CPUUse.measuring {
             try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, watched: kind == "watched", indexed: kind != "plain",
                                tasks: callers == "tasks")

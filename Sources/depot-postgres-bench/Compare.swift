@@ -11,8 +11,12 @@ import Foundation
 /// Each pgbench figure is measured right before the Depot figure it is compared with.
 /// - Durable commits/s: pgbench's one-row insert (`INSERT … VALUES (…)` into a table with a
 ///   bigserial key, `synchronous_commit` as the server has it) against `Store.write` of one
-///   document with one index, for 1, 8 and 64 writers in this process (one connection each)
-///   and for 4 processes × 16 writers (pgbench: 64 clients); then 8 writers again with a change
+///   document with one index, for 1, 8 and 64 writers in this process with the driver's default
+///   pool (``PostgresConfiguration/maximumConnections``, 16: 64 writers share 16 connections,
+///   pgbench's clients have one each), 64 writers again with a connection each (what a pool
+///   sized to its callers costs), and 4 processes × 16 writers (pgbench: 64 clients), with the
+///   default pool each and then a quarter of it each (the four sharing the default's
+///   connections, as hosts sharing a server would be configured); then 8 writers again with a change
 ///   watcher attached (another driver on the schema, as another host would watch: writers then
 ///   log their changes and notify it), against the same pgbench figure, and how many of the
 ///   commits the watcher reported.
@@ -46,6 +50,7 @@ enum Compare {
         defer { base?.finish() }
         if base == nil { print("pgbench not found: baseline skipped") }
         var configuration = try PostgresConfiguration(url: url)
+        let defaultPool = configuration.maximumConnections
         let schema = "bench_" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
         var rows: [(String, Double?, Double, String)] = []
         var cpuRows: [(String, String, String)] = []
@@ -57,7 +62,7 @@ enum Compare {
         if ProcessInfo.processInfo.environment["DEPOT_COMPARE_READS_ONLY"] == nil {
             for writers in [1, 8, 64] {
                 configuration.schema = "\(schema)_w\(writers)"
-                configuration.maximumConnections = max(writers, 2)
+                configuration.maximumConnections = defaultPool
                 let baseline = try base?.inserts(clients: writers)
                 let (result, cpu) = try CPUUse.measuring { try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0) }
                 let name = "commits/s, \(writers) writer\(writers == 1 ? "" : "s")"
@@ -69,12 +74,24 @@ enum Compare {
                     try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0, indexed: false)
                 }
                 writeRow(name + ", no index (one row, as pgbench's)", baseline, plain, plainCPU)
+                if writers > defaultPool {
+                    // The pool sized to the callers: a connection (and a server backend) each.
+                    configuration.schema = "\(schema)_w\(writers)each"
+                    configuration.maximumConnections = writers
+                    let (each, eachCPU) = try CPUUse.measuring { try measureWriters(configuration, writers: writers, seconds: seconds, firstID: 0) }
+                    writeRow(name + ", a connection each (maximumConnections = \(writers))", baseline, each, eachCPU)
+                }
             }
             configuration.schema = "\(schema)_p4"
-            configuration.maximumConnections = 16
+            configuration.maximumConnections = defaultPool
             let baseline = try base?.inserts(clients: 64)
             let (processes, processesCPU) = try CPUUse.measuring { try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds) }
             writeRow("commits/s, 4 processes × 16 writers (pgbench: 64 clients)", baseline, processes, processesCPU)
+            // The processes sharing the server's connections: a pool of a quarter of the default each.
+            configuration.schema = "\(schema)_p4shared"
+            configuration.maximumConnections = max(1, defaultPool / 4)
+            let (shared, sharedCPU) = try CPUUse.measuring { try measureProcesses(configuration, processes: 4, writers: 16, seconds: seconds) }
+            writeRow("commits/s, 4 processes × 16 writers, \(configuration.maximumConnections) connections each", baseline, shared, sharedCPU)
 
             configuration.schema = "\(schema)_w8watch"
             configuration.maximumConnections = 8
@@ -274,7 +291,8 @@ enum Compare {
         for index in 0..<processes {
             let output = folder.appendingPathComponent("\(index)").path
             let arguments = [CommandLine.arguments[0], "writers-child", configuration.schema, String(writers), String(seconds),
-                             String((index + 1) * 100_000_000), String(start.timeIntervalSince1970), output]
+                             String((index + 1) * 100_000_000), String(start.timeIntervalSince1970), output,
+                             String(configuration.maximumConnections)]
             children.append((try spawn(arguments), output))
         }
         var total = Writers()
@@ -295,13 +313,15 @@ enum Compare {
     }
 
     /// The child side of ``measureProcesses``: arguments schema, writers, seconds, first ID,
-    /// start time, output file.
+    /// start time, output file, pool size.
     static func child(_ arguments: [String], url: String) throws {
-        guard arguments.count == 6, let writers = Int(arguments[1]), let seconds = Double(arguments[2]), let firstID = Int(arguments[3]),
-              let start = Double(arguments[4]) else { throw PostgresDriverError.invalidConfiguration("bad writers-child arguments") }
+        guard arguments.count == 7, let writers = Int(arguments[1]), let seconds = Double(arguments[2]), let firstID = Int(arguments[3]),
+              let start = Double(arguments[4]), let pool = Int(arguments[6]), pool > 0 else {
+            throw PostgresDriverError.invalidConfiguration("bad writers-child arguments")
+        }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = arguments[0]
-        configuration.maximumConnections = writers
+        configuration.maximumConnections = pool
         let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: firstID,
                                         startAt: Date(timeIntervalSince1970: start))
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)

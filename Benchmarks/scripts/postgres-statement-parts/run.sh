@@ -2,7 +2,8 @@
 # Where the server's time goes in Depot's write of a new document with one index entry: the
 # statements Depot sends (depot-indexed-write.sql: the opening with the key locks, the combined
 # insert, COMMIT, as the server log shows them) replayed by pgbench, then the same without one
-# part at a time, and the bare inserts. One client, synchronous_commit=off (so that the WAL
+# part at a time (and merged-keyspace-check.sql: the two keyspace checks as one), and the bare
+# inserts. One client, synchronous_commit=off (so that the WAL
 # flush does not drown the statements' own cost), 2 s per variant, three rounds; prints the
 # server's mean execution time per statement (log_min_duration_statement=0).
 #
@@ -19,7 +20,7 @@ trap 'rm -rf "$work"; psql -qc "ALTER SYSTEM RESET log_min_duration_statement" >
 psql -q -f "$here/setup.sql" 2>/dev/null
 psql -qc "ALTER SYSTEM SET log_min_duration_statement=0" >/dev/null
 psql -qc "SELECT pg_reload_conf()" >/dev/null
-variants="depot-indexed-write without-schema-check without-advisory-locks without-keyspace-checks two-inserts-one-statement one-insert"
+variants="depot-indexed-write without-schema-check without-advisory-locks without-keyspace-checks merged-keyspace-check two-inserts-one-statement one-insert"
 for round in 1 2 3; do
     for v in $variants; do
         psql -qc "TRUNCATE y.multi; DELETE FROM y.entries WHERE keyspace = 2"
