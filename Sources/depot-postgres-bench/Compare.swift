@@ -313,15 +313,16 @@ enum Compare {
     }
 
     /// The child side of ``measureProcesses``: arguments schema, writers, seconds, first ID,
-    /// start time, output file, pool size.
+    /// start time, output file and, optionally, the pool's size (else the driver's default).
     static func child(_ arguments: [String], url: String) throws {
-        guard arguments.count == 7, let writers = Int(arguments[1]), let seconds = Double(arguments[2]), let firstID = Int(arguments[3]),
-              let start = Double(arguments[4]), let pool = Int(arguments[6]), pool > 0 else {
-            throw PostgresDriverError.invalidConfiguration("bad writers-child arguments")
+        let pool = arguments.count == 7 ? Int(arguments[6]) : nil
+        guard arguments.count == 6 || (pool ?? 0) > 0, let writers = Int(arguments[1]), let seconds = Double(arguments[2]),
+              let firstID = Int(arguments[3]), let start = Double(arguments[4]) else {
+            throw PostgresDriverError.invalidConfiguration("usage: writers-child SCHEMA WRITERS SECONDS FIRST_ID START_TIME OUTPUT [POOL]")
         }
         var configuration = try PostgresConfiguration(url: url)
         configuration.schema = arguments[0]
-        configuration.maximumConnections = pool
+        if let pool { configuration.maximumConnections = pool }
         let result = try measureWriters(configuration, writers: writers, seconds: seconds, firstID: firstID,
                                         startAt: Date(timeIntervalSince1970: start))
         try "\(result.commits) \(result.failures) \(result.retries)".write(toFile: arguments[5], atomically: true, encoding: .utf8)
