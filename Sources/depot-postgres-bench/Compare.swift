@@ -184,14 +184,15 @@ enum Compare {
         }
         @Sendable func write(_ id: Int) throws { try store.write { tx in try park(id, in: tx) } }
         try write(firstID)
-        let next = Locked(firstID + 1)
-        let result = Locked(Writers())
+        // Each writer counts its own commits and takes every `writers`-th ID: the harness adds
+        // no lock shared by the writers (pgbench's clients share none either).
+        let tallies = (0..<writers).map { _ in Locked(Writers()) }
         let retriesBefore = driver.writeRetries
         if let startAt { Thread.sleep(until: startAt) }
         let end = Date().addingTimeInterval(seconds)
         let done = DispatchSemaphore(value: 0)
-        @Sendable func counted(_ outcome: Result<Void, any Error>) {
-            result.withLock {
+        @Sendable func count(_ outcome: Result<Void, any Error>, in tally: Locked<Writers>) {
+            tally.withLock {
                 switch outcome {
                 case .success: $0.commits += 1
                 case .failure(let error):
@@ -200,18 +201,18 @@ enum Compare {
                 }
             }
         }
-        @Sendable func nextID() -> Int { next.withLock { value in defer { value += 1 }; return value } }
-        for _ in 0..<writers {
+        for (writer, tally) in tallies.enumerated() {
+            let ids = stride(from: firstID + 1 + writer, to: Int.max, by: writers)
             if tasks {
                 // A service's writers: tasks awaiting the store's async write.
                 Task {
-                    while Date() < end {
-                        let id = nextID()
+                    for id in ids {
+                        guard Date() < end else { break }
                         do {
                             _ = try await store.write { tx in try park(id, in: tx) }
-                            counted(.success(()))
+                            count(.success(()), in: tally)
                         } catch {
-                            counted(.failure(error))
+                            count(.failure(error), in: tally)
                         }
                     }
                     done.signal()
@@ -219,21 +220,30 @@ enum Compare {
                 continue
             }
             let thread = Thread {
-                while Date() < end {
-                    let id = nextID()
-                    counted(Result { try write(id) })
+                for id in ids {
+                    guard Date() < end else { break }
+                    count(Result { try write(id) }, in: tally)
                 }
                 done.signal()
             }
             thread.stackSize = 4 << 20
             thread.start()
         }
+        @Sendable func total() -> Writers {
+            tallies.reduce(into: Writers()) { sum, tally in
+                tally.withLock {
+                    sum.commits += $0.commits
+                    sum.failures += $0.failures
+                    if sum.firstFailure == nil { sum.firstFailure = $0.firstFailure }
+                }
+            }
+        }
         // Threads and their allocator arenas are made by a third of the way in: what the
         // process gains after that, per commit, is what the write path keeps.
         Thread.sleep(until: end.addingTimeInterval(-seconds * 2 / 3))
-        let early = (bytes: ResidentMemory.bytes(), commits: result.withLock { $0.commits })
+        let early = (bytes: ResidentMemory.bytes(), commits: total().commits)
         for _ in 0..<writers { done.wait() }
-        var outcome = result.withLock { $0 }
+        var outcome = total()
         outcome.residentPerCommit = ResidentMemory.perCommit(from: early, to: (ResidentMemory.bytes(), outcome.commits))
         outcome.retries = driver.writeRetries - retriesBefore
         outcome.reported = watching?.reported(atLeast: outcome.commits, firstID: firstID)
