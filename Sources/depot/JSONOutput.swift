@@ -1,5 +1,10 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The output convention of every command, asked for with `--json` (documented in `depot --help`
 /// and the README):
@@ -63,13 +68,37 @@ enum JSONOutput {
 func jsonLine(_ object: [String: Any]) throws -> String { try JSONOutput.line(object) }
 
 /// Reads a command-line value: `-` means all of standard input (one trailing newline dropped,
-/// as shells add one), anything else is the value itself.
+/// as shells add one), at most ``standardInputLimit`` bytes; anything else is the value itself.
 func argumentValue(_ text: String) throws -> String {
     guard text == "-" else { return text }
-    let data = FileHandle.standardInput.readDataToEndOfFile()
-    guard var value = String(data: data, encoding: .utf8) else {
+    let bytes = try readStandardInput(limit: standardInputLimit)
+    guard var value = String(bytes: bytes, encoding: .utf8) else {
         throw CLIFailure(code: "invalidUTF8", message: "standard input is not valid UTF-8")
     }
     if value.hasSuffix("\r\n") { value.removeLast(1) } else if value.hasSuffix("\n") { value.removeLast() }
     return value
+}
+
+/// The most a value given as `-` may hold: 256 MiB. Larger input (`/dev/zero`, a wrong file)
+/// fails at once with a clear error instead of filling memory.
+let standardInputLimit = 256 << 20
+
+/// All of standard input, read with `read(2)` (Foundation's `readDataToEndOfFile` traps on a
+/// read error), failing once more than `limit` bytes arrived.
+func readStandardInput(limit: Int) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        if n == 0 { return bytes }
+        if n < 0 {
+            if errno == EINTR { continue }
+            throw CLIFailure(code: "unreadableInput", message: "standard input could not be read: \(String(cString: strerror(errno)))")
+        }
+        guard bytes.count + n <= limit else {
+            throw CLIFailure(code: "inputTooLarge",
+                             message: "standard input holds more than \(limit >> 20) MiB, the most a value given as '-' may hold")
+        }
+        bytes.append(contentsOf: chunk[..<n])
+    }
 }

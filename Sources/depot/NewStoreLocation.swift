@@ -1,3 +1,4 @@
+import Depot
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ struct NewStoreLocation {
         var current = path
         while !current.isEmpty, !FileManager.default.fileExists(atPath: current) {
             folders.append(current)
-            let parent = (current as NSString).deletingLastPathComponent
+            let parent = FilePaths.parent(of: current)
             guard parent != current else { break }
             current = parent
         }

@@ -56,7 +56,7 @@ final class SeedReader {
             guard let url = URL(string: link, relativeTo: base)?.absoluteURL else { throw fail(.invalidSeed, "seedFile '\(link)' is not a valid relative link") }
             return try resolve(seedURL: url.absoluteString, place: place)
         case .file(let current):
-            let directory = (current as NSString).deletingLastPathComponent
+            let directory = FilePaths.parent(of: current)
             let joined = (directory as NSString).appendingPathComponent(link)
             let standardized = (joined as NSString).standardizingPath
             if !isInsideRoot(standardized) {

@@ -68,7 +68,7 @@ extension Store {
                 throw DepotError.seedFailed(.unreadableFile, file: url.path, jsonPath: nil, detail: "is a folder, not a seed file")
             }
             rootFile = .file(resolved)
-            let folder = options.rootDirectory.map { $0.path } ?? (resolved as NSString).deletingLastPathComponent
+            let folder = options.rootDirectory.map { $0.path } ?? FilePaths.parent(of: resolved)
             guard let realFolder = SeedReader.realPath(folder) else {
                 throw DepotError.seedFailed(.missingFile, file: folder, jsonPath: nil, detail: "the seed folder does not exist")
             }
