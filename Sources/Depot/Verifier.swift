@@ -108,7 +108,7 @@ public enum Verifier {
                 try environment.read { txn in
                     let region = try txn.usedMapRegion()
                     let pages = (region?.lastPageNumber ?? 0) + 1
-                    try txn.forEachRaw(in: db) { key, value in
+                    try txn.forEachRawUnchecked(in: db) { key, value in
                         summary.entries += 1
                         // A damaged node can point past the used part of the file: reading such
                         // bytes would crash. Check before touching them (raw databases too).
@@ -139,8 +139,7 @@ public enum Verifier {
                             problem("database '\(name)' key '\(displayKey(key))': the collection descriptor names no ID kind (a damaged record)")
                         }
                         guard let (alias, collection) = documentDatabase else { return true }
-                        let id = key.count > environment.maxKeySize || kind == .string
-                            ? displayKey(key) : kind.map { displayID($0.value(ofKey: key)) } ?? displayKey(key)
+                        let id = key.count > environment.maxKeySize ? displayKey(key) : kind.map { $0.display(key: key) } ?? displayKey(key)
                         if value.first == Record.sealedMarker {
                             if value.count < 2 {
                                 problem("database '\(name)' key '\(id)': the sealed record holds nothing after its marker")

@@ -40,6 +40,11 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
         }
         if rc == MDB_NOTFOUND { return nil }
         if _slowPath(rc != 0) { throw transaction.failure(rc, "mdb_cursor_get", database.name) }
+        // The *_MULTIPLE operations return values only (the key is left as passed).
+        if _slowPath(!Transaction.isKeySizeStored(k.mv_size, maxKeySize: database.maxKeySize)),
+           op != MDB_GET_MULTIPLE, op != MDB_NEXT_MULTIPLE, op != MDB_PREV_MULTIPLE {
+            throw Transaction.damagedEntry(keySize: k.mv_size, maxKeySize: database.maxKeySize, database: database.name)
+        }
         return (UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size), UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
     }
 

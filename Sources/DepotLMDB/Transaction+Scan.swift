@@ -3,7 +3,9 @@ import CLMDB
 extension Transaction {
     /// Visits the entries of `db` in `range`, in key order (or reverse), with the raw bytes
     /// straight from the map (valid only during each call). Return false from `body` to stop.
-    /// In a dupSort database every value of a key is visited.
+    /// In a dupSort database every value of a key is visited. An entry whose key is empty or
+    /// longer than ``Environment/maxKeySize`` (a damaged node: LMDB stores neither) throws
+    /// `MDB_CORRUPTED` instead of reaching `body`.
     @inlinable
     public func forEachRaw<K, V>(in db: Database<K, V>, range: KeyRange<K.Value> = .all, reverse: Bool = false,
                                  _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
@@ -16,6 +18,9 @@ extension Transaction {
                 var rc = mdb_cursor_get(try cursor.live(), &k, &v, reverse ? MDB_LAST : MDB_FIRST)
                 let step = reverse ? MDB_PREV : MDB_NEXT
                 while rc == 0 {
+                    if _slowPath(!Self.isKeySizeStored(k.mv_size, maxKeySize: db.maxKeySize)) {
+                        throw Self.damagedEntry(keySize: k.mv_size, maxKeySize: db.maxKeySize, database: db.name)
+                    }
                     guard try body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
                                    UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) else { return }
                     rc = mdb_cursor_get(try cursor.live(), &k, &v, step)
@@ -25,6 +30,23 @@ extension Transaction {
             return
         }
         try forEachRawInRange(in: db, range: range, reverse: reverse, body)
+    }
+
+    /// ``forEachRaw(in:range:reverse:_:)`` over the whole database, in key order, without its
+    /// check of each key's size: for a verifier that checks every entry itself (a key's size and
+    /// place in the file) and reports each damaged one by its position.
+    package func forEachRawUnchecked<K, V>(in db: Database<K, V>,
+                                           _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool) throws {
+        try withCursor(db) { cursor in
+            var k = MDB_val(), v = MDB_val()
+            var rc = mdb_cursor_get(try cursor.live(), &k, &v, MDB_FIRST)
+            while rc == 0 {
+                guard try body(UnsafeRawBufferPointer(start: k.mv_data, count: k.mv_size),
+                               UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size)) else { return }
+                rc = mdb_cursor_get(try cursor.live(), &k, &v, MDB_NEXT)
+            }
+            if rc != MDB_NOTFOUND { throw failure(rc, "mdb_cursor_get", db.name) }
+        }
     }
 
     /// ``forEachRaw(in:range:reverse:_:)`` with bounds or a prefix.
@@ -112,6 +134,22 @@ extension Transaction {
                 }
             }
         }
+    }
+
+    /// Whether a key of `size` bytes is one LMDB can hold (1 to `maxKeySize` bytes): a cursor
+    /// that returns another size read a damaged node (LMDB does not check what it reads), and
+    /// its bytes may run into a stored value. One comparison: `size - 1` wraps for 0.
+    @inlinable @inline(__always)
+    static func isKeySizeStored(_ size: Int, maxKeySize: Int) -> Bool {
+        UInt(bitPattern: size &- 1) < UInt(bitPattern: maxKeySize)
+    }
+
+    /// The error for an entry whose key ``isKeySizeStored(_:maxKeySize:)`` refuses: the page is
+    /// damaged. Names the size only, never the bytes (they may be a stored value's).
+    @usableFromInline
+    static func damagedEntry(keySize: Int, maxKeySize: Int, database: String?) -> LMDBError {
+        LMDBError(code: MDB_CORRUPTED, operation: "mdb_cursor_get", database: database,
+                  detail: "an entry has a key of \(keySize) bytes, where LMDB keys hold 1 to \(maxKeySize): the page holding it is damaged")
     }
 
     /// The smallest byte string greater than every string starting with `prefix`, or nil if none.

@@ -95,6 +95,25 @@ extension UInt32: IntegerDocumentID {}
 extension UInt64: IntegerDocumentID {}
 
 extension IDKind {
+    /// How a message names the document stored under `key`: its ID when `key` is a key of
+    /// this kind (text for string IDs, 8 bytes for integers, 16 for UUIDs, 32 for content
+    /// hashes), else only its size. A key of another shape comes from a damaged node, and its
+    /// bytes may run into a stored value, which a message must never show.
+    package func display(key: UnsafeRawBufferPointer) -> String {
+        let fits: Bool
+        switch self {
+        case .string:
+            fits = key.count <= 511 && String(validatingUTF8Bytes: key).map { text in
+                !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
+            } ?? false
+        case .signed, .unsigned: fits = key.count == 8
+        case .uuid: fits = key.count == 16
+        case .content: fits = key.count == 32
+        }
+        guard fits else { return "(a key of \(key.count) bytes that is no \(rawValue) ID: a damaged entry)" }
+        return displayID(value(ofKey: key))
+    }
+
     /// Renders key bytes of this kind as a document value (for export and change sets).
     package func value(ofKey key: UnsafeRawBufferPointer) -> DocumentValue {
         switch self {

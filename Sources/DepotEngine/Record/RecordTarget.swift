@@ -83,5 +83,5 @@ package final class RecordTarget {
 
 /// Renders a stored key of `kind` for messages.
 package func displayIDOfKey(_ key: UnsafeRawBufferPointer, kind: IDKind) -> String {
-    displayID(kind.value(ofKey: key))
+    kind.display(key: key)
 }
