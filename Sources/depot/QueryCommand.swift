@@ -108,21 +108,22 @@ struct QueryCommand: ParsableCommand {
     /// Warns on standard error about each field that no document among the first 1,000 of the
     /// collection has (a typo returns nothing, or sorts nothing, without a hint otherwise).
     func warnAboutMissingFields(_ fields: [String], in tx: DocumentTransaction) throws {
-        var missing = Set(fields)
+        // Each path parsed once, not once per document.
+        var missing = Dictionary(fields.map { ($0, IndexFieldPath($0)) }, uniquingKeysWith: { first, _ in first })
         var seen = Set<String>()
         var examined = 0
         try tx.export(collection: collection) { exported in
             examined += 1
-            for field in missing where exported.document[path: field] != nil { missing.remove(field) }
+            for (field, path) in missing where path.value(in: exported.document) != nil { missing[field] = nil }
             for field in exported.document.fields ?? [] { seen.insert(field.key) }
             return !missing.isEmpty && examined < 1_000
         }
-        for field in fields where missing.contains(field) {
+        for field in fields where missing[field] != nil {
             var message = "no \(collection) document has a field '\(field)'"
             message += examined >= 1_000 ? " (looked at the first 1,000 documents)" : " (looked at all \(examined) documents)"
             if let near = CommandSuggestions.closest(to: field, in: seen.sorted()) { message += "; did you mean '\(near)'?" }
             OutputConvention.printWarning(message)
-            missing.remove(field)
+            missing[field] = nil
         }
     }
 }

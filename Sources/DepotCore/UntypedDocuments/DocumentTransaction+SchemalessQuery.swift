@@ -29,12 +29,14 @@ extension DocumentTransaction {
         let max = limit.map { Swift.max(0, $0) } ?? .max
         var examined = 0
         var found: [ExportedDocument] = []
+        // Each path parsed once, not once per document (or per comparison, when sorting).
+        let conditionPaths = conditions.map { IndexFieldPath($0.field) }
 
         func consider(key: UnsafeRawBufferPointer, record: UnsafeRawBufferPointer) throws -> Bool {
             examined += 1
             let id = kind.value(ofKey: key)
             let (header, document) = try openDocument(record, collection: collection, key: key, kind: kind)
-            guard conditions.allSatisfy({ $0.matches(document[path: $0.field]) }) else { return true }
+            for i in conditions.indices where !conditions[i].matches(conditionPaths[i].value(in: document)) { return true }
             found.append(ExportedDocument(alias: alias, collection: collection, id: id, document: document, revision: header.revision))
             return !sort.isEmpty || found.count < max
         }
@@ -58,16 +60,19 @@ extension DocumentTransaction {
             try context.txn.scan(db, prefix: nil, reverse: false) { try consider(key: $0, record: $1) }
         }
         if !sort.isEmpty {
-            found.sort { a, b in
-                for key in sort {
-                    let x = a.document[path: key.field] ?? .null, y = b.document[path: key.field] ?? .null
-                    let order = Self.sortOrder(x, y)
+            // Each document's sort values read once, before sorting.
+            let sortPaths = sort.map { IndexFieldPath($0.field) }
+            var keyed = found.map { found in (found, sortPaths.map { $0.value(in: found.document) ?? .null }) }
+            found = []
+            keyed.sort { a, b in
+                for (i, key) in sort.enumerated() {
+                    let order = Self.sortOrder(a.1[i], b.1[i])
                     if order == .orderedSame { continue }
                     return key.descending ? order == .orderedDescending : order == .orderedAscending
                 }
                 return false
             }
-            if found.count > max { found.removeLast(found.count - max) }
+            found = keyed.prefix(max).map(\.0)
         }
         let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0.name, condition: $0.1) } ?? .scan
         return (found, QueryPlan(strategy: strategy, rowsExamined: examined, rowsReturned: found.count))

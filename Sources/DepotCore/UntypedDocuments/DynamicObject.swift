@@ -25,7 +25,22 @@ public struct DynamicObject: Sendable, Hashable {
         self.entity = entity
         self.fields = []
         if let id { self.fields.append(.init("id", id)) }
-        for (k, v) in fields { self[dynamicMember: k] = v }
+        guard fields.count > 16 else {
+            for (k, v) in fields { self[dynamicMember: k] = v }
+            return
+        }
+        // Many fields (an imported JSON object): the same result (a repeated name keeps its
+        // first place and its last value) without a search per field, which made it quadratic.
+        self.fields.reserveCapacity(fields.count + 1)
+        var places: [String: Int] = id == nil ? [:] : ["id": 0]
+        for (k, v) in fields {
+            if let i = places[k] {
+                self.fields[i].value = v
+            } else {
+                places[k] = self.fields.count
+                self.fields.append(.init(k, v))
+            }
+        }
     }
 
     /// A dynamic copy of a typed document.

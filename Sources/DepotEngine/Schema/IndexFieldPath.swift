@@ -44,6 +44,27 @@ package struct IndexFieldPath: Hashable, Sendable {
         self.names = names
     }
 
+    /// The value this path names in `document`, as `document[path: field]` finds it, without
+    /// parsing the path again (a query reads one path from every document); nil when a step
+    /// finds nothing.
+    package func value(in document: DocumentValue) -> DocumentValue? {
+        var current = document
+        for step in steps {
+            let next: DocumentValue?
+            switch step {
+            case .nothing:
+                return nil
+            case .name(_, let name, let index, _):
+                if case .array = current, let index { next = current[index] } else { next = current[name] }
+            case .element(let i):
+                next = current[i]
+            }
+            guard let next else { return nil }
+            current = next
+        }
+        return current
+    }
+
     private static func parse(_ field: String) -> [Step] {
         var steps: [Step] = []
         for segment in field.split(separator: ".", omittingEmptySubsequences: false) {
