@@ -11,6 +11,10 @@ struct DemoCommand: AsyncParsableCommand {
     var path: String = "./depot-demo"
     @OptionGroup var output: OutputOptions
 
+    func validate() throws {
+        if path.isEmpty { throw ValidationError("--path must not be empty") }
+    }
+
     func run() async throws {
         try reportingErrors {
             var demo = Demo(root: path)

@@ -85,6 +85,10 @@ struct KVCommand: ParsableCommand {
         @OptionGroup var target: Target
         @Argument(help: "The key.") var key: String
 
+        func validate() throws {
+            if key.isEmpty { throw ValidationError("KEY must not be empty") }
+        }
+
         func run() throws {
             try reportingErrors {
                 guard let value = try target.withFacade(.read, { try $0.value(forKey: key, as: DocumentValue.self) }) else { throw Target.notFound(key) }
@@ -97,6 +101,10 @@ struct KVCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete the value under KEY. A missing key exits with status 1.")
         @OptionGroup var target: Target
         @Argument(help: "The key.") var key: String
+
+        func validate() throws {
+            if key.isEmpty { throw ValidationError("KEY must not be empty") }
+        }
 
         func run() throws { try reportingErrors { if !(try target.withFacade(.write) { try $0.deletePermanently(key) }) { throw Target.notFound(key) } } }
     }

@@ -57,6 +57,8 @@ extension TransactionContext {
         try confirmPendingVersion()
         let key = CollectionName(alias: alias, collection: collection)
         if let cached = targets[key] { return cached }
+        // Before its meta keys are read: a name too long for them is a name error, not LMDB's.
+        try StoreLayout.validateCollection(collection)
         let name = StoreLayout.documentDatabase(alias: alias, collection: collection)
         guard let kind = try storedKind(alias: alias, collection: collection, name: name) else { return nil }
         guard let db = try txn.keyspace(named: name, create: false) else { return nil }

@@ -26,6 +26,7 @@ extension TransactionContext {
             schemas[key] = cached
             return cached
         }
+        try StoreLayout.validateCollection(collection) // before its meta key is read
         let loaded = try CollectionSchema.load(alias: alias, collection: collection, meta: try metaKeyspace(), txn: txn)
         schemas[key] = loaded
         if !changedSchema { engine.cacheSchema(loaded, for: key, version: version) }
