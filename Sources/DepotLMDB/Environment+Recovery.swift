@@ -108,6 +108,7 @@ extension Environment {
         var created: OpaquePointer?
         try check(mdb_env_create(&created), "recover from panic")
         guard let env = created else { throw LMDBError.outOfMemory }
+        if let hook = assertionHook { _ = mdb_env_set_assert(env, hook) }
         func fail(_ rc: Int32, _ detail: String? = nil) -> LMDBError {
             mdb_env_close(env)
             return LMDBError(code: rc, operation: "recover from panic", detail: detail)

@@ -168,6 +168,7 @@ public final class Environment: @unchecked Sendable {
         var env: OpaquePointer?
         try check(mdb_env_create(&env), "mdb_env_create")
         guard let env else { throw LMDBError.outOfMemory }
+        if let hook = Self.assertionHook { _ = mdb_env_set_assert(env, hook) }
         func fail(_ rc: Int32, _ op: String) -> LMDBError {
             mdb_env_close(env)
             return LMDBError(code: rc, operation: op, detail: "folder '\(path)'")
@@ -281,4 +282,13 @@ public final class Environment: @unchecked Sendable {
 func fileStatus(_ path: String) -> stat? {
     var st = stat()
     return stat(path, &st) == 0 ? st : nil
+}
+
+extension Environment {
+    /// What LMDB calls when one of its own checks fails (a damaged page of the wrong kind, say),
+    /// with the assertion's text, before it prints that text and aborts the process. Set once
+    /// at start-up, before any environment opens, by a program that reports the failure itself
+    /// and ends the process in the hook (the `depot` CLI writes one error, JSON with `--json`,
+    /// and exits with status 1); nil (the default): LMDB prints the assertion and aborts.
+    package nonisolated(unsafe) static var assertionHook: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?) -> Void)?
 }

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import DepotLMDB
 
 /// Turns a memory fault (SIGSEGV, SIGBUS) or a failed check (SIGABRT, SIGILL, SIGTRAP, SIGFPE)
 /// into a plain error message and exit status 1.
@@ -27,6 +28,9 @@ enum MemoryFaultGuard {
             alternate.ss_flags = 0
             _ = sigaltstack(&alternate, nil)
         }
+        // LMDB prints a failed assertion before it aborts: reported here instead, as the one
+        // error of the run (JSON with --json), so that standard error stays one JSON object.
+        Environment.assertionHook = reportLMDBAssertion
         for signal in [SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGTRAP, SIGFPE] {
             var action = sigaction()
             #if canImport(Glibc)
@@ -80,5 +84,32 @@ private func reportMemoryFault(_ signal: Int32) {
     } else {
         _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
     }
+    _exit(1)
+}
+
+/// LMDB's assertion hook (see `Environment.assertionHook`): called on the thread whose check
+/// failed, not in a signal handler, before LMDB would print the assertion and abort. Writes the
+/// error with the assertion's text (LMDB's file, line and expression: never stored data), then
+/// `_exit(1)`, as the signal handler does: nothing in progress is committed.
+private func reportLMDBAssertion(_ env: OpaquePointer?, _ text: UnsafePointer<CChar>?) {
+    let assertion = text.map { String(cString: $0) } ?? "an assertion"
+    let message = "depot stopped on a failed check of LMDB (\(assertion)) while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems."
+    let line: String
+    if memoryFaultJSON {
+        let escaped = message.unicodeScalars.map { scalar -> String in
+            switch scalar {
+            case "\"": return "\\\""
+            case "\\": return "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: return String(scalar)
+            }
+        }.joined()
+        line = "{\"error\":{\"code\":\"storeDamaged\",\"message\":\"\(escaped)\"}}\n"
+    } else {
+        line = "error: \(message)\n"
+    }
+    line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
     _exit(1)
 }

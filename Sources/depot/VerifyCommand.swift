@@ -102,6 +102,9 @@ struct VerifyCommand: ParsableCommand {
     private func runChild() throws {
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         _ = setrlimit(Int32(RLIMIT_CORE.rawValue), &noCore) // a crash here must not leave core files
+        // A failed check of LMDB ends the child as its other crashes do (the parent reports the
+        // signal), without LMDB's own line on standard error, which stays one JSON object.
+        Environment.assertionHook = { _, _ in abort() }
         let env: Environment
         do {
             env = try openExisting(location.path)

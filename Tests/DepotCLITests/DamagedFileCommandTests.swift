@@ -70,8 +70,9 @@ final class DamagedFileCommandTests {
         print("pages of the wrong kind: \(outcomes.sorted { $0.key < $1.key })")
     }
 
-    /// With `--json` a command stopped by damage ends standard error with one JSON error object
-    /// too (code `storeDamaged`), after whatever LMDB printed itself.
+    /// With `--json` a command stopped by damage writes one JSON error object (code
+    /// `storeDamaged`), and nothing on standard error is other than JSON: not even the line
+    /// LMDB prints for a failed assertion (`Environment.assertionHook`).
     @Test func aStopOnDamageIsAJSONErrorWithJSON() throws {
         var stopped = 0
         let pages = base.count / pageSize
@@ -84,6 +85,10 @@ final class DamagedFileCommandTests {
             for arguments in commands(dir) {
                 let result = try runToEnd(exe, arguments + ["--json"])
                 guard result.status == 1 else { continue }
+                for line in result.err.split(separator: "\n") {
+                    #expect((try? JSONSerialization.jsonObject(with: Data(line.utf8))) is [String: Any],
+                            "page \(page), depot \(arguments[0]): a line that is not JSON: \(line.prefix(200))")
+                }
                 let last = result.err.split(separator: "\n").last.map(String.init) ?? ""
                 let object = try? JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
                 let error = object?["error"] as? [String: Any]
