@@ -48,7 +48,7 @@ struct DocCommand: ParsableCommand {
                 """)
         @OptionGroup var target: Target
         @Option(help: "The document's ID.") var id: String?
-        @Argument(help: "The document as a JSON object; '-' reads it from standard input.") var json: String
+        @Argument(help: "The document as a JSON object; '-' reads it from standard input (at most 256 MiB).") var json: String
 
         func validate() throws { try DocCommand.checkID(id) }
 

@@ -51,7 +51,7 @@ struct KVCommand: ParsableCommand {
         @Flag(help: "Store VALUE as a string even when it parses as JSON.") var string = false
         @Flag(help: "Refuse VALUE unless it is JSON.") var jsonValue = false
         @Argument(help: "The key.") var key: String
-        @Argument(help: "The value; '-' reads it from standard input.") var value: String
+        @Argument(help: "The value; '-' reads it from standard input (at most 256 MiB).") var value: String
 
         func validate() throws {
             if key.isEmpty { throw ValidationError("KEY must not be empty") }

@@ -39,7 +39,7 @@ struct PutCommand: ParsableCommand {
 
     @OptionGroup var entry: RawEntry
     @Flag(help: "Fail if the key already exists.") var noOverwrite = false
-    @Argument(help: "The value; '-' reads it from standard input (one trailing newline dropped).") var value: String
+    @Argument(help: "The value; '-' reads it from standard input (at most 256 MiB; one trailing newline dropped).") var value: String
 
     func validate() throws { try RawArguments.checkDatabase(entry.db, writing: true) }
 
