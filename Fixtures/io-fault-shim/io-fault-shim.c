@@ -8,7 +8,8 @@
 //   DEPOT_FAULT=writev:2:ENOSPC ...                                        # the 2nd writev fails (ENOSPC)
 //   DEPOT_FAULT=fsyncdir:1:EINVAL ...                # the 1st fsync of a folder fails (EINVAL)
 //
-// Only calls on a file named data.mdb are counted and failed (fsyncdir: fsync calls on folders);
+// Only calls on a file named data.mdb (or data.mdb.partial-PID, a backup being written) are
+// counted and failed (fsyncdir: fsync calls on folders);
 // a failed call does nothing and returns -1 with errno set (EIO, ENOSPC or EINVAL); every other
 // call goes through. At exit, the calls counted are written to standard error as
 // "io-fault-shim: pwrite=N writev=N fdatasync=N fsync=N write=N fsyncdir=N". Linux only
@@ -65,7 +66,10 @@ static int is_data_file(int fd) {
     ssize_t len = readlink(link, path, sizeof path - 1);
     if (len < 9) return 0;
     path[len] = '\0';
-    return strcmp(path + len - 9, "/data.mdb") == 0;
+    if (strcmp(path + len - 9, "/data.mdb") == 0) return 1;
+    // A backup's copy, written as data.mdb.partial-PID until it is complete.
+    const char *slash = strrchr(path, '/');
+    return slash && strncmp(slash, "/data.mdb.partial-", 18) == 0;
 }
 
 static int is_directory(int fd) {

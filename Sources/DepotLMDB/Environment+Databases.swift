@@ -157,24 +157,31 @@ extension Environment {
         if access(file, F_OK) == 0 {
             throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(file)' already exists")
         }
-        var rc = mdb_env_copy2(handle, destination, compact ? UInt32(MDB_CP_COMPACT) : 0)
+        // Written under a name of its own and given the name data.mdb only once complete and
+        // flushed: a copy stopped part way (a signal, a crash) never leaves a truncated data.mdb
+        // that looks like a store and makes every retry fail with "already exists".
+        let partial = destination + "/data.mdb.partial-\(getpid())"
+        var rc = Self.copy(handle, to: partial, compact: compact)
         let simulated = databaseLock.withLock { () -> Int32 in
             defer { simulatedCopyFailure = 0 }
             return simulatedCopyFailure
         }
         if rc == 0 && simulated != 0 { rc = simulated }
-        // LMDB writes the copy (with O_DIRECT where it can) but never flushes it: a copy reported
-        // done could still be lost with the machine. Flush the file and the folder entries.
+        // LMDB never flushes the copy: a copy reported done could still be lost with the
+        // machine. Flush the file, then (after it has its name) the folder entries.
+        if rc == 0 { rc = Self.flushCopy(file: partial, folder: nil, createdFolder: false) }
+        if rc == 0 { rc = Self.publish(partial, as: file) }
+        let published = rc == 0
         if rc == 0 { rc = Self.flushCopy(file: file, folder: destination, createdFolder: createdFolder) }
+        _ = unlink(partial)
+        if rc != 0 && published { _ = unlink(file) } // its folder entry may not be durable: no backup
         if rc == EEXIST {
-            // Another process made the file between the check and the copy (LMDB creates it
-            // exclusively): it is not ours to remove.
+            // Another process made data.mdb meanwhile: it is not ours to remove.
+            if createdFolder { _ = rmdir(destination) }
             throw LMDBError(code: rc, operation: "copy environment", detail: "'\(file)' already exists")
         }
         if rc != 0 {
-            // A partial copy is no backup, and its data.mdb would make every retry fail with
-            // "already exists": remove it, and the folder if this copy created it.
-            _ = unlink(file)
+            // A partial copy is no backup: it is gone (above), and the folder if this copy made it.
             if createdFolder { _ = rmdir(destination) }
             let outcome = createdFolder ? "the incomplete copy and its folder were removed" : "the incomplete copy was removed"
             let plain = LMDBError(code: rc, operation: "copy environment", detail: "to '\(destination)'; \(outcome)")
@@ -187,12 +194,40 @@ extension Environment {
         _ = chmod(file, mode_t(options.fileMode))
     }
 
+    /// Copies the environment into a new file at `path` (`mdb_env_copyfd2`); 0 or an errno.
+    private static func copy(_ handle: OpaquePointer, to path: String, compact: Bool) -> Int32 {
+        #if canImport(Glibc)
+        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        #else
+        let fd = Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        #endif
+        guard fd >= 0 else { return errno }
+        let rc = mdb_env_copyfd2(handle, fd, compact ? UInt32(MDB_CP_COMPACT) : 0)
+        #if canImport(Glibc)
+        let closed = Glibc.close(fd) == 0 ? 0 : errno
+        #else
+        let closed = Darwin.close(fd) == 0 ? 0 : errno
+        #endif
+        return rc != 0 ? rc : closed
+    }
+
+    /// Gives the finished copy `partial` its final name `file`, never replacing a file of that
+    /// name (`link`, which fails with EEXIST; `rename` after a last check where the file system
+    /// has no hard links). 0 or an errno.
+    private static func publish(_ partial: String, as file: String) -> Int32 {
+        if link(partial, file) == 0 { return 0 }
+        let failure = errno
+        guard failure == EPERM || failure == ENOTSUP || failure == EOPNOTSUPP || failure == EXDEV else { return failure }
+        if access(file, F_OK) == 0 { return EEXIST }
+        return rename(partial, file) == 0 ? 0 : errno
+    }
+
     /// Flushes a finished copy to stable storage: the file, its folder's entry for it and, when
     /// the copy created the folder, the parent's entry for the folder. Returns 0 or the errno of
     /// the file's flush, or of a folder's flush that failed with an I/O error: a folder that
     /// cannot be opened for reading (write-only) or a file system without folder flushes does not
     /// undo a complete copy.
-    private static func flushCopy(file: String, folder: String, createdFolder: Bool) -> Int32 {
+    private static func flushCopy(file: String, folder: String?, createdFolder: Bool) -> Int32 {
         func flush(_ path: String, flags: Int32) -> Int32 {
             #if canImport(Glibc)
             let fd = Glibc.open(path, flags)
@@ -207,7 +242,7 @@ extension Environment {
         }
         var rc = flush(file, flags: O_RDONLY)
         if rc == EACCES { rc = flush(file, flags: O_WRONLY) } // a copy made under a umask without read
-        guard rc == 0 else { return rc }
+        guard rc == 0, let folder else { return rc }
         var folders = [folder]
         if createdFolder {
             var trimmed = Substring(folder)

@@ -181,6 +181,7 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
         do {
             try FileValidator.validateBeforeOpen(folder: path, readOnly: options.readOnly)
+            try FileValidator.checkLockFileSpace(folder: path, maxReaders: options.maxReaders)
         } catch {
             mdb_env_close(env)
             throw error

@@ -39,6 +39,27 @@ package enum FileValidator {
     /// Validates `folder/data.mdb` if it exists and is not empty. A missing or empty file is fine
     /// for a writable open (LMDB creates a new environment); a read-only open refuses an empty one.
     /// A `data.mdb` or `lock.mdb` that is not a regular file is refused (``checkFileKinds(folder:)``).
+    /// Refuses to open a store whose lock file does not exist yet when the disk has no room
+    /// for it. LMDB makes `lock.mdb` at its full size without writing it (a sparse file) and
+    /// maps it: on a full disk the first write into the map is a SIGBUS, which kills the
+    /// process, and a healthy store looks damaged. Refused here instead with `ENOSPC`, naming
+    /// the file, before LMDB creates anything. (A disk that fills between this check and the
+    /// open can still fault.) A read-only file system has no lock file (LMDB runs without one).
+    package static func checkLockFileSpace(folder: String, maxReaders: Int) throws(LMDBError) {
+        let lock = folder + "/lock.mdb"
+        guard access(lock, F_OK) != 0 else { return }
+        var fs = statvfs()
+        guard statvfs(folder, &fs) == 0 else { return } // no folder yet: LMDB reports that
+        if fs.f_flag & UInt(ST_RDONLY) != 0 { return }
+        // The reader table (64 bytes a slot) and its header, in whole pages, with a page spare.
+        let needed = (UInt64(max(maxReaders, 1)) * 64 + 8192 + 4095) / 4096 * 4096 + 4096
+        let available = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
+        if available < needed {
+            throw LMDBError(code: ENOSPC, operation: "open environment",
+                            detail: "no room on the disk for the lock file '\(lock)': \(available) bytes free, about \(needed) needed; free some space and open it again")
+        }
+    }
+
     package static func validateBeforeOpen(folder: String, readOnly: Bool = false) throws(LMDBError) {
         try checkFileKinds(folder: folder)
         let file = folder + "/data.mdb"

@@ -1,6 +1,11 @@
 import ArgumentParser
 import DepotLMDB
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,6 +35,16 @@ struct Demo {
     mutating func run() throws {
         demoLine("Depot demo in '\(root)' — \(Environment.libraryVersion)")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        // The demo replaces its own stores in the folder: a second demo there at the same time
+        // would delete files the first has open. One at a time (the lock ends with the process).
+        let lock = open(root + "/.depot-demo.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard lock >= 0 else {
+            throw CLIFailure(code: "unwritable", message: "cannot create '\(root)/.depot-demo.lock': \(String(cString: strerror(errno)))")
+        }
+        defer { close(lock) }
+        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+            throw CLIFailure(code: "busy", message: "another depot demo is running in '\(root)': wait for it to end, or pass another --path")
+        }
         try keyValueTour()
         try mapGrowthTour()
         try documentTour()

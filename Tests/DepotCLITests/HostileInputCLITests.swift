@@ -104,6 +104,70 @@ struct HostileInputCLITests {
         #expect(run.status == 1 && run.err.contains(#""code":"invalidCollectionName""#) && run.err.contains("longer than 300 bytes"), "\(run)")
     }
 
+    /// A backup killed part way left a truncated data.mdb under its final name (verify then
+    /// failed on it, and every later backup there failed with "already exists"). The copy is
+    /// now written as data.mdb.partial-PID and named data.mdb only once complete.
+    @Test func aBackupKilledPartWayLeavesNoDataFile() throws {
+        let source = folder.sub("backup-source")
+        #expect(try depot("fill", "--path", source, "--db", "f", "--count", "40000", "--value-size", "1000").status == 0)
+        let executable = try #require(depotExecutable())
+        var interrupted = 0
+        for attempt in 0..<5 where interrupted == 0 {
+            let destination = folder.sub("backup-\(attempt)")
+            try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+            let process = Process()
+            process.executableURL = executable
+            process.arguments = ["backup", "--path", source, "--to", destination, "--compact"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Killed as soon as its copy is on disk under the partial name.
+            let deadline = Date().addingTimeInterval(20)
+            var sawPartial = false
+            while process.isRunning && Date() < deadline {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: destination)) ?? []
+                if names.contains(where: { $0.hasPrefix("data.mdb.partial-") }) {
+                    sawPartial = true
+                    kill(process.processIdentifier, SIGKILL)
+                    break
+                }
+                usleep(200)
+            }
+            process.waitUntilExit()
+            guard sawPartial, process.terminationReason == .uncaughtSignal else { continue } // finished first
+            interrupted += 1
+            #expect(!FileManager.default.fileExists(atPath: destination + "/data.mdb"), "no data.mdb from a killed copy")
+            let again = try depot("backup", "--path", source, "--to", destination)
+            #expect(again.status == 0, "a backup into the same folder: \(again)")
+            #expect(try depot("verify", "--path", destination).status == 0)
+        }
+        #expect(interrupted > 0, "no backup could be killed part way in 5 tries")
+    }
+
+    /// On a full disk, opening a store whose lock file did not exist yet died with SIGBUS
+    /// (LMDB maps the new, sparse lock file and writes into it), reported as a damaged store.
+    /// It is now `ENOSPC`, naming the lock file. Needs root (a 2 MiB tmpfs); skipped otherwise.
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/bin/mount")))
+    func aFullDiskIsNoSpaceNotDamage() throws {
+        let disk = folder.sub("tmpfs")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mount = try runCommand(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m", "tmpfs", disk])
+        guard mount.status == 0 else { return } // no mounts here (a container without the right)
+        defer { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), [disk]) }
+        #expect(try depot("kv", "set", "--path", disk + "/e", "k", "v").status == 0)
+        try FileManager.default.removeItem(atPath: disk + "/e/lock.mdb")
+        let fill = try runCommand(shell, ["-c", "dd if=/dev/zero of=\"$0/ballast\" bs=4k 2>/dev/null; true", disk])
+        #expect(fill.status == 0)
+        for (what, arguments) in [("the existing store", ["kv", "get", "--path", disk + "/e", "k", "--json"]),
+                                  ("a new store", ["put", "--path", disk + "/new", "--db", "d", "k", "v", "--json"])] {
+            let run = try depot(arguments)
+            #expect(run.status == 1 && run.err.contains("lock file") && run.err.contains("no space left"), "\(what): \(run)")
+            #expect(!run.err.contains("storeDamaged"), "\(what): \(run)")
+        }
+        try FileManager.default.removeItem(atPath: disk + "/ballast")
+        #expect(try depot("kv", "get", "--path", disk + "/e", "k").out.contains("v"), "the store was fine all along")
+    }
+
     // MARK: Page surgery (LMDB 0.9 leaf pages: header 16 bytes, then 2-byte node offsets)
 
     /// Sets the key size of the first node of the first leaf page holding 'key-' keys.
