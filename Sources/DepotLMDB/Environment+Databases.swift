@@ -88,7 +88,10 @@ extension Environment {
         try read { txn in
             let main = try txn.openDatabase(nil, key: BytesCodec.self, value: BytesCodec.self, create: false)
             var names: [String] = []
-            try txn.forEachRaw(in: main) { key, value in
+            // Unchecked: a damaged entry of the main database (an empty or oversized key) is
+            // skipped by the tests below, as before, so that the other names are still listed
+            // (the verifier lists them this way, then checks each database).
+            try txn.forEachRawUnchecked(in: main) { key, value in
                 // A sub-database record is an MDB_db struct (48 bytes) flagged F_SUBDATA in the node;
                 // the node flag is not visible through the API, so check the value's size and that
                 // the name opens as a database.
@@ -140,7 +143,9 @@ extension Environment {
 
     /// Writes a consistent copy of the environment into the folder `destination` (created with
     /// mode `0700` if missing; it must not already hold a `data.mdb`). With `compact`, free pages
-    /// are left out and pages renumbered.
+    /// are left out and pages renumbered. The copy is written as `data.mdb.partial-…`, flushed,
+    /// and only then named `data.mdb`: a copy that fails is removed, and one stopped by a signal
+    /// or a crash leaves only that partial file (delete it), never a truncated `data.mdb`.
     public func copy(to destination: String, compact: Bool = false) throws {
         try withHandleUse("mdb_env_copy") { () throws(LMDBError) in try copyHoldingHandle(to: destination, compact: compact) }
     }
@@ -160,8 +165,21 @@ extension Environment {
         // Written under a name of its own and given the name data.mdb only once complete and
         // flushed: a copy stopped part way (a signal, a crash) never leaves a truncated data.mdb
         // that looks like a store and makes every retry fail with "already exists".
-        let partial = destination + "/data.mdb.partial-\(getpid())"
-        var rc = Self.copy(handle, to: partial, compact: compact)
+        // A name no other copy uses (a process may copy twice at once; a killed copy's file may
+        // keep a reused process ID's name).
+        var partial = ""
+        var fd: Int32 = -1
+        for _ in 0..<16 where fd < 0 {
+            partial = destination + "/data.mdb.partial-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            fd = Self.createExclusive(partial)
+            if fd < 0 && errno != EEXIST { break }
+        }
+        guard fd >= 0 else {
+            let failure = errno
+            if createdFolder { _ = rmdir(destination) }
+            throw LMDBError(code: failure, operation: "copy environment", detail: "cannot create the copy's file '\(partial)'")
+        }
+        var rc = Self.copy(handle, into: fd, compact: compact)
         let simulated = databaseLock.withLock { () -> Int32 in
             defer { simulatedCopyFailure = 0 }
             return simulatedCopyFailure
@@ -194,14 +212,17 @@ extension Environment {
         _ = chmod(file, mode_t(options.fileMode))
     }
 
-    /// Copies the environment into a new file at `path` (`mdb_env_copyfd2`); 0 or an errno.
-    private static func copy(_ handle: OpaquePointer, to path: String, compact: Bool) -> Int32 {
+    /// A new file at `path`, created here (`O_EXCL`), open for writing; -1 with `errno` set.
+    private static func createExclusive(_ path: String) -> Int32 {
         #if canImport(Glibc)
-        let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        return Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         #else
-        let fd = Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        return Darwin.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         #endif
-        guard fd >= 0 else { return errno }
+    }
+
+    /// Copies the environment into `fd` (`mdb_env_copyfd2`) and closes it; 0 or an errno.
+    private static func copy(_ handle: OpaquePointer, into fd: Int32, compact: Bool) -> Int32 {
         let rc = mdb_env_copyfd2(handle, fd, compact ? UInt32(MDB_CP_COMPACT) : 0)
         #if canImport(Glibc)
         let closed = Glibc.close(fd) == 0 ? 0 : errno

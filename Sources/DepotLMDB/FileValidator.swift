@@ -53,7 +53,8 @@ package enum FileValidator {
         if fs.f_flag & UInt(ST_RDONLY) != 0 { return }
         // The reader table (64 bytes a slot) and its header, in whole pages, with a page spare.
         let needed = (UInt64(max(maxReaders, 1)) * 64 + 8192 + 4095) / 4096 * 4096 + 4096
-        let available = UInt64(fs.f_bavail) * UInt64(fs.f_frsize)
+        // Root may use the blocks a file system keeps back for it.
+        let available = UInt64(geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * UInt64(fs.f_frsize)
         if available < needed {
             throw LMDBError(code: ENOSPC, operation: "open environment",
                             detail: "no room on the disk for the lock file '\(lock)': \(available) bytes free, about \(needed) needed; free some space and open it again")

@@ -42,7 +42,10 @@ struct Demo {
             throw CLIFailure(code: "unwritable", message: "cannot create '\(root)/.depot-demo.lock': \(String(cString: strerror(errno)))")
         }
         defer { close(lock) }
-        guard flock(lock, LOCK_EX | LOCK_NB) == 0 else {
+        if flock(lock, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK else {
+                throw CLIFailure(code: "unlockable", message: "cannot lock '\(root)/.depot-demo.lock': \(String(cString: strerror(errno)))")
+            }
             throw CLIFailure(code: "busy", message: "another depot demo is running in '\(root)': wait for it to end, or pass another --path")
         }
         try keyValueTour()

@@ -10,7 +10,7 @@ import DepotLMDB
 ///
 /// LMDB trusts its file: a damaged page can point past the end of `data.mdb`, a file truncated by
 /// another program while it is mapped raises SIGBUS on the next read, and a page of the wrong kind
-/// fails one of LMDB's assertions, which aborts (SIGABRT, after LMDB printed the assertion).
+/// fails one of LMDB's assertions (reported through LMDB's assertion hook, `reportLMDBAssertion`).
 /// `depot verify` checks for these in a child process; every other command would otherwise die
 /// with a signal and a crash dump. The handler only writes a fixed message (async-signal-safe: no allocation, no
 /// locks) and ends the process with `_exit`: nothing is committed, since a transaction that has
@@ -71,7 +71,7 @@ private func reportMemoryFault(_ signal: Int32) {
     case SIGSEGV:
         message = "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     case SIGABRT:
-        message = "error: depot stopped on a failed check of LMDB (SIGABRT, the assertion is above) while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        message = "error: depot stopped on an abort (SIGABRT; the message is above): the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     default:
         message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     }

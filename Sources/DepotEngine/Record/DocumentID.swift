@@ -96,16 +96,16 @@ extension UInt64: IntegerDocumentID {}
 
 extension IDKind {
     /// How a message names the document stored under `key`: its ID when `key` is a key of
-    /// this kind (text for string IDs, 8 bytes for integers, 16 for UUIDs, 32 for content
-    /// hashes), else only its size. A key of another shape comes from a damaged node, and its
+    /// this kind (UTF-8 text without NUL for string IDs, 8 bytes for integers, 16 for UUIDs, 32
+    /// for content hashes), else only its size. A key of another shape comes from a damaged node, and its
     /// bytes may run into a stored value, which a message must never show.
     package func display(key: UnsafeRawBufferPointer) -> String {
         let fits: Bool
         switch self {
         case .string:
-            fits = key.count <= 511 && String(validatingUTF8Bytes: key).map { text in
-                !text.unicodeScalars.contains { $0.properties.generalCategory == .control }
-            } ?? false
+            // Any text but NUL: a record's bytes (what a damaged node's key runs into) hold NULs,
+            // a string ID hardly ever does.
+            fits = !key.isEmpty && key.count <= 511 && !key.contains(0) && validUTF8String(key) != nil
         case .signed, .unsigned: fits = key.count == 8
         case .uuid: fits = key.count == 16
         case .content: fits = key.count == 32

@@ -72,5 +72,7 @@ struct HostileInputTests {
         let eight: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 42]
         #expect(eight.withUnsafeBytes { IDKind.unsigned.display(key: $0) } == "42")
         #expect(Array("alice".utf8).withUnsafeBytes { IDKind.string.display(key: $0) } == "alice")
+        // A string ID may hold control characters (JSON "a\tb"): still an ID, not damage.
+        #expect(Array("a\tb".utf8).withUnsafeBytes { IDKind.string.display(key: $0) } == "a\tb")
     }
 }
