@@ -162,11 +162,10 @@ extension Environment {
         if access(file, F_OK) == 0 {
             throw LMDBError(code: EEXIST, operation: "copy environment", detail: "'\(file)' already exists")
         }
-        // Written under a name of its own and given the name data.mdb only once complete and
-        // flushed: a copy stopped part way (a signal, a crash) never leaves a truncated data.mdb
+        // Written under a name of its own (one no other copy uses: a process may copy twice at
+        // once, and a killed copy's file may carry a reused process ID) and named data.mdb only
+        // once complete and flushed: a copy stopped part way never leaves a truncated data.mdb
         // that looks like a store and makes every retry fail with "already exists".
-        // A name no other copy uses (a process may copy twice at once; a killed copy's file may
-        // keep a reused process ID's name).
         var partial = ""
         var fd: Int32 = -1
         for _ in 0..<16 where fd < 0 {

@@ -93,23 +93,6 @@ private func reportMemoryFault(_ signal: Int32) {
 /// `_exit(1)`, as the signal handler does: nothing in progress is committed.
 private func reportLMDBAssertion(_ env: OpaquePointer?, _ text: UnsafePointer<CChar>?) {
     let assertion = text.map { String(cString: $0) } ?? "an assertion"
-    let message = "depot stopped on a failed check of LMDB (\(assertion)) while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems."
-    let line: String
-    if memoryFaultJSON {
-        let escaped = message.unicodeScalars.map { scalar -> String in
-            switch scalar {
-            case "\"": return "\\\""
-            case "\\": return "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: return String(scalar)
-            }
-        }.joined()
-        line = "{\"error\":{\"code\":\"storeDamaged\",\"message\":\"\(escaped)\"}}\n"
-    } else {
-        line = "error: \(message)\n"
-    }
-    line.utf8CString.withUnsafeBufferPointer { _ = write(2, $0.baseAddress, $0.count - 1) }
+    OutputConvention.printFailure("a failed check of LMDB (\(assertion)) stopped depot while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.", code: "storeDamaged")
     _exit(1)
 }
