@@ -295,6 +295,23 @@ extension Environment {
         try withHandleUse("mdb_reader_list") { () throws(LMDBError) in readerListHoldingHandle() }
     }
 
+    /// Whether LMDB keeps a reader table for `env` (an open `MDB_env*`): `mdb_reader_list`
+    /// reports "(no reader locks)" when it runs without a lock file (read-only file system).
+    static func hasReaderTable(_ env: OpaquePointer) -> Bool {
+        final class Box { var noLocks = false }
+        let box = Box()
+        let context = Unmanaged.passRetained(box)
+        defer { context.release() }
+        _ = mdb_reader_list(env, { message, ctx in
+            guard let message, let ctx else { return 0 }
+            if String(cString: message).hasPrefix("(no reader locks)") {
+                Unmanaged<Box>.fromOpaque(ctx).takeUnretainedValue().noLocks = true
+            }
+            return 0
+        }, context.toOpaque())
+        return !box.noLocks
+    }
+
     private func readerListHoldingHandle() -> [ReaderSlot] {
         final class Box { var lines: [String] = [] }
         let box = Box()

@@ -49,6 +49,14 @@ public final class Environment: @unchecked Sendable {
     /// checked where no environment is at hand (storage drivers, seeding, the CLI's arguments), so
     /// that keys stay portable between engines.
     public static let standardMaxKeySize = 511
+    /// Whether this process's read transactions are recorded in the reader table of `lock.mdb`.
+    ///
+    /// `false` only for an environment opened read-only on a read-only file system: LMDB then
+    /// runs without its lock file, so a process writing the same file through another mount
+    /// does not see this process's snapshots and may reuse their pages while they are read.
+    /// Reads are sound only while nothing writes the store (a snapshot, a backup on read-only
+    /// media); otherwise what is read can mix versions or look damaged.
+    public let registersReaders: Bool
     /// The process that opened the environment (see the fork note above).
     package var ownerProcessID: Int32 { gate.ownerPID }
     /// How many times the environment was reopened after `MDB_PANIC` (see ``LMDBError/panic``).
@@ -198,6 +206,7 @@ public final class Environment: @unchecked Sendable {
         self.path = path
         self.options = options
         self.maxKeySize = Int(mdb_env_get_maxkeysize(env))
+        self.registersReaders = Self.hasReaderTable(env)
         self.gate = TransactionGate(poolLimit: options.readTransactionPoolSize, ownerPID: ProcessIdentity.current)
         self.registryKey = key
         self.groupCommitOptions = options.groupCommit

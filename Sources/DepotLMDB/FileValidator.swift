@@ -93,6 +93,21 @@ package enum FileValidator {
         }
     }
 
+    /// The ID of the last committed transaction of `folder/data.mdb`, read from its meta pages
+    /// without LMDB (the higher of the two); nil when the file cannot be read or is not sound.
+    /// Lets a reader that LMDB cannot register (``Environment/registersReaders``) tell whether
+    /// the store was written while it read.
+    package static func lastTransactionID(folder: String) -> UInt64? {
+        let file = folder + "/data.mdb"
+        let fd = open(file, O_RDONLY | O_NONBLOCK)
+        if fd < 0 { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
+              let metas = try? validate(fd: fd, fileSize: UInt64(st.st_size), file: file) else { return nil }
+        return metas.map(\.transactionID).max()
+    }
+
     /// Refuses a `data.mdb` or `lock.mdb` in `folder` that exists but is not a regular file (a
     /// FIFO would block the open forever; a directory or device is no LMDB file either), with
     /// ``LMDBError/invalid`` naming the file. Missing files are fine: LMDB creates them.

@@ -124,7 +124,9 @@ func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {
         throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (expected a folder holding data.mdb)")
     }
-    return try Environment.open(path: path, options: EnvironmentOptions(readOnly: readOnly))
+    let env = try Environment.open(path: path, options: EnvironmentOptions(readOnly: readOnly))
+    UnguardedReads.watch(env)
+    return env
 }
 
 /// Opens an existing named database; a missing one is a clear error.

@@ -6,21 +6,30 @@ import Foundation
 /// Runs `body`, turning thrown errors into a user-facing message on standard error and exit
 /// status 1. With `--json` (``OutputConvention/json``), the error is one JSON object on standard
 /// error instead, with the machine codes (`MDB_KEYEXIST`, `-30799`, DepotError codes).
+///
+/// A store read without a place in LMDB's reader table and written meanwhile (see
+/// ``UnguardedReads``) turns an error into `changedWhileReading` and adds a warning to a success.
 func reportingErrors<R>(json: Bool = OutputConvention.json, _ body: () throws -> R) throws -> R {
+    let result: R
     do {
-        return try body()
+        result = try body()
     } catch {
-        throw reported(error, json: json)
+        throw reported(UnguardedReads.settle(error) ?? error, json: json)
     }
+    _ = UnguardedReads.settle(nil)
+    return result
 }
 
 /// ``reportingErrors(json:_:)`` for an async body.
 func reportingErrors<R>(json: Bool = OutputConvention.json, _ body: () async throws -> R) async throws -> R {
+    let result: R
     do {
-        return try await body()
+        result = try await body()
     } catch {
-        throw reported(error, json: json)
+        throw reported(UnguardedReads.settle(error) ?? error, json: json)
     }
+    _ = UnguardedReads.settle(nil)
+    return result
 }
 
 /// Prints `error` for the user (as JSON with `json`) and returns exit status 1 to throw; an

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import DepotLMDB
+import Synchronization
 
 /// Turns a memory fault (SIGSEGV, SIGBUS) or a failed check (SIGABRT, SIGILL, SIGTRAP, SIGFPE)
 /// into a plain error message and exit status 1.
@@ -50,6 +51,11 @@ enum MemoryFaultGuard {
 private let alternateSignalStackSize = 1 << 16
 nonisolated(unsafe) private let alternateSignalStack: UnsafeMutableRawPointer? = malloc(alternateSignalStackSize)
 
+/// Whether a store is read without a place in LMDB's reader table (``UnguardedReads``): a fault
+/// may then come from a writer elsewhere reusing pages, which the handler's message says. Atomic:
+/// set on any thread, read in the handler (a lock-free load is async-signal-safe).
+let memoryFaultUnguarded = Atomic<Bool>(false)
+
 /// Whether the run asked for JSON (`--json`): the handler then writes its message as the one
 /// JSON object of an error, `{"error": {"code": "storeDamaged" or "internalCheck", "message": …}}`.
 /// Set once by ``MemoryFaultGuard/install()``, before any handler can run.
@@ -75,14 +81,20 @@ private func reportMemoryFault(_ signal: Int32) {
     default:
         message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     }
+    let unguarded: StaticString = " The store is on a read-only file system, where LMDB keeps no reader table: if a process writes it elsewhere, this may not be damage; read a copy (depot backup)."
+    let note = memoryFaultUnguarded.load(ordering: .relaxed) ? unguarded.utf8CodeUnitCount : 0
     if memoryFaultJSON {
         // The message without its "error: " and its newline (no character of it needs escaping).
         let prefix = 7
         _ = write(2, message.utf8Start + prefix, message.utf8CodeUnitCount - prefix - 1)
+        _ = write(2, unguarded.utf8Start, note)
         let closing: StaticString = "\"}}\n"
         _ = write(2, closing.utf8Start, closing.utf8CodeUnitCount)
     } else {
-        _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+        _ = write(2, message.utf8Start, message.utf8CodeUnitCount - 1)
+        _ = write(2, unguarded.utf8Start, note)
+        let newline: StaticString = "\n"
+        _ = write(2, newline.utf8Start, 1)
     }
     _exit(1)
 }
@@ -93,6 +105,11 @@ private func reportMemoryFault(_ signal: Int32) {
 /// `_exit(1)`, as the signal handler does: nothing in progress is committed.
 private func reportLMDBAssertion(_ env: OpaquePointer?, _ text: UnsafePointer<CChar>?) {
     let assertion = text.map { String(cString: $0) } ?? "an assertion"
+    if let change = UnguardedReads.changes().first {
+        OutputConvention.printFailure("a failed check of LMDB (\(assertion)) stopped depot, which may not be damage: " + UnguardedReads.explanation(change),
+                                      code: "changedWhileReading")
+        _exit(1)
+    }
     OutputConvention.printFailure("a failed check of LMDB (\(assertion)) stopped depot while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.", code: "storeDamaged")
     _exit(1)
 }

@@ -66,6 +66,9 @@ struct VerifyCommand: ParsableCommand {
         if (attributes[.size] as? Int ?? 0) == 0 {
             throw CLIFailure(code: "emptyFile", message: "'\(data)' is empty (0 bytes): no data, not an LMDB environment")
         }
+        // Where LMDB cannot register the child as a reader, a writer elsewhere can rewrite pages
+        // under it: a crash then may not be damage (the meta pages tell whether it wrote).
+        let unguardedBefore = UnguardedReads.isOnReadOnlyFileSystem(path) ? FileValidator.lastTransactionID(folder: path) : nil
         let process = Process()
         process.executableURL = Self.ownExecutable()
         process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)", "--key-id", "\(key.keyID)"]
@@ -83,6 +86,10 @@ struct VerifyCommand: ParsableCommand {
         case .uncaughtSignal:
             let signal = process.terminationStatus
             let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
+            if let before = unguardedBefore, FileValidator.lastTransactionID(folder: path) != before {
+                throw CLIFailure(code: "changedWhileReading", message: "the verifier crashed with signal \(signal) (\(name)), which may not be damage: "
+                                 + UnguardedReads.explanation((path, before, FileValidator.lastTransactionID(folder: path))))
+            }
             throw CLIFailure(code: "damaged", message: "the verifier crashed with signal \(signal) (\(name)) while reading '\(path)': the file is damaged in a way LMDB does not detect; restore it from a backup")
         case .exit:
             if process.terminationStatus != 0 { throw ExitCode(process.terminationStatus) }
@@ -126,6 +133,8 @@ struct VerifyCommand: ParsableCommand {
         } catch {
             throw CLIFailure(code: "unreadable", message: "cannot read '\(location.path)': \(userMessage(for: error))")
         }
+        // Problems found while a writer elsewhere rewrote pages under this reader are not reported as damage.
+        if !report.isClean { try UnguardedReads.confirmUnchanged() }
         if transform != nil && report.totalOpened == 0 && report.totalUnopened > 0 {
             throw CLIFailure(code: "transformFailed", message: "the key opens none of the \(report.totalUnopened) encrypted records of '\(env.path)': "
                              + "the wrong key (or --key-id), or a store not sealed with AESGCMTransform; nothing was checked beyond pages and envelopes")
