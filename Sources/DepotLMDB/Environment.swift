@@ -154,15 +154,33 @@ public final class Environment: @unchecked Sendable {
     ///   open ``Environment`` itself).
     public static func open(path: String, options: EnvironmentOptions = EnvironmentOptions()) throws -> Environment {
         try options.validate()
-        let absolute = try Self.prepareFolder(path, options: options)
+        // A failed open leaves no folder it made behind (a full disk, a refused file): each is
+        // removed again, deepest first, when it is still empty (`rmdir` never removes files).
+        var created: [String] = []
+        func removeCreated() { for folder in created.reversed() { _ = rmdir(folder) } }
+        let absolute: String
+        do {
+            absolute = try Self.prepareFolder(path, options: options, created: &created)
+        } catch {
+            removeCreated()
+            throw error
+        }
         guard let st = fileStatus(absolute) else {
-            throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
+            let error = LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
+            removeCreated()
+            throw error
         }
         // The process is part of the key: a child forked after the parent opened the folder
         // must not be handed the parent's handle.
         let key = EnvironmentRegistry.Key(device: UInt64(st.st_dev), inode: UInt64(st.st_ino), process: ProcessIdentity.current)
-        let env = try EnvironmentRegistry.shared.environment(for: key) {
-            try Environment(path: absolute, options: options, key: key)
+        let env: Environment
+        do {
+            env = try EnvironmentRegistry.shared.environment(for: key) {
+                try Environment(path: absolute, options: options, key: key)
+            }
+        } catch {
+            removeCreated()
+            throw error
         }
         let differing = options.differences(from: env.options)
         if !differing.isEmpty {
@@ -195,7 +213,14 @@ public final class Environment: @unchecked Sendable {
             throw error
         }
         rc = mdb_env_open(env, path, options.environmentFlags, mdb_mode_t(options.fileMode))
-        if rc != 0 { throw fail(rc, "open environment") }
+        if rc != 0 {
+            // Refused access: which file (the lock file, even to read), not just the folder.
+            if rc == EACCES || rc == EPERM, let refused = FileValidator.refusedFile(folder: path, readOnly: options.readOnly) {
+                mdb_env_close(env)
+                throw LMDBError(code: rc, operation: "open environment", detail: refused)
+            }
+            throw fail(rc, "open environment")
+        }
         self.handle = env
         // LMDB gives handle numbers below maxdbs plus its two core databases.
         handleGenerationCount = max(0, options.maxDatabases) + 2
@@ -252,7 +277,8 @@ public final class Environment: @unchecked Sendable {
     public var isClosed: Bool { gate.isClosed }
 
     /// Creates the folder with `directoryMode` when missing and returns its absolute path.
-    private static func prepareFolder(_ path: String, options: EnvironmentOptions) throws -> String {
+    /// `created`: the folders it made, outermost first.
+    private static func prepareFolder(_ path: String, options: EnvironmentOptions, created: inout [String]) throws -> String {
         guard !path.isEmpty else {
             throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open environment", detail: "the path is empty")
         }
@@ -266,7 +292,7 @@ public final class Environment: @unchecked Sendable {
             absolute = cwd + "/" + path
         }
         if !options.readOnly {
-            try makeDirectories(absolute, mode: options.directoryMode)
+            try makeDirectories(absolute, mode: options.directoryMode, created: &created)
         }
         guard let st = fileStatus(absolute) else {
             throw LMDBError(code: errno, operation: "open environment", detail: "folder '\(absolute)'")
@@ -277,13 +303,17 @@ public final class Environment: @unchecked Sendable {
         return absolute
     }
 
-    private static func makeDirectories(_ path: String, mode: UInt32) throws {
+    private static func makeDirectories(_ path: String, mode: UInt32, created: inout [String]) throws {
         if fileStatus(path) != nil { return }
         let parent = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
-        if !parent.isEmpty, parent != path { try makeDirectories(parent, mode: 0o755) }
-        if mkdir(path, mode_t(mode)) != 0 && errno != EEXIST {
-            throw LMDBError(code: errno, operation: "create folder", detail: "'\(path)'")
+        if !parent.isEmpty, parent != path { try makeDirectories(parent, mode: 0o755, created: &created) }
+        if mkdir(path, mode_t(mode)) != 0 {
+            guard errno == EEXIST else {
+                throw LMDBError(code: errno, operation: "create folder", detail: "'\(path)'")
+            }
+            return // made by another process meanwhile: not ours to remove
         }
+        created.append(path)
         _ = chmod(path, mode_t(mode)) // exactly `mode`, whatever the umask
     }
 }

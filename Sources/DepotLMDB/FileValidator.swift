@@ -93,6 +93,28 @@ package enum FileValidator {
         }
     }
 
+    /// After LMDB's open failed with `EACCES` or `EPERM`: which file it could not open as it
+    /// needs, and why, for the error's detail; nil when each opens (the folder is then named).
+    /// LMDB opens `lock.mdb` for writing even to read (its reader table), and `data.mdb` for
+    /// writing unless read-only; either may have to be created in the folder.
+    package static func refusedFile(folder: String, readOnly: Bool) -> String? {
+        func reason() -> String { String(cString: strerror(errno)) }
+        for (name, flags, why) in [("lock.mdb", O_RDWR, " (LMDB records its readers there, even to read)"),
+                                   ("data.mdb", readOnly ? O_RDONLY : O_RDWR, "")] {
+            let file = folder + "/" + name
+            if access(file, F_OK) != 0 {
+                // Missing: LMDB creates it (not data.mdb on a read-only open, which LMDB reports itself).
+                if name == "data.mdb" && readOnly { continue }
+                if access(folder, W_OK | X_OK) != 0 { return "cannot create '\(file)': \(reason())\(why)" }
+                continue
+            }
+            let fd = open(file, flags | O_NONBLOCK)
+            if fd < 0 { return "cannot open '\(file)' for \(flags == O_RDONLY ? "reading" : "writing"): \(reason())\(why)" }
+            close(fd)
+        }
+        return nil
+    }
+
     /// The ID of the last committed transaction of `folder/data.mdb`, read from its meta pages
     /// without LMDB (the higher of the two); nil when the file cannot be read or is not sound.
     /// Lets a reader that LMDB cannot register (``Environment/registersReaders``) tell whether
@@ -110,12 +132,21 @@ package enum FileValidator {
 
     /// Refuses a `data.mdb` or `lock.mdb` in `folder` that exists but is not a regular file (a
     /// FIFO would block the open forever; a directory or device is no LMDB file either), with
-    /// ``LMDBError/invalid`` naming the file. Missing files are fine: LMDB creates them.
+    /// ``LMDBError/invalid`` naming the file, as is a symbolic link to a missing file (LMDB would
+    /// create the link's target). Missing files are fine: LMDB creates them.
     package static func checkFileKinds(folder: String) throws(LMDBError) {
         for name in ["data.mdb", "lock.mdb"] {
             let file = folder + "/" + name
             var st = stat()
-            guard stat(file, &st) == 0 else { continue } // missing: LMDB creates it, or reports its own error
+            guard stat(file, &st) == 0 else {
+                // A symbolic link to nothing: LMDB would create its target, wherever that is.
+                var link = stat()
+                if errno == ENOENT, lstat(file, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+                    throw LMDBError(code: LMDBError.invalid.code, operation: "open environment",
+                                    detail: "'\(file)' is a symbolic link to a file that does not exist; restore the file or remove the link")
+                }
+                continue // missing: LMDB creates it, or reports its own error
+            }
             if st.st_mode & S_IFMT != S_IFREG { throw notRegular(file, st.st_mode) }
         }
     }

@@ -204,15 +204,22 @@ struct FillCommand: ParsableCommand {
             let progress = ProgressLine("fill", unit: "records", totalItems: count, totalBytes: count * valueSize)
             while written < count {
                 let n = min(batch, count - written)
-                try env.write { txn in
-                    for i in 0..<n {
-                        for j in 0..<value.count {
-                            state = state &* 6364136223846793005 &+ 1442695040888963407
-                            value[j] = UInt8(truncatingIfNeeded: state >> 56)
+                do {
+                    try env.write { txn in
+                        for i in 0..<n {
+                            for j in 0..<value.count {
+                                state = state &* 6364136223846793005 &+ 1442695040888963407
+                                value[j] = UInt8(truncatingIfNeeded: state >> 56)
+                            }
+                            let key = keyPrefix + String(format: "%09d", written + i + 1)
+                            try txn.put(value, forKey: key, in: database)
                         }
-                        let key = keyPrefix + String(format: "%09d", written + i + 1)
-                        try txn.put(value, forKey: key, in: database)
                     }
+                } catch {
+                    // The batches before this one are committed: say how many records they hold.
+                    throw AfterCommits(error, committed: written,
+                                       note: written == 0 ? "no record was committed"
+                                           : "the first \(written) records (to key '\(keyPrefix + String(format: "%09d", written))') were committed in earlier transactions; the rest were not")
                 }
                 written += n
                 progress.update(items: written, bytes: written * valueSize, force: written == count)

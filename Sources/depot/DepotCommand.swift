@@ -21,7 +21,8 @@ struct DepotCommand: AsyncParsableCommand {
 
             Output: every command takes --json. Commands that print a stream (export, query, list, collections, kv list) \
             print JSON Lines, one object per line; commands that print a report (stat, verify, import, seed, backup, fill, \
-            doc put, get, kv get) print one JSON object. Errors, usage errors included, are one JSON object on standard error: \
+            doc put, get, kv get) print one JSON object; commands that change one entry (put, delete, kv set, kv delete, \
+            doc delete) print nothing on success: their exit status says it. Errors, usage errors included, are one JSON object on standard error: \
             {"error": {"message": …, "code": …}}; warnings are {"warning": {"message": …}}. Exit status: 0 on success, 1 when \
             the command failed (or found nothing, as get), 64 for usage errors.
             """,

@@ -44,6 +44,23 @@ private func reported(_ error: any Error, json: Bool) -> any Error {
     return ExitCode(1)
 }
 
+/// A failure of a command that commits in several transactions (`fill`): the error, and what
+/// was committed before it. Reported as the error itself, with the note and `committed` added.
+struct AfterCommits: Error, CustomStringConvertible {
+    let underlying: any Error
+    /// Records committed before the failure.
+    let committed: Int
+    let note: String
+
+    init(_ underlying: any Error, committed: Int, note: String) {
+        self.underlying = underlying
+        self.committed = committed
+        self.note = note
+    }
+
+    var description: String { userMessage(for: underlying) + "; " + note }
+}
+
 /// What `--json` prints for an error.
 struct ErrorReport: Encodable {
     var message: String
@@ -59,12 +76,18 @@ struct ErrorReport: Encodable {
     var line: Int?
     var offset: Int?
     var jsonPath: String?
+    /// Records committed before the failure, for a command that commits as it goes (`fill`).
+    var committed: Int?
 
     init(_ error: any Error) {
         // A storage failure is reported as the driver's error (LMDB's code and plain words).
         let error = storageUnderlying(error)
         message = userMessage(for: error)
         switch error {
+        case let error as AfterCommits:
+            self = ErrorReport(error.underlying)
+            message = error.description
+            committed = error.committed
         case let error as ImportError:
             if let underlying = error.underlying { self = ErrorReport(underlying) }
             message = userMessage(for: error)
@@ -89,6 +112,9 @@ struct ErrorReport: Encodable {
             code = error.code
             file = error.file
             jsonPath = error.jsonPath
+        case let error as CocoaError:
+            code = FileErrorText.code(error)
+            file = FileErrorText.path(error)
         default:
             break
         }
@@ -99,7 +125,37 @@ struct ErrorReport: Encodable {
 /// replaced by what it means for them.
 func userMessage(for error: any Error) -> String {
     if let error = storageUnderlying(error) as? LMDBError { return LMDBErrorText.message(error) }
+    if let error = error as? CocoaError { return FileErrorText.message(error) }
+    if let error = error as? AfterCommits { return error.description }
     return "\(error)"
+}
+
+/// A Foundation file error (`CocoaError`, from `FileManager` or `Data(contentsOf:)`) in plain
+/// words, as LMDB's are: the file and the system's reason, not `Error Domain=NSCocoaErrorDomain …`.
+enum FileErrorText {
+    /// The file the error names, if any.
+    static func path(_ error: CocoaError) -> String? {
+        error.userInfo[NSFilePathErrorKey] as? String ?? error.url?.path
+    }
+
+    /// The system's error number behind it, if any.
+    static func posixCode(_ error: CocoaError) -> Int32? {
+        if let posix = error.underlying as? POSIXError { return posix.code.rawValue }
+        guard let underlying = error.underlying.map({ $0 as NSError }), underlying.domain == NSPOSIXErrorDomain else { return nil }
+        return Int32(truncatingIfNeeded: underlying.code)
+    }
+
+    /// `errno N` (as LMDB's system errors), else `fileError`.
+    static func code(_ error: CocoaError) -> String {
+        posixCode(error).map { "errno \($0)" } ?? "fileError"
+    }
+
+    static func message(_ error: CocoaError) -> String {
+        let reason = posixCode(error).map { String(cString: strerror($0)).lowercased() } ?? "file error \(error.code.rawValue)"
+        // Foundation numbers its read errors from 256 and its write errors from 512.
+        let verb = switch error.code.rawValue { case 256..<512: "read"; case 512..<768: "write"; default: "use" }
+        return path(error).map { "cannot \(verb) '\($0)': \(reason)" } ?? reason
+    }
 }
 
 /// The driver's error inside a `DepotError` with code `storage`; any other error as it is.
@@ -132,7 +188,8 @@ enum LMDBErrorText {
         case LMDBError.versionMismatch: return "the data file was written by an incompatible LMDB version"
         case LMDBError.incompatible: return "the database was opened with incompatible options"
         case LMDBError.permissionDenied:
-            return "permission denied (LMDB needs write access to lock.mdb even to read, and to data.mdb to write)"
+            // The driver's detail names the file refused and why (`FileValidator.refusedFile`).
+            return "permission denied"
         case LMDBError.noSpace: return "no space left on the device"
         case LMDBError.busy, LMDBError.wouldBlock: return "the store is busy (another process holds it)"
         default:

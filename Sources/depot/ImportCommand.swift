@@ -12,7 +12,7 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Store documents from JSON Lines as 'depot export' writes them.",
         discussion: """
-            Each line is {"collection": C, "id": ID, "document": {…}}; references are \
+            Each line is {"collection": C, "id": ID, "document": {…}}, with no other key; references are \
             {"$ref": {"collection": C2, "id": ID2}}. Documents are stored under their collection \
             and ID exactly as given (replacing a stored one with the same ID: a line repeating an earlier \
             line's collection and ID replaces its document, and the summary counts documents stored \

@@ -194,6 +194,12 @@ struct ImportedLine {
         guard case .object = value else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}, found \(Self.jsonKind(value))")
         }
+        // A key the format does not have (a misspelling, an option of another tool) is refused,
+        // never dropped without a word.
+        if case .object(let members) = value, let unknown = members.first(where: { !Self.lineKeys.contains($0.key) }) {
+            throw ImportError(.invalidLine, line: number, jsonPath: JSONParser.describe([.key(unknown.key)]),
+                              detail: "unknown key: a line has only \"collection\", \"id\" and \"document\"")
+        }
         guard case .string(let collection)? = value["collection"] else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
         }
@@ -215,6 +221,9 @@ struct ImportedLine {
     }
 
     /// What a line that is not an object holds, in words (`an array`, `a number`).
+    /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`.
+    static let lineKeys: Set<String> = ["collection", "id", "document"]
+
     static func jsonKind(_ value: DocumentValue) -> String {
         switch value {
         case .null: return "null"

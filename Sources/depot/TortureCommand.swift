@@ -87,7 +87,7 @@ struct TortureCommand: AsyncParsableCommand {
         try GeneratorLimits.checkValueSize(payloadSize, option: "--payload-size")
         try GeneratorLimits.checkMapSize(mapSize)
         if let start, start == 0 { throw ValidationError("--start must be at least 1") }
-        if let start { try Self.checkNumbers(first: start, count: count) }
+        if let start { try Self.checkNumbers(first: start, count: count, mode: mode) }
         if let writer, writer.isEmpty || writer.contains("/") { throw ValidationError("--writer must be a non-empty name without '/'") }
         if let writer { try RawArguments.checkName("torture-" + writer, "--writer's database 'torture-<writer>'") }
     }
@@ -159,10 +159,16 @@ struct TortureCommand: AsyncParsableCommand {
         }
     }
 
-    /// Throws unless transactions `first` … `first + count` all have a number (below 2^64).
-    static func checkNumbers(first: UInt64, count: Int) throws {
+    /// Throws unless transactions `first` … `first + count` all have a number (below 2^64; in
+    /// `--mode kv`, of at most 10 digits).
+    static func checkNumbers(first: UInt64, count: Int, mode: Mode) throws(ValidationError) {
         guard count >= 0, !first.addingReportingOverflow(UInt64(count)).overflow else {
             throw ValidationError("transaction numbers from \(first) for --count \(count) would pass \(UInt64.max)")
+        }
+        // Keys are "%010llu/…": numbers past 10 digits would sort before the last one, and a
+        // later run would resume at the wrong number.
+        guard mode != .kv || first - 1 + UInt64(count) <= 9_999_999_999 else {
+            throw ValidationError("--mode kv numbers transactions up to 9999999999 (10 digits, its keys' width); \(first) and --count \(count) go past it")
         }
     }
 
@@ -177,11 +183,11 @@ struct TortureCommand: AsyncParsableCommand {
             }
             return last + 1
         }
-        try Self.checkNumbers(first: first, count: count)
-        // Keys are "%010llu/…": numbers past 10 digits would sort before the last one, and a
-        // later run would resume at the wrong number.
-        guard first - 1 + UInt64(count) <= 9_999_999_999 else {
-            throw ValidationError("--mode kv numbers transactions up to 9999999999 (10 digits, its keys' width); \(first) and --count \(count) go past it")
+        do {
+            try Self.checkNumbers(first: first, count: count, mode: .kv)
+        } catch {
+            // The store's last number (no --start): not a usage error, but one with a code.
+            throw CLIFailure(code: "numbersExhausted", message: error.message)
         }
         return (db, first)
     }
@@ -244,10 +250,14 @@ struct TortureCommand: AsyncParsableCommand {
         let store = try Store(environment: env)
         let last = try store.read { tx in try tx.retrieve(TortureMarker.self, id: "last")?.txn ?? 0 }
         var next = try start ?? {
-            guard last < UInt64.max else { throw ValidationError("the store's last transaction number is \(last): no number is left") }
+            guard last < UInt64.max else { throw CLIFailure(code: "numbersExhausted", message: "the store's last transaction number is \(last): no number is left") }
             return last + 1
         }()
-        try Self.checkNumbers(first: next, count: count)
+        do {
+            try Self.checkNumbers(first: next, count: count, mode: .documents)
+        } catch {
+            throw CLIFailure(code: "numbersExhausted", message: error.message)
+        }
         for _ in 0..<count {
             let n = next
             let documents = (0..<records).map { i -> TortureDocument in

@@ -153,10 +153,7 @@ struct HostileInputCLITests {
     /// It is now `ENOSPC`, naming the lock file. Needs root (a 2 MiB tmpfs); skipped otherwise.
     @Test(.enabled(if: Self.canMountTmpfs(), "needs root and the right to mount a tmpfs"))
     func aFullDiskIsNoSpaceNotDamage() throws {
-        let disk = folder.sub("tmpfs")
-        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-        let mount = try runCommand(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m", "tmpfs", disk])
-        try #require(mount.status == 0, "\(mount)")
+        let disk = try mountTmpfs("tmpfs")
         defer { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), [disk]) }
         #expect(try depot("kv", "set", "--path", disk + "/e", "k", "v").status == 0)
         try FileManager.default.removeItem(atPath: disk + "/e/lock.mdb")
@@ -168,8 +165,35 @@ struct HostileInputCLITests {
             #expect(run.status == 1 && run.err.contains("lock file") && run.err.contains("no space left"), "\(what): \(run)")
             #expect(!run.err.contains("storeDamaged"), "\(what): \(run)")
         }
+        #expect(!FileManager.default.fileExists(atPath: disk + "/new"), "a store that could not be made leaves no folder behind")
         try FileManager.default.removeItem(atPath: disk + "/ballast")
         #expect(try depot("kv", "get", "--path", disk + "/e", "k").out.contains("v"), "the store was fine all along")
+    }
+
+    /// `fill` stopped by a full disk said only that the disk was full, not that the batches
+    /// before were committed: the error says how many records (and `committed` in JSON).
+    @Test(.enabled(if: Self.canMountTmpfs(), "needs root and the right to mount a tmpfs"))
+    func aFillStoppedByAFullDiskSaysWhatItCommitted() throws {
+        let disk = try mountTmpfs("tmpfs-fill")
+        defer { _ = try? runCommand(URL(fileURLWithPath: "/bin/umount"), [disk]) }
+        let fill = try depot("fill", "--path", disk + "/s", "--db", "t", "--count", "100000", "--batch", "1000", "--json")
+        #expect(fill.status == 1, "\(fill)")
+        let object = try JSONSerialization.jsonObject(with: Data(fill.err.utf8)) as? [String: Any]
+        let error = try #require(object?["error"] as? [String: Any], "\(fill.err)")
+        let committed = try #require(error["committed"] as? Int, "\(fill.err)")
+        #expect(committed > 0 && committed % 1000 == 0 && committed < 100_000, "\(error)")
+        #expect(error["code"] as? String == "errno 28" && (error["message"] as? String)?.contains("the first \(committed) records") == true, "\(error)")
+        let stat = try depot("stat", "--path", disk + "/s", "--json")
+        #expect(stat.out.contains("\"entries\":\(committed)"), "exactly the records said committed are there: \(stat.out)")
+    }
+
+    /// A 2 MiB tmpfs mounted on a new folder `name` (the caller unmounts it).
+    func mountTmpfs(_ name: String) throws -> String {
+        let disk = folder.sub(name)
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mount = try runCommand(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m", "tmpfs", disk])
+        try #require(mount.status == 0, "\(mount)")
+        return disk
     }
 
     /// Whether this process may mount a tmpfs (root, and a system that lets it): tried once.

@@ -64,6 +64,23 @@ struct CLIImportTests {
         #expect(try depot("doc", "get", "--path", store, "--collection", "P", "--id", "2").status == 0)
     }
 
+    /// A key a line does not have (a misspelling, an option of another tool) was dropped without
+    /// a word (black-box testing, 2026-12-07): it is refused with its line and JSON path now, and
+    /// nothing is stored.
+    @Test func aLineWithAnUnknownKeyIsRefused() throws {
+        for (key, path) in [("alias", "$.alias"), ("odd key", #"$["odd key"]"#)] {
+            let input = try file("unknown.jsonl", #"{"collection":"P","id":1,"document":{"x":1}}"# + "\n"
+                                 + #"{"collection":"P","id":2,"document":{"x":2},"\#(key)":"other"}"# + "\n")
+            let store = folder.sub("store-unknown")
+            let result = try depot("import", "--json", "--path", store, input)
+            #expect(result.status == 1, "\(result.out)")
+            let error = jsonError(result.err)
+            #expect(error?["line"] as? Int == 2 && error?["jsonPath"] as? String == path && error?["code"] as? String == "invalidLine", "\(result.err)")
+            #expect(!result.err.contains("other"), "no input value is echoed: \(result.err)")
+            #expect(try storedDocuments(store) == 0, "nothing is stored")
+        }
+    }
+
     /// A line that is not an object is named as such (not as a collection that is no string).
     @Test func aLineThatIsNotAnObjectIsNamedAsSuch() throws {
         for (line, kind) in [("[1,2]", "an array"), ("42", "a number"), ("null", "null"), (#""x""#, "a string")] {

@@ -40,6 +40,17 @@ struct ReadOnlyMountCLITests {
         try writable.close()
     }
 
+    /// The demo in a folder it cannot create printed Foundation's `Error Domain=NSCocoaErrorDomain
+    /// Code=642 …` without a code; it names the folder and the system's reason now.
+    @Test func aDemoOnAReadOnlyFileSystemSaysSo() throws {
+        let (_, view, unmount) = try mountedStore()
+        defer { unmount() }
+        let demo = try depot("demo", "--path", view + "/demo", "--json")
+        #expect(demo.status == 1, "\(demo)")
+        #expect(demo.err.contains(#""code":"errno 30""#) && demo.err.contains("cannot write") && demo.err.contains("read-only file system"), "\(demo.err)")
+        #expect(!demo.err.contains("NSCocoaErrorDomain"), "\(demo.err)")
+    }
+
     /// Nothing written meanwhile: no warning. A commit while `list` is part way (its output
     /// blocked on a full pipe until the commit is made): a warning or `changedWhileReading`, never
     /// a clean run and never `storeDamaged`.

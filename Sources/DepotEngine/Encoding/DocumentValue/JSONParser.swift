@@ -12,7 +12,7 @@ import Foundation
 ///
 /// Integers become `.int` (or `.uint` above `Int64.max`); numbers with a fraction or exponent
 /// become `.double`, rounded to the nearest `Double` as every JSON reader does.
-struct JSONParser {
+package struct JSONParser {
     package let base: UnsafePointer<UInt8>
     let count: Int
     var p = 0
@@ -36,8 +36,9 @@ struct JSONParser {
         .rejectedJSON(offset: offset, path: Self.describe(path), reason: reason)
     }
 
-    /// `$`, `$.name`, `$.list[2]`, `$["odd key"]`.
-    static func describe(_ path: [PathComponent]) -> String {
+    /// `$`, `$.name`, `$.list[2]`, `$["odd key"]`: the one spelling of a JSON path in Depot's
+    /// messages (parse errors, seeding, `depot import`).
+    package static func describe(_ path: [PathComponent]) -> String {
         var text = "$"
         for component in path {
             switch component {
