@@ -128,9 +128,14 @@ struct DocCommand: ParsableCommand {
 
         /// Deletes the document; false when it is not stored.
         private func delete() throws -> Bool {
-            try document.target.location.withStore(.write) { store in
-                try store.alias(document.target.alias).write { tx in
-                    try document.storedID(in: tx).map { try tx.deleteDocument(in: document.target.collection, id: $0) } ?? false
+            // A missing alias or collection is named as `doc get` names it (not as a missing document).
+            let target = document.target
+            return try target.location.withStore(.write) { store in
+                try StoreOption.existingAlias(target.alias, of: store).write { tx in
+                    guard let id = try document.storedID(in: tx) else {
+                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                    }
+                    return try tx.deleteDocument(in: target.collection, id: id)
                 }
             }
         }

@@ -27,6 +27,11 @@ struct ExportCommand: ParsableCommand {
     func validate() throws {
         if alias.isEmpty { throw ValidationError("--alias must not be empty") }
         if let collection, collection.isEmpty { throw ValidationError("--collection must not be empty") }
+        // Names no store can hold are usage errors, as in `doc` (not "no collection named …").
+        do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
+        if let collection {
+            do { try Store.validateCollectionName(collection) } catch { throw ValidationError("--collection: \(error)") }
+        }
     }
 
     func run() throws {

@@ -89,6 +89,11 @@ enum DocumentIDRules {
         switch (a, b) {
         case (.int(let x), .uint(let y)), (.uint(let y), .int(let x)): return x >= 0 && UInt64(x) == y
         case (.uuid(let u), .string(let s)), (.string(let s), .uuid(let u)): return UUID(uuidString: s) == u
+        // One UUID in two cases: what a UUID collection stores for either ('doc put' takes both,
+        // and export writes the key in upper case beside the document's own spelling).
+        case (.string(let x), .string(let y)) where x.utf8.count == 36 && y.utf8.count == 36:
+            if let u = UUID(uuidString: x), let v = UUID(uuidString: y) { return u == v }
+            return a == b
         default: return a == b
         }
     }

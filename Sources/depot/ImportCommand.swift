@@ -21,8 +21,10 @@ struct ImportCommand: ParsableCommand {
             error nothing is stored and the message names the line. With --batch N, every N \
             documents are committed as they are read instead (for inputs too large to hold in \
             memory; an error then keeps the batches already committed). A new collection takes \
-            its ID kind from the first ID: integers are signed, Foundation-style upper-case UUID \
-            strings are UUIDs, other strings are strings. Export, import into an empty store and \
+            its ID kind from all of its IDs (those of the first batch, with --batch): integers are signed, \
+            unsigned when one is past the largest signed 64-bit integer; strings are UUIDs when every one is a \
+            Foundation-style upper-case UUID, else strings; integer and string IDs in one collection are refused \
+            before anything is stored. Export, import into an empty store and \
             export again print the same lines.
             """)
 
@@ -78,6 +80,8 @@ struct ImportCommand: ParsableCommand {
             func flush() throws {
                 guard !pending.isEmpty else { return }
                 let documents = pending
+                // Before the store is opened: IDs of two families in one collection store nothing.
+                let newKinds = try ImportedIDKinds(documents)
                 let store = try store()
                 let batch: StoredIDs.Batch
                 do {
@@ -86,7 +90,10 @@ struct ImportCommand: ParsableCommand {
                         var kinds: [String: IDKind] = [:]
                         for document in documents {
                             do {
-                                try tx.put(document: document.document, in: document.collection, id: document.id)
+                                if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
+                                // A collection the store has keeps its kind; a new one gets the input's.
+                                let kind = kinds[document.collection] ?? newKinds[document.collection]
+                                try tx.put(document: document.document, in: document.collection, id: document.id, idKind: kind)
                                 if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
                                 if let kind = kinds[document.collection], let key = kind.key(for: document.id) {
                                     batch.add(collection: document.collection, key: key, line: document.line, to: stored)

@@ -11,7 +11,8 @@ struct QueryCommand: ParsableCommand {
             --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix, or the \
             three as one quoted argument ('age >= 30'; the rest after OP is the value). FIELD is a \
             field path (address.zip). VALUE is read as JSON when it parses (42, 1.5, true, null, "text"), \
-            else as text; an array field matches when one of its elements does (skills == Swift), and an \
+            else as text (a number no field can hold, as 1e400 or a 30-digit integer, is an error, never text \
+            that silently matches nothing: quote it, '"1e400"', to compare text); an array field matches when one of its elements does (skills == Swift), and an \
             array or object VALUE is refused. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
             Example: depot query --path ./data --collection Employee --where salary '>' 100 --sort name --limit 10
             """)
@@ -33,6 +34,9 @@ struct QueryCommand: ParsableCommand {
         if let limit, limit < 0 { throw ValidationError("--limit must be 0 or more, got \(limit)") }
         if collection.isEmpty { throw ValidationError("--collection must not be empty") }
         if alias.isEmpty { throw ValidationError("--alias must not be empty") }
+        // Names no store can hold are usage errors, as in `doc` (not "no collection named …").
+        do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
+        do { try Store.validateCollectionName(collection) } catch { throw ValidationError("--collection: \(error)") }
         _ = try parsedConditions()
         _ = try parsedSorts()
     }

@@ -28,7 +28,14 @@ extension KeyValueStore {
                 return saved.count < wanted
             }
         }
-        let keys = Set(saved).subtracting(removed).union(added)
+        // By bytes, as stored: a Set<String> would merge keys that are canonically equivalent
+        // ("é" and "e\u{301}") but stored apart.
+        let removedBytes = Set(removed.map { Array($0.utf8) })
+        var seen = Set<[UInt8]>()
+        var keys: [String] = []
+        for key in saved + added where !removedBytes.contains(Array(key.utf8)) && seen.insert(Array(key.utf8)).inserted {
+            keys.append(key)
+        }
         return Array(keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.prefix(max))
     }
 }

@@ -187,7 +187,7 @@ final class Seeder {
         defer { chain.removeLast() }
         var references: [DocumentValue] = []
         for field in fields {
-            let path = "$." + field.key
+            let path = JSONParser.member("$", field.key)
             if field.key == "seedlings" {
                 references += try followSeedlings(field.value, from: source, file: name, path: path)
                 continue
@@ -257,7 +257,7 @@ final class Seeder {
         // Relationships: a property holding {"seedlings": […]} becomes references to what they load.
         for i in fields.indices {
             guard case .object(let inner) = fields[i].value, let links = inner.first(where: { $0.key == "seedlings" }) else { continue }
-            let relationPath = "\(path).\(fields[i].key)"
+            let relationPath = JSONParser.member(path, fields[i].key)
             if let extra = inner.first(where: { $0.key != "seedlings" }) {
                 throw DepotError.seedFailed(.invalidSeed, file: file, jsonPath: relationPath,
                                 detail: "a relationship holds only 'seedlings'; unexpected key '\(extra.key)'")
@@ -284,9 +284,9 @@ final class Seeder {
                 key = Self.placeholderKey(generated - 1)
                 id = placeholder
             } else {
-                kind = try wanted ?? Self.inferKind(idValue, file: file, path: "\(path).\(idField)")
+                kind = try wanted ?? Self.inferKind(idValue, file: file, path: JSONParser.member(path, idField))
                 guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= StorageLimits.standardMaxKeySize else {
-                    throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: "\(path).\(idField)",
+                    throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: JSONParser.member(path, idField),
                                     detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most \(StorageLimits.standardMaxKeySize) bytes")
                 }
                 key = k

@@ -1,3 +1,4 @@
+import Foundation
 
 /// How documents are laid out in LMDB's named databases.
 ///
@@ -90,6 +91,7 @@ package enum StoreLayout {
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw DepotError.invalidAliasName(name, detail: "it contains control characters")
         }
+        if !isNFC(name) { throw DepotError.invalidAliasName(name, detail: notNFC) }
     }
 
     package static func validateCollection(_ name: String) throws {
@@ -99,5 +101,17 @@ package enum StoreLayout {
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw DepotError.invalidCollectionName(name, detail: "it contains control characters")
         }
+        if !isNFC(name) { throw DepotError.invalidCollectionName(name, detail: notNFC) }
     }
+
+    /// Whether `name` is in Unicode normalization form C. Swift compares strings by canonical
+    /// equivalence ("é" == "e\u{301}") while LMDB compares bytes: two spellings of one name
+    /// would be one collection in memory and two on disk. Names are kept in one spelling, NFC
+    /// (what keyboards and JSON text almost always give).
+    static func isNFC(_ name: String) -> Bool {
+        if name.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8)
+    }
+
+    static let notNFC = "it is not in Unicode normalization form C (a letter and a combining mark where one precomposed character exists, as 'e' + U+0301 for 'é'): write it in NFC"
 }

@@ -36,6 +36,11 @@ package struct JSONParser {
         .rejectedJSON(offset: offset, path: Self.describe(path), reason: reason)
     }
 
+    /// `path` and its member `key`: `$.a.name`, `$.a["odd key"]` (see ``describe(_:)``).
+    package static func member(_ path: String, _ key: String) -> String {
+        path + describe([.key(key)]).dropFirst()
+    }
+
     /// `$`, `$.name`, `$.list[2]`, `$["odd key"]`: the one spelling of a JSON path in Depot's
     /// messages (parse errors, seeding, `depot import`).
     package static func describe(_ path: [PathComponent]) -> String {
@@ -127,8 +132,11 @@ package struct JSONParser {
             guard p < count, base[p] == UInt8(ascii: "\"") else { throw error("expected object key") }
             let keyOffset = p
             let key = try string()
-            // Small objects: a linear scan is cheaper than hashing every key.
-            let repeated = fields.count < 16 ? fields.contains { $0.key == key } : !keys.insert(key).inserted
+            // Small objects: a linear scan is cheaper than hashing every key. Keys are compared as
+            // JSON does, by their characters' code points ("é" and "e\u{301}" are two keys), not by
+            // Swift's canonical equivalence: a set's hit is confirmed byte for byte.
+            let sameKey = { (field: DocumentValue.Field) in field.key.utf8.elementsEqual(key.utf8) }
+            let repeated = fields.count < 16 ? fields.contains(where: sameKey) : !keys.insert(key).inserted && fields.contains(where: sameKey)
             if fields.count == 15 { keys = Set(fields.map(\.key)); keys.insert(key) }
             if repeated {
                 path.append(.key(key))
