@@ -98,18 +98,19 @@ package enum FileValidator {
     /// LMDB opens `lock.mdb` for writing even to read (its reader table), and `data.mdb` for
     /// writing unless read-only; either may have to be created in the folder.
     package static func refusedFile(folder: String, readOnly: Bool) -> String? {
-        func reason() -> String { String(cString: strerror(errno)) }
         for (name, flags, why) in [("lock.mdb", O_RDWR, " (LMDB records its readers there, even to read)"),
                                    ("data.mdb", readOnly ? O_RDONLY : O_RDWR, "")] {
             let file = folder + "/" + name
+            // The error's own words say why (permission denied, not permitted): named once.
             if access(file, F_OK) != 0 {
                 // Missing: LMDB creates it (not data.mdb on a read-only open, which LMDB reports itself).
+                guard errno == ENOENT else { return "cannot reach '\(file)'\(why)" }
                 if name == "data.mdb" && readOnly { continue }
-                if access(folder, W_OK | X_OK) != 0 { return "cannot create '\(file)': \(reason())\(why)" }
+                if access(folder, W_OK | X_OK) != 0 { return "cannot create '\(file)'\(why)" }
                 continue
             }
             let fd = open(file, flags | O_NONBLOCK)
-            if fd < 0 { return "cannot open '\(file)' for \(flags == O_RDONLY ? "reading" : "writing"): \(reason())\(why)" }
+            if fd < 0 { return "cannot open '\(file)' for \(flags == O_RDONLY ? "reading" : "writing")\(why)" }
             close(fd)
         }
         return nil

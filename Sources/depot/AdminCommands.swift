@@ -157,6 +157,14 @@ struct BackupCommand: ParsableCommand {
             let env = try openExisting(location.path)
             let started = Date()
             try env.copy(to: to, compact: compact)
+            // Read where LMDB could not register the copy as a reader (a read-only mount) while
+            // a writer elsewhere committed: the copy may mix versions. Removed, never kept as a backup.
+            do {
+                try UnguardedReads.confirmUnchanged()
+            } catch {
+                _ = unlink(to + "/data.mdb")
+                throw error
+            }
             let size = (try? FileManager.default.attributesOfItem(atPath: to + "/data.mdb")[.size] as? Int) ?? 0
             let milliseconds = Date().timeIntervalSince(started) * 1000
             if output.json {

@@ -95,6 +95,11 @@ struct DocCommand: ParsableCommand {
             return try DocumentIDRules.id(id, kind: kind, collection: target.collection)
         }
 
+        /// The error for a collection the alias does not hold.
+        var noCollection: CLIFailure {
+            CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+        }
+
         /// The error for an ID the collection does not hold.
         var notFound: CLIFailure { CLIFailure(code: "notFound", message: "no \(target.collection) document with ID '\(id)'") }
     }
@@ -109,7 +114,7 @@ struct DocCommand: ParsableCommand {
                 let found = try target.location.withStore(.read) { store in
                     try StoreOption.existingAlias(target.alias, of: store).read { tx -> DocumentValue? in
                         guard let id = try document.storedID(in: tx) else {
-                            throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                            throw document.noCollection
                         }
                         return try tx.document(in: target.collection, id: id)
                     }
@@ -133,7 +138,7 @@ struct DocCommand: ParsableCommand {
             return try target.location.withStore(.write) { store in
                 try StoreOption.existingAlias(target.alias, of: store).write { tx in
                     guard let id = try document.storedID(in: tx) else {
-                        throw CLIFailure(code: "noCollection", message: "no collection named '\(target.collection)' in alias '\(target.alias)'")
+                        throw document.noCollection
                     }
                     return try tx.deleteDocument(in: target.collection, id: id)
                 }

@@ -89,13 +89,17 @@ enum DocumentIDRules {
         switch (a, b) {
         case (.int(let x), .uint(let y)), (.uint(let y), .int(let x)): return x >= 0 && UInt64(x) == y
         case (.uuid(let u), .string(let s)), (.string(let s), .uuid(let u)): return UUID(uuidString: s) == u
-        // One UUID in two cases: what a UUID collection stores for either ('doc put' takes both,
-        // and export writes the key in upper case beside the document's own spelling).
-        case (.string(let x), .string(let y)) where x.utf8.count == 36 && y.utf8.count == 36:
-            if let u = UUID(uuidString: x), let v = UUID(uuidString: y) { return u == v }
-            return a == b
         default: return a == b
         }
+    }
+
+    /// Whether two strings spell one UUID (in two cases): one ID in a UUID collection only,
+    /// where 'doc put' takes either and export writes the key in upper case beside the
+    /// document's own spelling.
+    static func sameUUID(_ a: DocumentValue, _ b: DocumentValue) -> Bool {
+        guard case .string(let x) = a, case .string(let y) = b, x.utf8.count == 36, y.utf8.count == 36,
+              let u = UUID(uuidString: x), let v = UUID(uuidString: y) else { return false }
+        return u == v
     }
 
     private static func mismatch(_ collection: String, kind: IDKind, id detail: String) -> CLIFailure {

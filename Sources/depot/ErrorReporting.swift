@@ -112,7 +112,7 @@ struct ErrorReport: Encodable {
             code = error.code
             file = error.file
             jsonPath = error.jsonPath
-        case let error as CocoaError:
+        case let error as CocoaError where error.isFileError:
             code = FileErrorText.code(error)
             file = FileErrorText.path(error)
         default:
@@ -125,12 +125,12 @@ struct ErrorReport: Encodable {
 /// replaced by what it means for them.
 func userMessage(for error: any Error) -> String {
     if let error = storageUnderlying(error) as? LMDBError { return LMDBErrorText.message(error) }
-    if let error = error as? CocoaError { return FileErrorText.message(error) }
+    if let error = error as? CocoaError, error.isFileError { return FileErrorText.message(error) }
     if let error = error as? AfterCommits { return error.description }
     return "\(error)"
 }
 
-/// A Foundation file error (`CocoaError`, from `FileManager` or `Data(contentsOf:)`) in plain
+/// A Foundation file error (`CocoaError.isFileError`, from `FileManager` or `Data(contentsOf:)`) in plain
 /// words, as LMDB's are: the file and the system's reason, not `Error Domain=NSCocoaErrorDomain …`.
 enum FileErrorText {
     /// The file the error names, if any.
@@ -151,7 +151,7 @@ enum FileErrorText {
     }
 
     static func message(_ error: CocoaError) -> String {
-        let reason = posixCode(error).map { String(cString: strerror($0)).lowercased() } ?? "file error \(error.code.rawValue)"
+        let reason = posixCode(error).map { String(cString: strerror($0)).lowercased() } ?? error.localizedDescription
         // Foundation numbers its read errors from 256 and its write errors from 512.
         let verb = switch error.code.rawValue { case 256..<512: "read"; case 512..<768: "write"; default: "use" }
         return path(error).map { "cannot \(verb) '\($0)': \(reason)" } ?? reason

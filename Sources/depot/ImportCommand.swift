@@ -89,10 +89,11 @@ struct ImportCommand: ParsableCommand {
                         var batch = StoredIDs.Batch()
                         var kinds: [String: IDKind] = [:]
                         for document in documents {
+                            if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
+                            // A collection the store has keeps its kind; a new one gets the input's.
+                            let kind = kinds[document.collection] ?? newKinds[document.collection]
+                            try document.checkUUIDSpelling(kind: kind ?? .string)
                             do {
-                                if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
-                                // A collection the store has keeps its kind; a new one gets the input's.
-                                let kind = kinds[document.collection] ?? newKinds[document.collection]
                                 try tx.put(document: document.document, in: document.collection, id: document.id, idKind: kind)
                                 if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
                                 if let kind = kinds[document.collection], let key = kind.key(for: document.id) {

@@ -210,20 +210,35 @@ struct ImportedLine {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.document", detail: "\"document\" must be a JSON object")
         }
         // A document that names its own ID names the line's (as `doc put` requires of --id).
+        // One UUID spelled in two cases is one ID only in a UUID collection: checked when the
+        // collection's kind is known (`checkUUIDSpelling(kind:)`).
         let identifying = DynamicObject(entity: collection, fields: fields.map { ($0.key, $0.value) })
         if let own = identifying.id, !DocumentIDRules.same(id, own) {
-            throw ImportError(.invalidLine, line: number, jsonPath: "$.document.\(identifying.idField)",
-                              detail: "the document's '\(identifying.idField)' differs from the line's \"id\"; give the same ID in both")
+            guard DocumentIDRules.sameUUID(id, own) else { throw Self.differentIDs(line: number, field: identifying.idField) }
+            uuidSpellingField = identifying.idField
         }
         self.collection = collection
         self.id = id
         self.document = document
     }
 
-    /// What a line that is not an object holds, in words (`an array`, `a number`).
+    /// The document's ID field when it spells the line's UUID in another case (nil otherwise).
+    var uuidSpellingField: String?
+
+    /// Throws unless a document spelling the line's UUID in another case is in a UUID collection.
+    func checkUUIDSpelling(kind: IDKind) throws {
+        if let field = uuidSpellingField, kind != .uuid { throw Self.differentIDs(line: line, field: field) }
+    }
+
+    static func differentIDs(line: Int, field: String) -> ImportError {
+        ImportError(.invalidLine, line: line, jsonPath: JSONParser.member("$.document", field),
+                    detail: "the document's '\(field)' differs from the line's \"id\"; give the same ID in both")
+    }
+
     /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`.
     static let lineKeys: Set<String> = ["collection", "id", "document"]
 
+    /// What a line that is not an object holds, in words (`an array`, `a number`).
     static func jsonKind(_ value: DocumentValue) -> String {
         switch value {
         case .null: return "null"

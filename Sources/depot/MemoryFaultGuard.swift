@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import DepotLMDB
-import Synchronization
 
 /// Turns a memory fault (SIGSEGV, SIGBUS) or a failed check (SIGABRT, SIGILL, SIGTRAP, SIGFPE)
 /// into a plain error message and exit status 1.
@@ -22,6 +21,7 @@ enum MemoryFaultGuard {
     static func install() {
         // Read now, outside the handler (which may only write a fixed message).
         memoryFaultJSON = OutputConvention.json
+        memoryFaultUnguarded = false
         if let stack = alternateSignalStack {
             var alternate = stack_t()
             alternate.ss_sp = stack
@@ -52,9 +52,10 @@ private let alternateSignalStackSize = 1 << 16
 nonisolated(unsafe) private let alternateSignalStack: UnsafeMutableRawPointer? = malloc(alternateSignalStackSize)
 
 /// Whether a store is read without a place in LMDB's reader table (``UnguardedReads``): a fault
-/// may then come from a writer elsewhere reusing pages, which the handler's message says. Atomic:
-/// set on any thread, read in the handler (a lock-free load is async-signal-safe).
-let memoryFaultUnguarded = Atomic<Bool>(false)
+/// may then come from a writer elsewhere reusing pages, which the handler's message says. Set
+/// before the read it is about begins (and first in ``MemoryFaultGuard/install()``, so that the
+/// handler never runs the global's lazy initialization); a word-sized store the handler reads.
+nonisolated(unsafe) var memoryFaultUnguarded = false
 
 /// Whether the run asked for JSON (`--json`): the handler then writes its message as the one
 /// JSON object of an error, `{"error": {"code": "storeDamaged" or "internalCheck", "message": …}}`.
@@ -82,7 +83,7 @@ private func reportMemoryFault(_ signal: Int32) {
         message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     }
     let unguarded: StaticString = " The store is on a read-only file system, where LMDB keeps no reader table: if a process writes it elsewhere, this may not be damage; read a copy (depot backup)."
-    let note = memoryFaultUnguarded.load(ordering: .relaxed) ? unguarded.utf8CodeUnitCount : 0
+    let note = memoryFaultUnguarded ? unguarded.utf8CodeUnitCount : 0
     if memoryFaultJSON {
         // The message without its "error: " and its newline (no character of it needs escaping).
         let prefix = 7

@@ -1,7 +1,6 @@
 import ArgumentParser
 import DepotLMDB
 import Foundation
-import Synchronization
 
 /// Stores this run reads without a place in LMDB's reader table, and what each one's last
 /// transaction was when it was opened.
@@ -13,9 +12,11 @@ import Synchronization
 /// (``reportingErrors(json:_:)``) and says so when they moved, rather than reporting damage or
 /// results that may come from two versions of the store.
 ///
-/// A `Mutex`: written when a command opens a store, read when it ends, on any thread.
+/// Guarded by a lock (`NSLock`: `Synchronization.Mutex` needs macOS 15): written when a command
+/// opens a store, read when it ends, on any thread.
 enum UnguardedReads {
-    private static let watched = Mutex<[String: UInt64?]>([:])
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var watched: [String: UInt64?] = [:]
 
     /// Remembers `path` (opened by `env`) when LMDB keeps no reader table for it.
     static func watch(_ env: Environment) {
@@ -25,10 +26,10 @@ enum UnguardedReads {
 
     /// Remembers `folder` and its last transaction now, for a reader LMDB cannot register.
     static func watch(folder: String) {
-        memoryFaultUnguarded.store(true, ordering: .relaxed)
+        memoryFaultUnguarded = true
         let transaction = FileValidator.lastTransactionID(folder: folder)
-        watched.withLock { seen in
-            if seen[folder] == nil { seen[folder] = .some(transaction) }
+        lock.withLock {
+            if watched[folder] == nil { watched[folder] = .some(transaction) }
         }
     }
 
@@ -42,9 +43,9 @@ enum UnguardedReads {
     /// before and after (nil where the meta pages could not be read).
     /// Each is reported once: the ones returned are no longer watched.
     static func changes() -> [(folder: String, before: UInt64?, after: UInt64?)] {
-        let seen = watched.withLock { seen in
-            defer { seen.removeAll() }
-            return seen
+        let seen = lock.withLock {
+            defer { watched.removeAll() }
+            return watched
         }
         return seen.keys.sorted().compactMap { folder in
             let before = seen[folder] ?? nil
@@ -76,11 +77,17 @@ enum UnguardedReads {
     /// An `ExitCode` (the command reported its own failure) is kept as it is.
     static func settle(_ error: (any Error)?) -> (any Error)? {
         guard let change = changes().first else { return error }
+        let warning = "what this command read (what it printed) may mix versions of the store: " + explanation(change)
         guard let error else {
-            OutputConvention.printWarning("what this command read (what it printed, or a backup it wrote) may mix versions of the store: " + explanation(change))
+            OutputConvention.printWarning(warning)
             return nil
         }
-        if error is ExitCode || error is CleanExit { return error }
+        // The command reported its own failure (damaged records it skipped, say): the reason
+        // they may not be damage is added as a warning.
+        if error is ExitCode || error is CleanExit {
+            OutputConvention.printWarning(warning)
+            return error
+        }
         if let failure = error as? CLIFailure, failure.code == "changedWhileReading" { return error }
         return CLIFailure(code: "changedWhileReading", message: userMessage(for: error) + "; this may not be damage: " + explanation(change))
     }

@@ -68,7 +68,8 @@ struct VerifyCommand: ParsableCommand {
         }
         // Where LMDB cannot register the child as a reader, a writer elsewhere can rewrite pages
         // under it: a crash then may not be damage (the meta pages tell whether it wrote).
-        let unguardedBefore = UnguardedReads.isOnReadOnlyFileSystem(path) ? FileValidator.lastTransactionID(folder: path) : nil
+        let unguarded = UnguardedReads.isOnReadOnlyFileSystem(path)
+        let unguardedBefore = unguarded ? FileValidator.lastTransactionID(folder: path) : nil
         let process = Process()
         process.executableURL = Self.ownExecutable()
         process.arguments = ["verify", "--child", "--path", path, "--max-problems", "\(maxProblems)", "--key-id", "\(key.keyID)"]
@@ -86,9 +87,11 @@ struct VerifyCommand: ParsableCommand {
         case .uncaughtSignal:
             let signal = process.terminationStatus
             let name = strsignal(signal).map { String(cString: $0) } ?? "signal"
-            if let before = unguardedBefore, FileValidator.lastTransactionID(folder: path) != before {
+            // Meta pages that cannot be read (before or after) count as changed, as in `UnguardedReads.changes()`.
+            let after = unguarded ? FileValidator.lastTransactionID(folder: path) : nil
+            if unguarded && (unguardedBefore == nil || after == nil || after != unguardedBefore) {
                 throw CLIFailure(code: "changedWhileReading", message: "the verifier crashed with signal \(signal) (\(name)), which may not be damage: "
-                                 + UnguardedReads.explanation((path, before, FileValidator.lastTransactionID(folder: path))))
+                                 + UnguardedReads.explanation((path, unguardedBefore, after)))
             }
             throw CLIFailure(code: "damaged", message: "the verifier crashed with signal \(signal) (\(name)) while reading '\(path)': the file is damaged in a way LMDB does not detect; restore it from a backup")
         case .exit:

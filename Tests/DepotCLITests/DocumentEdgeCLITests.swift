@@ -25,20 +25,21 @@ struct DocumentEdgeCLITests {
     }
 
     /// Two spellings of one collection name were one collection in memory and two catalog
-    /// entries on disk: a document written under one overwrote the other's, and the counts
-    /// were wrong. A name not in NFC is refused now, before anything is written.
-    @Test func aCollectionNameNotInNFCIsRefused() throws {
+    /// entries on disk: a document written under one replaced the other's, and the counts were
+    /// wrong. A new collection or alias must be named in NFC now; nothing is written otherwise.
+    @Test func aNewNameNotInNFCIsRefused() throws {
         let store = folder.sub("names")
         #expect(try depot("doc", "put", "--path", store, "--collection", composed, "--id", "1", #"{"v":"A"}"#).status == 0)
-        for arguments in [["doc", "put", "--path", store, "--collection", decomposed, "--id", "1", #"{"v":"B"}"#],
-                          ["query", "--path", store, "--collection", decomposed],
-                          ["export", "--path", store, "--collection", decomposed],
-                          ["doc", "get", "--path", store, "--alias", "x" + decomposed, "--collection", "P", "--id", "1"]] {
-            let run = try depot(arguments + ["--json"])
-            #expect(run.status == 64 && run.err.contains("normalization form C"), "\(arguments[0]): \(run)")
+        for arguments in [["--collection", decomposed], ["--alias", "x" + decomposed, "--collection", "P"]] {
+            let run = try depot(["doc", "put", "--path", store, "--id", "1", #"{"v":"B"}"#, "--json"] + arguments)
+            #expect(run.status == 1 && run.err.contains("normalization form C"), "\(arguments): \(run)")
         }
+        let kv = try depot("kv", "set", "--path", store, "--alias", "y" + decomposed, "k", "v", "--json")
+        #expect(kv.status == 1 && kv.err.contains("normalization form C"), "\(kv)")
         let get = try depot("doc", "get", "--path", store, "--collection", composed, "--id", "1")
         #expect(get.out.contains(#""v":"A""#), "the first document is intact: \(get)")
+        let collections = try depot("collections", "--path", store, "--json")
+        #expect(collections.out.split(separator: "\n").count == 1, "one collection: \(collections.out)")
     }
 
     /// `kv list` merged keys that are stored apart (one per spelling); `kv get` read each.
@@ -96,6 +97,18 @@ struct DocumentEdgeCLITests {
             #expect(imported.status == 0, "\(name): \(imported)")
             #expect(try depot("export", "--path", copy).out == exported.out, "\(name): the round trip changed the lines")
         }
+    }
+
+    /// A document spelling its line's UUID in another case is the same ID only in a UUID
+    /// collection; in a string collection the two spellings are two IDs, so the line is refused.
+    @Test func aUUIDInAnotherCaseIsOneIDOnlyInAUUIDCollection() throws {
+        let upper = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F", lower = upper.lowercased()
+        let line = #"{"collection":"P","id":"\#(upper)","document":{"id":"\#(lower)"}}"#
+        let uuids = try file("uuid-case.jsonl", line + "\n")
+        #expect(try depot("import", "--path", folder.sub("uuid-case"), uuids).status == 0)
+        let strings = try file("string-case.jsonl", #"{"collection":"P","id":"a","document":{}}"# + "\n" + line + "\n")
+        let run = try depot("import", "--path", folder.sub("string-case"), strings, "--json")
+        #expect(run.status == 1 && jsonError(run.err)?["line"] as? Int == 2 && jsonError(run.err)?["jsonPath"] as? String == "$.document.id", "\(run)")
     }
 
     /// Integer and string IDs in one new collection: refused before the store is made (a store

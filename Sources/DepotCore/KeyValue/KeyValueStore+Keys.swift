@@ -29,13 +29,18 @@ extension KeyValueStore {
             }
         }
         // By bytes, as stored: a Set<String> would merge keys that are canonically equivalent
-        // ("é" and "e\u{301}") but stored apart.
-        let removedBytes = Set(removed.map { Array($0.utf8) })
-        var seen = Set<[UInt8]>()
-        var keys: [String] = []
-        for key in saved + added where !removedBytes.contains(Array(key.utf8)) && seen.insert(Array(key.utf8)).inserted {
-            keys.append(key)
+        // ("é" and "e\u{301}") but stored apart. Saved keys are distinct already; only the
+        // cache's changes are compared with them.
+        var keys = saved
+        if !removed.isEmpty {
+            let removedBytes = Set(removed.map { Array($0.utf8) })
+            keys.removeAll { removedBytes.contains(Array($0.utf8)) }
         }
-        return Array(keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.prefix(max))
+        if !added.isEmpty {
+            let savedBytes = Set(keys.map { Array($0.utf8) })
+            keys += added.filter { !savedBytes.contains(Array($0.utf8)) }
+            keys.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+        return Array(keys.prefix(max))
     }
 }

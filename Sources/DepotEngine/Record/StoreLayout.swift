@@ -91,7 +91,6 @@ package enum StoreLayout {
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw DepotError.invalidAliasName(name, detail: "it contains control characters")
         }
-        if !isNFC(name) { throw DepotError.invalidAliasName(name, detail: notNFC) }
     }
 
     package static func validateCollection(_ name: String) throws {
@@ -101,13 +100,20 @@ package enum StoreLayout {
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw DepotError.invalidCollectionName(name, detail: "it contains control characters")
         }
-        if !isNFC(name) { throw DepotError.invalidCollectionName(name, detail: notNFC) }
     }
 
-    /// Whether `name` is in Unicode normalization form C. Swift compares strings by canonical
-    /// equivalence ("é" == "e\u{301}") while LMDB compares bytes: two spellings of one name
-    /// would be one collection in memory and two on disk. Names are kept in one spelling, NFC
-    /// (what keyboards and JSON text almost always give).
+    /// Checks the names of a collection (or, with `collection` nil, a key/value alias) about to
+    /// be created: both must be in Unicode normalization form C. Swift compares strings by
+    /// canonical equivalence ("é" == "e\u{301}") while LMDB compares bytes: two spellings of one
+    /// name would be one collection in memory and two on disk. New names are kept in one
+    /// spelling, NFC (what keyboards and JSON text almost always give). Checked only when a name
+    /// is first recorded, so that a store holding another spelling stays readable.
+    package static func validateNewNames(alias: String, collection: String?) throws {
+        if !isNFC(alias) { throw DepotError.invalidAliasName(alias, detail: notNFC) }
+        if let collection, !isNFC(collection) { throw DepotError.invalidCollectionName(collection, detail: notNFC) }
+    }
+
+    /// Whether `name` is in Unicode normalization form C.
     static func isNFC(_ name: String) -> Bool {
         if name.utf8.allSatisfy({ $0 < 0x80 }) { return true }
         return name.utf8.elementsEqual(name.precomposedStringWithCanonicalMapping.utf8)

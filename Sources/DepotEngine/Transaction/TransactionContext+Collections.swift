@@ -21,6 +21,7 @@ extension TransactionContext {
         if let stored, stored != kind {
             throw DepotError.idKindMismatch(alias: alias, collection: collection, stored: stored, requested: kind)
         }
+        if stored == nil && create { try StoreLayout.validateNewNames(alias: alias, collection: collection) }
         guard let db = try txn.keyspace(named: name, create: create) else { return nil }
         if stored == nil && create {
             try txn.put(Array(kind.rawValue.utf8), forKey: Array(StoreLayout.descriptorKey(alias: alias, collection: collection).utf8), in: try writableMeta())
@@ -70,7 +71,10 @@ extension TransactionContext {
         try confirmPendingVersion()
         if let cached = kvTargets[alias] { return cached }
         if create { try requireWritable("write key/value entries") }
-        guard let ks = try txn.keyspace(named: StoreLayout.keyValueDatabase(alias: alias), create: create) else { return nil }
+        let name = StoreLayout.keyValueDatabase(alias: alias)
+        // A new alias spelled in NFC (see `StoreLayout.validateNewNames`); an existing one as stored.
+        if create, try txn.keyspace(named: name, create: false) == nil { try StoreLayout.validateNewNames(alias: alias, collection: nil) }
+        guard let ks = try txn.keyspace(named: name, create: create) else { return nil }
         let target = RecordTarget(alias: alias, collection: StoreLayout.keyValueCollection, keyspace: ks, kind: .string,
                                   depth: txn.nestingDepth, slot: recorder?.slot(alias: alias, collection: StoreLayout.keyValueCollection, kind: .string),
                                   isKeyValue: true)
