@@ -155,6 +155,8 @@ public struct EnvironmentInfo: Sendable, Hashable, Codable {
     public var lastTransactionID: Int
     /// Maximum number of reader slots.
     public var maxReaders: Int
-    /// Number of reader slots used (including slots of reset, reusable transactions).
+    /// Number of reader slots handed out (`me_numreaders`): a high-water mark since the lock file
+    /// was made, counting slots of reset, reusable transactions and of readers that have ended;
+    /// ``Environment/readerList()`` lists the readers holding a snapshot now.
     public var readersUsed: Int
 }

@@ -51,7 +51,9 @@ struct StatCommand: ParsableCommand {
             print("map size:         \(info.mapSize) bytes (\(info.mapSize / main.pageSize) pages; as mdb_stat -e's \"Map size\")")
             print("last page:        \(info.lastPageNumber) (\(info.lastPageNumber + 1) pages of \(main.pageSize) bytes in use)")
             print("last transaction: \(info.lastTransactionID)")
-            print("readers:          \(info.readersUsed) of \(info.maxReaders) slots used")
+            // LMDB's count is a high-water mark (slots handed out since the lock file was made,
+            // free ones included); the active readers are listed below it.
+            print("readers:          \(readers.count) active; \(info.readersUsed) of \(info.maxReaders) slots handed out so far")
             for reader in readers {
                 print("  reader pid \(reader.processID) snapshot \(reader.transactionID ?? 0) age \(reader.age ?? 0) commits, pinning \(reader.pinnedPages.map(String.init) ?? "?") freed pages")
             }
@@ -156,6 +158,11 @@ struct BackupCommand: ParsableCommand {
         try reportingErrors {
             let env = try openExisting(location.path)
             let started = Date()
+            // The folders above --to are created too, as a store's --path's are.
+            let parent = FilePaths.parent(of: to)
+            if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent) {
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+            }
             try env.copy(to: to, compact: compact)
             // Read where LMDB could not register the copy as a reader (a read-only mount) while
             // a writer elsewhere committed: the copy may mix versions. Removed, never kept as a backup.
@@ -168,7 +175,8 @@ struct BackupCommand: ParsableCommand {
             let size = (try? FileManager.default.attributesOfItem(atPath: to + "/data.mdb")[.size] as? Int) ?? 0
             let milliseconds = Date().timeIntervalSince(started) * 1000
             if output.json {
-                print(try JSONOutput.line(["from": env.path, "to": to, "bytes": size, "compacted": compact, "milliseconds": milliseconds] as [String: Any]))
+                let absolute = to.hasPrefix("/") ? to : FileManager.default.currentDirectoryPath + "/" + to
+                print(try JSONOutput.line(["from": env.path, "to": absolute, "bytes": size, "compacted": compact, "milliseconds": milliseconds] as [String: Any]))
             } else {
                 print("copied '\(env.path)' to '\(to)' (\(size) bytes\(compact ? ", compacted" : "")) in \(String(format: "%.1f", milliseconds)) ms")
             }
@@ -197,6 +205,11 @@ struct FillCommand: ParsableCommand {
         try GeneratorLimits.checkValueSize(valueSize, option: "--value-size")
         guard batch > 0 else { throw ValidationError("--batch must be at least 1, got \(batch)") }
         try GeneratorLimits.checkMapSize(mapSize)
+        // Keys are the prefix and 9 digits (more past 999,999,999): checked as `put` checks a key.
+        let longest = keyPrefix.utf8.count + max(9, String(count).count)
+        guard longest <= Environment.standardMaxKeySize else {
+            throw ValidationError("--key-prefix is \(keyPrefix.utf8.count) bytes: its keys would be \(longest) bytes, and the limit is \(Environment.standardMaxKeySize)")
+        }
     }
 
     func run() throws {
@@ -234,7 +247,8 @@ struct FillCommand: ParsableCommand {
             }
             progress.finish()
             let seconds = Date().timeIntervalSince(started)
-            let mapSize = try env.info().mapSize
+            // As `stat` reports it: the size recorded in the data file, not this process's map.
+            let mapSize = try StatCommand.recordedMapSize(env.path) ?? env.info().mapSize
             if target.output.json {
                 print(try JSONOutput.line(["records": count, "valueSize": valueSize, "seconds": seconds, "mapSize": mapSize] as [String: Any]))
             } else {

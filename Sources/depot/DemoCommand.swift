@@ -12,7 +12,7 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Show the engine at work on an embedded store in a local folder.")
 
-    @Option(help: "The folder to use (created; the demo's own data in it is replaced).")
+    @Option(help: "The folder to use (created; the stores the demo made there before are replaced, and a subfolder it did not make (kv, growth, documents, seeded) is refused, never emptied).")
     var path: String = "./depot-demo"
     @OptionGroup var output: OutputOptions
 
@@ -55,6 +55,27 @@ struct Demo {
         demoLine("\nDone. Look inside with: swift run depot stat --path \(root)/kv  or  swift run depot export --path \(root)/documents")
     }
 
+    /// The demo's subfolder `name` of the root, marked as the demo's (`.depot-demo-store`). One
+    /// the demo made before is emptied first when `replace`; an existing folder without the
+    /// mark that holds anything (a user's store, their files) is refused, never touched.
+    func demoFolder(_ name: String, replace: Bool) throws -> String {
+        let path = root + "/" + name, mark = path + "/.depot-demo-store"
+        let fm = FileManager.default
+        if fm.fileExists(atPath: path) {
+            let contents = (try? fm.contentsOfDirectory(atPath: path)) ?? []
+            if !contents.isEmpty && !fm.fileExists(atPath: mark) {
+                throw CLIFailure(code: "notDemoFolder",
+                                 message: "'\(path)' holds files the demo did not make (or made before it marked its folders): the demo never empties such a folder; remove it yourself, or pass another --path")
+            }
+            if replace && !contents.isEmpty { try fm.removeItem(atPath: path) }
+        }
+        try fm.createDirectory(atPath: path, withIntermediateDirectories: true)
+        guard fm.createFile(atPath: mark, contents: Data("made by 'depot demo', which may replace this folder\n".utf8)) else {
+            throw CLIFailure(code: "unwritable", message: "cannot create '\(mark)': \(String(cString: strerror(errno)))")
+        }
+        return path
+    }
+
     func step<R>(_ title: String, _ body: () throws -> R) rethrows -> R {
         let start = DispatchTime.now().uptimeNanoseconds
         let result = try body()
@@ -69,7 +90,7 @@ struct Demo {
 
     func keyValueTour() throws {
         demoLine("\n1. Key/value binding (DepotLMDB)")
-        let env = try Environment.open(path: root + "/kv")
+        let env = try Environment.open(path: try demoFolder("kv", replace: false))
         let users = try env.openDatabase("users", key: StringCodec.self, value: StringCodec.self)
         let counters = try env.openDatabase("counters", key: BigEndian<Int64>.self, value: BigEndian<UInt64>.self)
         try env.write { txn in
@@ -131,8 +152,7 @@ struct Demo {
 
     func mapGrowthTour() throws {
         demoLine("\n2. Automatic map growth")
-        let path = root + "/growth"
-        try? FileManager.default.removeItem(atPath: path)
+        let path = try demoFolder("growth", replace: true)
         var options = EnvironmentOptions()
         options.mapSize = 64 * 1024
         let env = try Environment.open(path: path, options: options)

@@ -125,7 +125,17 @@ func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
           FileManager.default.fileExists(atPath: path + "/data.mdb") else {
         throw CLIFailure(code: "noEnvironment", message: "no environment at '\(path)' (expected a folder holding data.mdb)")
     }
-    let env = try Environment.open(path: path, options: EnvironmentOptions(readOnly: readOnly))
+    var env = try Environment.open(path: path, options: EnvironmentOptions(readOnly: readOnly))
+    // Each process creating a database or two can leave a store with more named databases than
+    // one open allows (LMDB's maxdbs, 256 by default): a command that reads them all (stat,
+    // verify, export) would fail with MDB_DBS_FULL. Opened again with room for every one.
+    let named = try env.stat().entries
+    if named + 8 > env.options.maxDatabases {
+        try env.close()
+        var options = EnvironmentOptions(readOnly: readOnly)
+        options.maxDatabases = min(named + 64, EnvironmentOptions.maxSlotCount)
+        env = try Environment.open(path: path, options: options)
+    }
     UnguardedReads.watch(env)
     return env
 }

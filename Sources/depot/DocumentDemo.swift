@@ -42,8 +42,7 @@ final class PrintingObserver: StoreObserver, @unchecked Sendable {
 extension Demo {
     func documentTour() throws {
         demoLine("\n3. Documents (Depot)")
-        let path = root + "/documents"
-        try? FileManager.default.removeItem(atPath: path)
+        let path = try demoFolder("documents", replace: true)
         let store = try Store(path: path)
         let observer = PrintingObserver()
         store.addObserver(observer)

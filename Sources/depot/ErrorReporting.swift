@@ -179,7 +179,7 @@ enum LMDBErrorText {
         case LMDBError.notFound: return "not found"
         case LMDBError.badValueSize: return "the key or value has a size LMDB does not accept (keys: 1 to \(Environment.standardMaxKeySize) bytes)"
         case LMDBError.mapFull: return "the store reached its maximum size"
-        case LMDBError.databasesFull: return "too many named databases for this environment (raise maxDatabases)"
+        case LMDBError.databasesFull: return "too many named databases for this environment"
         case LMDBError.readersFull: return "too many readers at once (raise maxReaders or close old readers)"
         case LMDBError.transactionFull: return "the transaction is too large; write in smaller batches"
         case LMDBError.corrupted, LMDBError.pageNotFound, LMDBError.panic:

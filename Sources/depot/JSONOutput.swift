@@ -71,11 +71,12 @@ func jsonLine(_ object: [String: Any]) throws -> String { try JSONOutput.line(ob
 /// as shells add one), at most ``standardInputLimit`` bytes; anything else is the value itself.
 func argumentValue(_ text: String) throws -> String {
     guard text == "-" else { return text }
-    let bytes = try readStandardInput(limit: standardInputLimit)
-    guard var value = String(bytes: bytes, encoding: .utf8) else {
+    var bytes = try readStandardInput(limit: standardInputLimit)
+    // The newline byte alone: "\r\n" is one Character to Swift, and a value's own "\r" stays.
+    if bytes.last == UInt8(ascii: "\n") { bytes.removeLast() }
+    guard let value = String(bytes: bytes, encoding: .utf8) else {
         throw CLIFailure(code: "invalidUTF8", message: "standard input is not valid UTF-8")
     }
-    if value.hasSuffix("\r\n") { value.removeLast(1) } else if value.hasSuffix("\n") { value.removeLast() }
     return value
 }
 

@@ -25,7 +25,11 @@ struct PathOption: ParsableArguments {
 
     /// The failure for a command that needs an LMDB folder and was given a server.
     static func lmdbOnly(_ command: String, given: String) -> ValidationError {
-        ValidationError("'depot \(command)' works on an LMDB store folder only (--path DIR); '\(given)' is a PostgreSQL store")
+        // Called a PostgreSQL store only when it is one (a postgres:// URL), not for any text.
+        let scheme = StoreLocation.scheme(of: given)?.lowercased()
+        let what = scheme == "postgres" || scheme == "postgresql" ? "is a PostgreSQL store"
+            : scheme.map { "is a URL (scheme '\($0)'), not a folder" } ?? "is not a folder path"
+        return ValidationError("'depot \(command)' works on an LMDB store folder only (--path DIR); '\(given)' \(what)")
     }
 
     func validate() throws {

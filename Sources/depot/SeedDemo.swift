@@ -10,8 +10,7 @@ extension Demo {
             demoLine("    (skipped: run the demo from the repository root to seed Fixtures/CorporateMayhem)")
             return
         }
-        let path = root + "/seeded"
-        try? FileManager.default.removeItem(atPath: path)
+        let path = try demoFolder("seeded", replace: true)
         let store = try Store(path: path)
         let summary = try step("seed CorporateMayhem in one transaction") {
             try store.seed(from: URL(fileURLWithPath: fixture))
