@@ -17,12 +17,7 @@ struct DocumentEdgeCLITests {
         return folder.sub(name)
     }
 
-    /// The `error` object of the last JSON line on standard error.
-    func jsonError(_ text: String) -> [String: Any]? {
-        guard let line = text.split(separator: "\n").last,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        return object["error"] as? [String: Any]
-    }
+    func jsonError(_ text: String) -> [String: Any]? { jsonErrorObject(text) }
 
     /// Two spellings of one collection name were one collection in memory and two catalog
     /// entries on disk: a document written under one replaced the other's, and the counts were

@@ -8,12 +8,7 @@ import DepotTestSupport
 struct ErrorMessageCLITests {
     let folder = TemporaryFolder("depot-error-messages")
 
-    /// The `error` object of a JSON error on standard error.
-    func jsonError(_ text: String) -> [String: Any]? {
-        guard let line = text.split(separator: "\n").last,
-              let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
-        return object["error"] as? [String: Any]
-    }
+    func jsonError(_ text: String) -> [String: Any]? { jsonErrorObject(text) }
 
     /// `torture --start` past the 10-digit numbers of `--mode kv` was exit status 1 without a
     /// code; it is a usage error now. A store whose own last number leaves no room (no

@@ -99,3 +99,11 @@ public func runCommand(_ executable: URL, _ arguments: [String], input: Data? = 
     let err = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: dir + "/err"))) ?? Data(), as: UTF8.self)
     return CommandResult(status: process.terminationStatus, out: out, err: err, hung: hung)
 }
+
+/// The `error` object of the last line a command printed on standard error with `--json`
+/// (`{"error": {"message": …, "code": …}}`), or nil when that line is no such object.
+public func jsonErrorObject(_ standardError: String) -> [String: Any]? {
+    guard let line = standardError.split(separator: "\n").last,
+          let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+    return object["error"] as? [String: Any]
+}
