@@ -158,18 +158,26 @@ struct BackupCommand: ParsableCommand {
         try reportingErrors {
             let env = try openExisting(location.path)
             let started = Date()
-            // The folders above --to are created too, as a store's --path's are.
+            // The folders above --to are created too, as a store's --path's are (removed again,
+            // when still empty, if the copy fails).
             let parent = FilePaths.parent(of: to)
+            let above = NewStoreLocation(parent.isEmpty ? "." : parent)
             if !parent.isEmpty && !FileManager.default.fileExists(atPath: parent) {
-                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             }
-            try env.copy(to: to, compact: compact)
+            do {
+                try env.copy(to: to, compact: compact)
+            } catch {
+                above.removeCreatedFolders()
+                throw error
+            }
             // Read where LMDB could not register the copy as a reader (a read-only mount) while
             // a writer elsewhere committed: the copy may mix versions. Removed, never kept as a backup.
             do {
                 try UnguardedReads.confirmUnchanged()
             } catch {
                 _ = unlink(to + "/data.mdb")
+                above.removeCreatedFolders()
                 throw error
             }
             let size = (try? FileManager.default.attributesOfItem(atPath: to + "/data.mdb")[.size] as? Int) ?? 0

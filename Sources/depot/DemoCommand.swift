@@ -61,8 +61,12 @@ struct Demo {
     func demoFolder(_ name: String, replace: Bool) throws -> String {
         let path = root + "/" + name, mark = path + "/.depot-demo-store"
         let fm = FileManager.default
-        if fm.fileExists(atPath: path) {
-            let contents = (try? fm.contentsOfDirectory(atPath: path)) ?? []
+        var isDirectory: ObjCBool = false
+        if fm.fileExists(atPath: path, isDirectory: &isDirectory) {
+            // A folder that cannot be listed is never taken for an empty one.
+            guard isDirectory.boolValue, let contents = try? fm.contentsOfDirectory(atPath: path) else {
+                throw CLIFailure(code: "notDemoFolder", message: "'\(path)' is not a folder the demo can list: it is left as it is; pass another --path")
+            }
             if !contents.isEmpty && !fm.fileExists(atPath: mark) {
                 throw CLIFailure(code: "notDemoFolder",
                                  message: "'\(path)' holds files the demo did not make (or made before it marked its folders): the demo never empties such a folder; remove it yourself, or pass another --path")

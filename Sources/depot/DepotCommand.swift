@@ -129,7 +129,8 @@ func openExisting(_ path: String, readOnly: Bool = true) throws -> Environment {
     // Each process creating a database or two can leave a store with more named databases than
     // one open allows (LMDB's maxdbs, 256 by default): a command that reads them all (stat,
     // verify, export) would fail with MDB_DBS_FULL. Opened again with room for every one.
-    let named = try env.stat().entries
+    // Cheap test first: the main database's entries bound the named databases (raw keys there too).
+    let named = try env.stat().entries > env.options.maxDatabases - 8 ? env.databaseNames().count : 0
     if named + 8 > env.options.maxDatabases {
         try env.close()
         var options = EnvironmentOptions(readOnly: readOnly)

@@ -23,6 +23,24 @@ struct RawCommandEdgeCLITests {
         #expect(mine.status == 0 && mine.out.contains(#""p":1"#), "the user's store is kept: \(mine)")
     }
 
+    /// A store of the user's under `documents` alone (the tours before it run), and a demo run
+    /// twice in its own folder: the second replaces the stores the first made.
+    @Test func theDemoKeepsADocumentStoreAndRunsTwiceInItsOwnFolder() throws {
+        let root = folder.sub("demo-documents")
+        #expect(try depot("doc", "put", "--path", root + "/documents", "--collection", "Mine", "--id", "x", #"{"p":1}"#).status == 0)
+        let demo = try depot("demo", "--path", root, "--json")
+        #expect(demo.status == 1 && demo.err.contains(#""code":"notDemoFolder""#) && demo.err.contains("documents"), "\(demo)")
+        let mine = try depot("doc", "get", "--path", root + "/documents", "--collection", "Mine", "--id", "x")
+        #expect(mine.status == 0 && mine.out.contains(#""p":1"#), "the user's store is kept: \(mine)")
+
+        let own = folder.sub("demo-own")
+        for run in 1...2 {
+            let again = try depot("demo", "--path", own, "--json")
+            #expect(again.status == 0, "run \(run): \(again.err)")
+        }
+        #expect(FileManager.default.fileExists(atPath: own + "/documents/.depot-demo-store"))
+    }
+
     /// Each `put` into a new named database succeeded, but a store with more than 256 of them
     /// could then not be read as a whole (stat, verify, export: MDB_DBS_FULL), and verify called
     /// it damaged. The CLI opens such a store with room for every database.
