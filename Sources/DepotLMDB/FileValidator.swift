@@ -116,19 +116,24 @@ package enum FileValidator {
         return nil
     }
 
-    /// The ID of the last committed transaction of `folder/data.mdb`, read from its meta pages
-    /// without LMDB (the higher of the two); nil when the file cannot be read or is not sound.
-    /// Lets a reader that LMDB cannot register (``Environment/registersReaders``) tell whether
-    /// the store was written while it read.
-    package static func lastTransactionID(folder: String) -> UInt64? {
+    /// The meta page LMDB uses in `folder/data.mdb` (the one of the higher transaction ID, the
+    /// first on a tie), read without LMDB; nil when the file cannot be read or is not sound.
+    package static func currentMeta(folder: String) -> Meta? {
         let file = folder + "/data.mdb"
-        let fd = open(file, O_RDONLY | O_NONBLOCK)
+        let fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         if fd < 0 { return nil }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
-              let metas = try? validate(fd: fd, fileSize: UInt64(st.st_size), file: file) else { return nil }
-        return metas.map(\.transactionID).max()
+              let metas = try? validate(fd: fd, fileSize: UInt64(st.st_size), file: file), metas.count == 2 else { return nil }
+        return metas[1].transactionID > metas[0].transactionID ? metas[1] : metas[0]
+    }
+
+    /// The ID of the last committed transaction of `folder/data.mdb` (``currentMeta(folder:)``).
+    /// Lets a reader that LMDB cannot register (``Environment/registersReaders``) tell whether
+    /// the store was written while it read.
+    package static func lastTransactionID(folder: String) -> UInt64? {
+        currentMeta(folder: folder)?.transactionID
     }
 
     /// Refuses a `data.mdb` or `lock.mdb` in `folder` that exists but is not a regular file (a

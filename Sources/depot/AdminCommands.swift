@@ -115,16 +115,7 @@ extension StatCommand {
     /// The map size recorded in the current meta page of `folder`'s data file (what
     /// `mdb_stat -e` reports), or nil when the meta pages cannot be read.
     static func recordedMapSize(_ folder: String) -> Int? {
-        let descriptor = open(folder + "/data.mdb", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { _ = close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0,
-              let metas = try? FileValidator.validate(fd: descriptor, fileSize: UInt64(status.st_size), file: folder + "/data.mdb"),
-              metas.count == 2 else { return nil }
-        // LMDB reads the meta page of the higher transaction ID (the first on a tie).
-        let current = metas[1].transactionID > metas[0].transactionID ? metas[1] : metas[0]
-        return Int(exactly: current.mapSize)
+        FileValidator.currentMeta(folder: folder).flatMap { Int(exactly: $0.mapSize) }
     }
 }
 
