@@ -111,9 +111,9 @@ extension DocumentTransaction {
     /// Key bounds in an index for a condition (candidates are always re-checked).
     static func indexBounds(for c: FieldCondition) -> (lower: [UInt8]?, upper: [UInt8]?, prefix: [UInt8]?) {
         let encoded = IndexKeyEncoding.encode(c.value)
-        // The family of the value's type: numbers share tags 0x10...0x12.
+        // The family of the value's type (numbers of every type share one tag).
         let tag = encoded.first ?? 0
-        let family: (UInt8, UInt8) = (0x10...0x12).contains(tag) ? (0x10, 0x13) : (tag, tag &+ 1)
+        let family: (UInt8, UInt8) = (tag, tag &+ 1)
         switch c.op {
         case .equal: return (nil, nil, encoded)
         case .prefix:

@@ -28,17 +28,20 @@ package struct IndexDefinition: Hashable, Sendable {
         hasher.combine(unique)
     }
 
-    /// The meta record's value: `v2`, NUL, `u` or `m`, NUL, the field path.
-    package var metaValue: [UInt8] { Array("v2\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
+    /// The meta record's value: `v3`, NUL, `u` or `m`, NUL, the field path.
+    package var metaValue: [UInt8] { Array("v3\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
 
-    /// Reads a meta record. Records written before field paths were stored (`unique` / `multi`)
-    /// come back with `legacy` true: their entries were kept only by typed parks and are rebuilt.
+    /// Reads a meta record. Records of an older format come back with `legacy` true: queries do
+    /// not use their entries, and the next write through the type rebuilds them. Those written
+    /// before field paths were stored (`unique` / `multi`) had entries kept only by typed
+    /// parks; `v2` entries keyed integers and fractional numbers apart (a range over both
+    /// missed one kind: `IndexKeyEncoding.appendNumber` is one order now).
     package static func parse(name: String, metaValue: [UInt8]) -> (IndexDefinition, legacy: Bool)? {
         let text = String(decoding: metaValue, as: UTF8.self)
         if text == "unique" || text == "multi" { return (IndexDefinition(name: name, field: name, unique: text == "unique"), true) }
         let parts = text.split(separator: "\u{0}", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] == "v2", parts[1] == "u" || parts[1] == "m", !parts[2].isEmpty else { return nil }
-        return (IndexDefinition(name: name, field: String(parts[2]), unique: parts[1] == "u"), false)
+        guard parts.count == 3, parts[0] == "v3" || parts[0] == "v2", parts[1] == "u" || parts[1] == "m", !parts[2].isEmpty else { return nil }
+        return (IndexDefinition(name: name, field: String(parts[2]), unique: parts[1] == "u"), parts[0] == "v2")
     }
 }
 

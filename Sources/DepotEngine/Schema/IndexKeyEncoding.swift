@@ -28,14 +28,18 @@ package enum IndexKeyEncoding {
         switch value {
         case .null: out.append(0x00)
         case .bool(let b): out.append(b ? 0x02 : 0x01)
-        case .int(let i): out.append(0x10); appendBigEndian(UInt64(bitPattern: i) ^ (1 << 63), to: &out)
+        case .int(let i):
+            // The nearest Double's bits as an integer (2^63 itself, past Int64.max, wraps to 1 << 63).
+            let d = Double(i)
+            let near = d >= 0x1p63 ? UInt64(1) << 63 : UInt64(bitPattern: Int64(d))
+            appendNumber(d, residual: Int64(bitPattern: UInt64(bitPattern: i) &- near), to: &out)
         case .uint(let u):
-            if u <= UInt64(Int64.max) { out.append(0x10); appendBigEndian(u ^ (1 << 63), to: &out) }
-            else { out.append(0x12); appendBigEndian(u, to: &out) }
+            // (2^64 itself, past UInt64.max, wraps to 0.)
+            let d = Double(u)
+            let near = d >= 0x1p64 ? 0 : UInt64(d)
+            appendNumber(d, residual: Int64(bitPattern: u &- near), to: &out)
         case .double(let d):
-            // Integral doubles inside Int64 sort with the integers.
-            if d.rounded() == d, abs(d) < 9.2e18 { out.append(0x10); appendBigEndian(UInt64(bitPattern: Int64(d)) ^ (1 << 63), to: &out) }
-            else { out.append(0x11); appendBigEndian(orderedBits(d), to: &out) }
+            appendNumber(d == 0 ? 0 : d, residual: 0, to: &out) // -0 as 0: one key for equal numbers
         case .string(let s):
             out.append(0x20)
             var s = s
@@ -48,6 +52,22 @@ package enum IndexKeyEncoding {
         case .array, .object: out.append(0x50) // not indexable: all such values share one key
         case .reference(_, let id): out.append(0x60); append(id, to: &out)
         }
+    }
+
+    /// The tag of every number: integers, unsigned integers and doubles share one order.
+    package static let numberTag: UInt8 = 0x10
+
+    /// A number of any type: ``numberTag``, the ordered bits of `nearest` (the Double nearest the
+    /// value), then the value's exact distance from it, `residual` (zero but for integers beyond
+    /// 2^53, which a Double cannot hold). Byte order is numeric order across the types (nearest
+    /// Doubles are in the values' order, and values sharing one are ordered by their distance
+    /// from it), and equal numbers of different types (2, 2.0) have one key. Every number's key
+    /// has the same length, so an entry's document key after it never decides the order of two
+    /// numbers.
+    static func appendNumber(_ nearest: Double, residual: Int64, to out: inout [UInt8]) {
+        out.append(numberTag)
+        appendBigEndian(orderedBits(nearest), to: &out)
+        appendBigEndian(UInt64(bitPattern: residual) ^ (1 << 63), to: &out)
     }
 
     /// IEEE-754 bits transformed so that unsigned order equals numeric order.

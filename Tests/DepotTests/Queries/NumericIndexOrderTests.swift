@@ -1,0 +1,158 @@
+import DepotTestSupport
+import Foundation
+import Testing
+
+@testable import Depot
+@testable import DepotCore
+@testable import DepotEngine
+import DepotLMDB
+
+/// A product priced in a `Double`, with an index on the price.
+struct PricedProduct: Document, Equatable {
+    var id: Int
+    var price: Double
+    static var indexes: [DocumentIndex<PricedProduct>] { [.init(\.price)] }
+}
+
+/// A reading in a `Float`, with an index.
+struct FloatReading: Document, Equatable {
+    var id: Int
+    var value: Float
+    static var indexes: [DocumentIndex<FloatReading>] { [.init(\.value)] }
+}
+
+/// Index keys of numbers: integers were keyed under one tag and fractional numbers under
+/// another, so a range through an index over a `Double` field returned only one of the two
+/// kinds (`price < 2` over 0.5, 1, 1.5, 2, 3 gave [1]). Numbers of every type share one order now.
+@Suite("Indexes: numbers in one order")
+struct NumericIndexOrderTests {
+    /// Integers, unsigned integers and doubles around the places where types and precision change.
+    static let numbers: [DocumentValue] = {
+        var values: [DocumentValue] = []
+        let doubles: [Double] = [-.infinity, -.greatestFiniteMagnitude, -1e300, -0x1p64, -0x1p63, -0x1p53 - 2, -0x1p53,
+                                 -5, -1.5, -1, -0.5, -1e-300, -0.0, 0, 1e-300, 0.5, 1, 1.2, 1.5, 2, 3, 0x1p53, 0x1p53 + 2,
+                                 9007199254740993.0, 0x1p63, 0x1p63 + 2048, 0x1p64, 1e300, .greatestFiniteMagnitude, .infinity]
+        values += doubles.map { .double($0) }
+        let ints: [Int64] = [.min, .min + 1, -(1 << 53) - 1, -(1 << 53), -5, -2, -1, 0, 1, 2, 3,
+                             (1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 62) + 1, .max - 1024, .max - 1, .max]
+        values += ints.map { .int($0) }
+        let uints: [UInt64] = [0, 1, 2, 1 << 53 + 1, UInt64(Int64.max), UInt64(Int64.max) + 1, UInt64(Int64.max) + 2,
+                               UInt64.max - 2048, UInt64.max - 1, .max]
+        values += uints.map { .uint($0) }
+        return values
+    }()
+
+    static func byteOrder(_ a: [UInt8], _ b: [UInt8]) -> ComparisonResult {
+        a.lexicographicallyPrecedes(b) ? .orderedAscending : (b.lexicographicallyPrecedes(a) ? .orderedDescending : .orderedSame)
+    }
+
+    /// For every pair, the keys' byte order is the values' exact numeric order (equal numbers of
+    /// different types, such as 2, 2.0 and 2 unsigned, have one key).
+    @Test func keyOrderIsNumericOrder() throws {
+        for a in Self.numbers {
+            for b in Self.numbers {
+                let exact = try #require(DocumentValue.compare(a, b))
+                let keys = Self.byteOrder(IndexKeyEncoding.encode(a), IndexKeyEncoding.encode(b))
+                #expect(keys == exact, "\(a) vs \(b)")
+            }
+        }
+    }
+
+    /// The examples that returned wrong documents: ranges through the index agree with a scan.
+    @Test func rangesOverDoublesFindEveryMatch() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let prices: [Double] = [-3, -1.5, -0.0, 0, 0.5, 1, 1.5, 2, 2.25, 3, 1e20, 0x1p53 + 2]
+        try store.write { tx in for (i, p) in prices.enumerated() { try tx.park(PricedProduct(id: i, price: p)) } }
+        let checks: [(Comparison<Double>, (Double) -> Bool)] = [
+            (.lessThan(2), { $0 < 2 }), (.atMost(2), { $0 <= 2 }), (.greaterThan(1.2), { $0 > 1.2 }),
+            (.atLeast(1), { $0 >= 1 }), (.lessThan(0), { $0 < 0 }), (.greaterThan(-0.75), { $0 > -0.75 }),
+            (.equalTo(0), { $0 == 0 }), (.equalTo(1.5), { $0 == 1.5 }), (.greaterThan(1e19), { $0 > 1e19 }),
+        ]
+        try store.read { tx in
+            for (i, (comparison, predicate)) in checks.enumerated() {
+                let result = try tx.execute(FetchRequest<PricedProduct>().matching(\.price, comparison))
+                #expect(result.plan.usedIndex, "check \(i): the index was used")
+                let expected = prices.filter(predicate).sorted()
+                #expect(result.documents.map(\.price).sorted() == expected, "check \(i)")
+            }
+        }
+    }
+
+    @Test func rangesOverFloatsFindEveryMatch() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let values: [Float] = [-2, -0.5, 0, 0.25, 1, 1.75, 4]
+        try store.write { tx in for (i, v) in values.enumerated() { try tx.park(FloatReading(id: i, value: v)) } }
+        try store.read { tx in
+            let below = try tx.execute(FetchRequest<FloatReading>().matching(\.value, .lessThan(1)))
+            #expect(below.plan.usedIndex)
+            #expect(below.documents.map(\.value).sorted() == [-2, -0.5, 0, 0.25])
+            let above = try tx.execute(FetchRequest<FloatReading>().matching(\.value, .atLeast(0.25)))
+            #expect(above.documents.map(\.value).sorted() == [0.25, 1, 1.75, 4])
+        }
+    }
+
+    /// The schemaless query through the same index: integer and fractional bounds alike.
+    @Test func schemalessRangesAgreeWithAScan() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let prices: [Double] = [0.5, 1, 1.5, 2, 3]
+        try store.write { tx in for (i, p) in prices.enumerated() { try tx.park(PricedProduct(id: i, price: p)) } }
+        try store.read { tx in
+            for bound in [DocumentValue.int(2), .double(1.2), .uint(1)] {
+                let viaIndex = try tx.query(collection: PricedProduct.collection, conditions: [FieldCondition(field: "price", op: .less, value: bound)])
+                #expect(viaIndex.plan.usedIndex)
+                let expected = prices.filter { DocumentValue.compare(.double($0), bound) == .orderedAscending }
+                let found = viaIndex.documents.compactMap { doc -> Double? in
+                    if case .double(let d)? = doc.document["price"] { return d }
+                    if case .int(let i)? = doc.document["price"] { return Double(i) }
+                    return nil
+                }
+                #expect(found.sorted() == expected, "< \(bound)")
+            }
+        }
+    }
+
+    /// A store whose index was written in the earlier format: queries do not use the index
+    /// (they scan, and answer right), and the next write through the type rebuilds it.
+    @Test func anIndexOfTheEarlierFormatIsRebuilt() throws {
+        let folder = TemporaryFolder()
+        let prices: [Double] = [0.5, 1, 1.5, 2, 3]
+        do {
+            let store = try Store(path: folder.path)
+            try store.write { tx in for (i, p) in prices.enumerated() { try tx.park(PricedProduct(id: i, price: p)) } }
+            try store.environment.close()
+        }
+        do {
+            let env = try Environment.open(path: folder.path)
+            let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
+            let key = Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: PricedProduct.collection, index: "price").utf8)
+            try env.write { try $0.put(Array("v2\u{0}m\u{0}price".utf8), forKey: key, in: meta) }
+            try env.close()
+        }
+        let store = try Store(path: folder.path)
+        let below2 = FetchRequest<PricedProduct>().matching(\.price, .lessThan(2))
+        try store.read { tx in
+            let result = try tx.execute(below2)
+            #expect(!result.plan.usedIndex, "an index of the earlier format is not trusted")
+            #expect(result.documents.map(\.price).sorted() == [0.5, 1, 1.5])
+        }
+        try store.write { tx in try tx.park(PricedProduct(id: 9, price: 1.25)) }
+        try store.read { tx in
+            let result = try tx.execute(below2)
+            #expect(result.plan.usedIndex, "rebuilt by the write")
+            #expect(result.documents.map(\.price).sorted() == [0.5, 1, 1.25, 1.5])
+        }
+    }
+
+    /// Index definitions of the earlier format are legacy (not used by queries, rebuilt at the
+    /// next write through their type); the current one is not.
+    @Test func earlierIndexFormatsAreLegacy() throws {
+        let current = IndexDefinition(name: "price", field: "price", unique: false)
+        #expect(IndexDefinition.parse(name: "price", metaValue: current.metaValue)?.legacy == false)
+        #expect(IndexDefinition.parse(name: "price", metaValue: Array("v2\u{0}m\u{0}price".utf8))?.legacy == true)
+        #expect(IndexDefinition.parse(name: "price", metaValue: Array("multi".utf8))?.legacy == true)
+        #expect(IndexDefinition.parse(name: "price", metaValue: Array("v9\u{0}m\u{0}price".utf8)) == nil)
+    }
+}
