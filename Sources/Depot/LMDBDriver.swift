@@ -20,7 +20,23 @@ public final class LMDBDriver: StorageDriver {
     /// The environment's logger (`EnvironmentOptions.logger`).
     public var logger: DepotLogger { environment.options.logger }
     public func read<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.read { try body($0) } }
-    public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R { try environment.write { try body($0) } }
+    public func write<R>(_ body: (any StorageTransaction) throws -> R) throws -> R {
+        do {
+            return try environment.write { try body($0) }
+        } catch let error as LMDBError where Self.isWriteInWrite(error) {
+            throw Self.writeInWrite
+        }
+    }
+
+    /// Whether `error` is the binding's refusal of a write begun on a thread whose write is
+    /// open (its advice, `txn.nested {}`, is the binding's API, not the document layer's).
+    static func isWriteInWrite(_ error: LMDBError) -> Bool {
+        error.code == LMDBError.deadlock.code && error.operation == "begin write transaction"
+    }
+
+    /// ``isWriteInWrite(_:)`` in the document layer's words.
+    static let writeInWrite = DepotError.transactionMisuse(
+        "a write inside a write on the same thread: use tx.savepoint {} in the open transaction, or end the explicit transaction (commit() or rollback()) first")
 }
 
 extension LMDBDriver: EnvironmentBackedDriver {
@@ -51,7 +67,11 @@ extension LMDBDriver: EnvironmentBackedDriver {
     }
 
     package func beginExplicitTransaction(readOnly: Bool) throws -> any ExplicitStorageTransaction {
-        try environment.beginTransaction(readOnly: readOnly)
+        do {
+            return try environment.beginTransaction(readOnly: readOnly)
+        } catch let error as LMDBError where Self.isWriteInWrite(error) {
+            throw Self.writeInWrite
+        }
     }
 }
 

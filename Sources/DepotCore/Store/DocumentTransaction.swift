@@ -17,7 +17,10 @@ public final class DocumentTransaction {
     unowned(unsafe) let unownedStore: Store
     var keepStore: Store?
     @usableFromInline package let context: TransactionContext
-    let isExplicit: Bool
+    /// For a transaction from ``Store/beginTransaction(readOnly:)``: what rolls it back when its
+    /// last view goes away unended (shared by the views of ``alias(_:)``); nil for the others.
+    let explicitEnding: ExplicitTransactionEnding?
+    var isExplicit: Bool { explicitEnding != nil }
     /// The store's unsaved changes, laid over this (read) view by ``Store``'s reads.
     @exclusivity(unchecked) var overlay: UnitOfWork?
     /// Whether reads go through a unit of work (see ``overlay``).
@@ -43,12 +46,12 @@ public final class DocumentTransaction {
     /// Reused for every read of this view, with ``referenceHook`` as resolver.
     @usableFromInline let decoder = BinaryDecoder(keepingResolver: true)
 
-    init(store: Store, alias: String, context: TransactionContext, explicit: Bool = false, keptByStore: Bool = false) {
+    init(store: Store, alias: String, context: TransactionContext, explicit: ExplicitTransactionEnding? = nil, keptByStore: Bool = false) {
         self.unownedStore = store
         self.keepStore = keptByStore ? nil : store
         self.alias = alias
         self.context = context
-        self.isExplicit = explicit
+        self.explicitEnding = explicit
         referenceResolver = referenceHook
         referenceEncoder = referenceHook
         referenceHook.owner = self
@@ -60,7 +63,7 @@ public final class DocumentTransaction {
     /// A view of this same transaction on another alias.
     public func alias(_ name: String) throws -> DocumentTransaction {
         try StoreLayout.validateAlias(name)
-        let view = DocumentTransaction(store: store, alias: name, context: context, explicit: isExplicit)
+        let view = DocumentTransaction(store: store, alias: name, context: context, explicit: explicitEnding)
         view.overlay = overlay
         // The view shares the context: a thread's reusable read view must not serve another
         // transaction while this one may still be in use (see `ReadSessions`).
@@ -86,6 +89,7 @@ public final class DocumentTransaction {
             throw DepotError.transactionMisuse("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.baseTransaction as? any ExplicitStorageTransaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
+        explicitEnding?.ended = true
         context.transactionEnding()
         try store.finishUndoLog(self)
         try context.appendChangeLog()
@@ -98,7 +102,8 @@ public final class DocumentTransaction {
 
     /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)``: nothing of it is kept.
     public func rollback() {
-        guard isExplicit else { return }
+        guard let explicitEnding else { return }
+        explicitEnding.ended = true
         context.transactionEnding()
         (context.baseTransaction as? any ExplicitStorageTransaction)?.abort()
     }
@@ -212,5 +217,31 @@ public final class DocumentTransaction {
         let prefix = StoreLayout.descriptorPrefix(alias: alias)
         return try context.metaEntries(prefix: Array(prefix.utf8))
             .map { String(decoding: $0.key.dropFirst(prefix.utf8.count), as: UTF8.self) }
+    }
+}
+
+/// Rolls back a transaction from ``Store/beginTransaction(readOnly:)`` that was neither committed
+/// nor rolled back when its last view is released (an error thrown between begin and commit, a
+/// view dropped): as in GRDB or Core Data, an abandoned transaction keeps nothing — and no longer
+/// holds the store's one writer, which every other write would wait for.
+///
+/// Not `Sendable`: like the transaction, it belongs to the thread that began it.
+final class ExplicitTransactionEnding {
+    let context: TransactionContext
+    let transaction: any ExplicitStorageTransaction
+    /// Set by ``DocumentTransaction/commit()`` and ``DocumentTransaction/rollback()``.
+    var ended = false
+
+    init(context: TransactionContext, transaction: any ExplicitStorageTransaction) {
+        self.context = context
+        self.transaction = transaction
+    }
+
+    deinit {
+        guard !ended else { return }
+        context.transactionEnding()
+        transaction.abort()
+        // The transaction and its context refer to each other: the cycle ends with it.
+        transaction.attachment = nil
     }
 }

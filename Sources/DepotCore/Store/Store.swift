@@ -238,7 +238,8 @@ public final class Store: @unchecked Sendable {
 
     /// Begins a transaction you end with ``DocumentTransaction/commit()`` or
     /// ``DocumentTransaction/rollback()`` (DLData's explicit flow). A write transaction must end
-    /// on the thread that began it; until then other writers wait.
+    /// on the thread that began it; until then other writers wait. One released without either
+    /// (for instance when an error is thrown between begin and commit) is rolled back then.
     public func beginTransaction(readOnly: Bool = false) throws -> DocumentTransaction {
         guard let native = core.native else {
             throw DepotError.unsupported("explicit transactions need the LMDB driver (this store runs on '\(core.driver.location)')")
@@ -249,7 +250,9 @@ public final class Store: @unchecked Sendable {
         } catch {
             throw DepotError.storage(wrapping: error)
         }
-        let tx = DocumentTransaction(store: self, alias: alias, context: TransactionContext.of(core.wrap(txn), core: core, store: self), explicit: true)
+        let context = TransactionContext.of(core.wrap(txn), core: core, store: self)
+        let tx = DocumentTransaction(store: self, alias: alias, context: context,
+                                     explicit: ExplicitTransactionEnding(context: context, transaction: txn))
         beginUndoLog(tx)
         return tx
     }

@@ -142,6 +142,59 @@ struct TransactionAndAliasTests {
         }
     }
 
+    /// An explicit write transaction abandoned by a thrown error (neither committed nor rolled
+    /// back) held the store's writer forever: a later write on the same thread failed with
+    /// EDEADLK, on another thread it waited without end. Released, it is rolled back now.
+    @Test func anAbandonedExplicitTransactionIsRolledBack() throws {
+        struct Refused: Error {}
+        func addThenFail(_ id: String) throws {
+            let tx = try store.beginTransaction()
+            let other = try tx.alias("elsewhere")
+            try tx.park(sampleEmployee(id))
+            try other.park(sampleEmployee(id))
+            throw Refused()
+        }
+        let store = self.store
+        #expect(throws: Refused.self) { try addThenFail("abandoned") }
+        #expect(try store.exists(Employee.self, id: "abandoned") == false, "nothing of it was kept")
+        try store.write { tx in try tx.park(sampleEmployee("after")) } // same thread
+        /// Written by the thread before it signals, read after the wait: ordered by the semaphore.
+        final class Outcome: @unchecked Sendable { var error: (any Error)? }
+        let done = DispatchSemaphore(value: 0)
+        let outcome = Outcome()
+        Thread {
+            do { try store.write { tx in try tx.park(sampleEmployee("other-thread")) } } catch { outcome.error = error }
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 30) == .success, "another thread's write waited for the abandoned one")
+        #expect(outcome.error == nil)
+        #expect(try store.exists(Employee.self, id: "other-thread"))
+        // A view on another alias keeps the transaction open until it goes too.
+        var view: DocumentTransaction? = try {
+            let tx = try store.beginTransaction()
+            return try tx.alias("elsewhere")
+        }()
+        try view?.park(sampleEmployee("through-view"))
+        view = nil
+        #expect(try store.alias("elsewhere").exists(Employee.self, id: "through-view") == false)
+        try store.write { tx in try tx.park(sampleEmployee("after-view")) }
+    }
+
+    /// A write begun inside a write on one thread was `.storage` with the LMDB binding's advice
+    /// (`txn.nested {}`); it is misuse in the document layer's words (a savepoint).
+    @Test func aWriteInsideAWriteIsMisuseWithTheDocumentLayersAdvice() throws {
+        let store = self.store
+        let nested = #expect(throws: DepotError.self) { try store.write { _ in try store.write { _ in } } }
+        #expect(nested?.code == .transactionMisuse && nested?.message.contains("savepoint") == true, "\(String(describing: nested))")
+        let open = try store.beginTransaction()
+        let second = #expect(throws: DepotError.self) { _ = try store.beginTransaction() }
+        #expect(second?.code == .transactionMisuse, "\(String(describing: second))")
+        let inside = #expect(throws: DepotError.self) { try store.write { _ in } }
+        #expect(inside?.code == .transactionMisuse)
+        open.rollback()
+        try store.write { tx in try tx.park(sampleEmployee("after-misuse")) }
+    }
+
     @Test func autosaveOffCollectsAUnitOfWork() throws {
         store.autosave = false
         try store.park(sampleEmployee("p1"))
