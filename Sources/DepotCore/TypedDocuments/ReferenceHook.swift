@@ -29,9 +29,15 @@ final class ReferenceHook: BinaryReferenceEncoding, BinaryReferenceDecoding {
         }
         let target = facts.target
         let context = try transaction.context
-        let skip = document.id.withKeyBytes { key -> Bool in
-            // A document already being parked (a cycle through references) is only referenced.
-            if context.parking.contains(where: { $0.matches(alias: target.alias, collection: target.collection, key: key) }) { return true }
+        let skip = try document.id.withKeyBytes { key -> Bool in
+            // A document already being parked: a cycle of eager references, which no read could
+            // ever resolve (it fails with the same error). Refused before anything is committed;
+            // a cycle is stored with a `LazyReference` on one of its edges.
+            if let start = context.parking.firstIndex(where: { $0.matches(alias: target.alias, collection: target.collection, key: key) }) {
+                let chain = context.parking[start...].map { "\($0.collection)/\(displayKey($0))" }
+                    + ["\(target.collection)/\(displayID(document.id.documentValue))"]
+                throw DepotError.referenceCycle(chain: chain)
+            }
             guard !context.parkedReferences.isEmpty,
                   let previous = context.parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] else { return false }
             return Self.isUnchanged(document, previous: previous, facts: facts)

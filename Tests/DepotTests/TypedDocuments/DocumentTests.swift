@@ -159,13 +159,43 @@ struct Node: Document, Equatable {
 
 @Suite("Reference cycles")
 struct ReferenceCycleTests {
+    /// Node 1 is being parked when its grandchild (Node 1 again) is met: stored, the records would
+    /// form a cycle 1 → 2 → 1 that no read resolves. The park was accepted and every later read
+    /// failed; the park is refused now, naming the chain, and nothing is stored.
+    @Test func aCycleOfEagerReferencesIsRefusedWhenParked() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let error = #expect(throws: DepotError.self) {
+            try store.write { tx in
+                try tx.park(Node(id: 1, next: [Node(id: 2, next: [Node(id: 1, next: [])])]))
+            }
+        }
+        guard let error, error.code == .referenceCycle else {
+            Issue.record("expected referenceCycle, got \(String(describing: error))")
+            return
+        }
+        #expect(error.message == "reference cycle: Node/1 → Node/2 → Node/1")
+        #expect(try store.retrieve(Node.self, id: 1) == nil && store.retrieve(Node.self, id: 2) == nil, "nothing stored")
+        // A document referring to itself.
+        let own = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(Node(id: 3, next: [Node(id: 3, next: [])])) } }
+        #expect(own?.code == .referenceCycle && own?.message == "reference cycle: Node/3 → Node/3")
+        // The same child twice (no cycle) is fine.
+        try store.write { tx in try tx.park(Node(id: 4, next: [Node(id: 5, next: []), Node(id: 5, next: [])])) }
+        #expect(try store.retrieve(Node.self, id: 4)?.next.count == 2)
+    }
+
+    /// A cycle already on disk (written by a version before the park refused it, or by hand)
+    /// is still a clear error when read.
     @Test func cycleInStoredDataIsAClearError() throws {
         let folder = TemporaryFolder()
         let store = try Store(path: folder.path)
         try store.write { tx in
-            // Node 1 is being parked when its grandchild (Node 1 again) is met: that one is only
-            // referenced, so the records form a cycle 1 → 2 → 1 on disk.
-            try tx.park(Node(id: 1, next: [Node(id: 2, next: [Node(id: 1, next: [])])]))
+            try tx.park(Node(id: 2, next: [Node(id: 1, next: [])]))  // 2 → 1
+            try tx.park(Node(id: 1, next: []))
+        }
+        // 1 → 2 written as a document of its own, with the reference to the stored 2.
+        try store.write { tx in
+            _ = try tx.park(DynamicObject(entity: "Node", id: .int(1), fields: [("id", .int(1)), ("next", .array([.reference(collection: "Node", id: .int(2))]))]))
         }
         let error = #expect(throws: DepotError.self) { _ = try store.retrieve(Node.self, id: 1) }
         guard let error, error.code == .referenceCycle else {
