@@ -93,10 +93,12 @@ final class LineReader {
             if let newline = buffer[max(start, searched)...].firstIndex(of: UInt8(ascii: "\n")) {
                 var end = newline
                 if end > start && buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                try checkLength(end - start)
                 return take(buffer[start..<end], consumed: newline + 1 - start)
             }
             if atEnd {
                 guard start < buffer.count else { return nil }
+                try checkLength(buffer.count - start)
                 return take(buffer[start...], consumed: buffer.count - start)
             }
             searched = buffer.count - start
@@ -108,6 +110,14 @@ final class LineReader {
             start = 0
             try fill()
         }
+    }
+
+    /// Refuses the next line when it is `length` bytes, more than ``longestLine`` (every line,
+    /// however the input arrives: a short line read whole in one chunk as well as a long one).
+    private func checkLength(_ length: Int) throws {
+        guard length > longestLine else { return }
+        throw ImportError(.invalidLine, line: number + 1, offset: bytesRead,
+                          detail: "the line is \(length) bytes, longer than \(longestLine) (--max-line-size)")
     }
 
     /// Where `read(2)` puts its bytes: allocated once (a pipe returns 64 KiB a read, so

@@ -108,6 +108,31 @@ struct CLIImportTests {
         #expect(try depot("import", "--path", store, "--max-line-size", "0", "-", input: Data(first.utf8)).status == 64)
     }
 
+    /// `--max-line-size` was checked only for a line longer than what one read returned: short
+    /// lines past the limit were imported from a file, and from a pipe the first refused line was
+    /// a later one. Every line is checked now, and the first one past the limit is named.
+    @Test func everyLineIsCheckedAgainstTheLimit() throws {
+        func line(_ id: Int, padding: Int) -> String {
+            #"{"collection":"P","id":\#(id),"document":{"pad":""# + String(repeating: "x", count: padding) + "\"}}\n"
+        }
+        let input = line(1, padding: 200) + line(2, padding: 5_000) + line(3, padding: 70_000)
+        let file = folder.sub("long-lines.jsonl")
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(input.utf8).write(to: URL(fileURLWithPath: file))
+        for (label, arguments, stdin) in [("file", [file], Data?.none), ("pipe", ["-"], Data(input.utf8))] {
+            let store = folder.sub("store-limit-\(label)")
+            let result = try depot(["import", "--json", "--path", store, "--max-line-size", "100"] + arguments, input: stdin)
+            #expect(result.status == 1, "\(label): \(result)")
+            let error = jsonError(result.err)
+            #expect(error?["line"] as? Int == 1, "\(label): \(result.err)")
+            #expect((error?["message"] as? String)?.contains("longer than 100") == true, "\(label): \(result.err)")
+            #expect(try storedDocuments(store) == 0, "\(label): nothing is stored")
+        }
+        let store = folder.sub("store-limit-fits")
+        #expect(try depot("import", "--path", store, "--max-line-size", "70100", file).status == 0)
+        #expect(try storedDocuments(store) == 3)
+    }
+
     @Test func duplicateIDsAreCountedOnceAndTheReplacingLinesNamed() throws {
         let input = """
             {"collection":"c","id":1,"document":{"v":1}}
