@@ -9,7 +9,9 @@ struct KVCommand: ParsableCommand {
         discussion: """
             VALUE is JSON when it parses as JSON (42, true, null, "text", [1, 2], {"a": 1}), else it is stored \
             as a string: 'depot kv set name Ada' stores the string "Ada". --string stores VALUE as a string \
-            always ('depot kv set zip 01234 --string'); --json-value refuses VALUE unless it is JSON.
+            always ('depot kv set zip 01234 --string'); --json-value refuses VALUE unless it is JSON. JSON \
+            that Depot cannot store (a number past 64 bits or beyond a Double, nesting past 512 levels) is \
+            refused, never stored as a string in its place: pass --string for that.
             Examples:
               depot kv set name Ada
               depot kv set limits '{"max": 10}'
@@ -29,8 +31,10 @@ struct KVCommand: ParsableCommand {
             do { try Store.validateAliasName(alias) } catch { throw ValidationError("--alias: \(error)") }
         }
 
-        /// The error for a key that holds no value.
-        static func notFound(_ key: String) -> CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found") }
+        /// The error for a key that holds no value (naming the alias whose facade was read).
+        func notFound(_ key: String) -> CLIFailure {
+            CLIFailure(code: "notFound", message: "key '\(key)' not found in the key/value entries of alias '\(alias)'")
+        }
 
         /// Runs `body` with the facade of the store; `access` says whether the store may be created.
         /// A command that only reads names a missing alias (other than the default one, which
@@ -63,6 +67,10 @@ struct KVCommand: ParsableCommand {
             if asString { return .string(text) }
             do {
                 return try DocumentValue(jsonString: text)
+            } catch let error as BinaryCodecError where error.isWellFormedJSONRefused {
+                // JSON that Depot cannot hold (a number past its types, nesting too deep): never
+                // stored as a string in its place without being asked to (--string).
+                throw CLIFailure(code: "unstorableJSON", message: "VALUE is JSON that Depot cannot store (\(error)); pass --string to store it as text")
             } catch {
                 if requireJSON { throw CLIFailure(code: "invalidJSON", message: "VALUE is not valid JSON (--json-value): \(error)") }
                 return .string(text)
@@ -91,7 +99,7 @@ struct KVCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                guard let value = try target.withFacade(.read, { try $0.value(forKey: key, as: DocumentValue.self) }) else { throw Target.notFound(key) }
+                guard let value = try target.withFacade(.read, { try $0.value(forKey: key, as: DocumentValue.self) }) else { throw target.notFound(key) }
                 print(try value.jsonString(sortedKeys: true))
             }
         }
@@ -106,7 +114,7 @@ struct KVCommand: ParsableCommand {
             if key.isEmpty { throw ValidationError("KEY must not be empty") }
         }
 
-        func run() throws { try reportingErrors { if !(try target.withFacade(.write) { try $0.deletePermanently(key) }) { throw Target.notFound(key) } } }
+        func run() throws { try reportingErrors { if !(try target.withFacade(.write) { try $0.deletePermanently(key) }) { throw target.notFound(key) } } }
     }
 
     struct KVList: ParsableCommand {
@@ -126,6 +134,17 @@ struct KVCommand: ParsableCommand {
                 let lines = try keys.map { target.output.json ? try JSONOutput.line(["key": $0]) : $0 }
                 if !lines.isEmpty { print(lines.joined(separator: "\n")) }
             }
+        }
+    }
+}
+
+extension BinaryCodecError {
+    /// Whether the text was JSON that Depot refused to store (a number beyond its types, nesting
+    /// too deep), as opposed to text that is not JSON at all.
+    var isWellFormedJSONRefused: Bool {
+        switch self {
+        case .rejectedJSON, .nestingTooDeep: return true
+        default: return false
         }
     }
 }

@@ -28,6 +28,11 @@ struct RawEntry: ParsableArguments {
     /// The error for a key the database does not hold.
     var notFound: CLIFailure { CLIFailure(code: "notFound", message: "key '\(key)' not found in database '\(db)'") }
 
+    /// The error for a key `put --no-overwrite` found already stored.
+    var exists: CLIFailure {
+        CLIFailure(code: "keyExists", message: "key '\(key)' already exists in database '\(db)' (--no-overwrite keeps it)")
+    }
+
     /// The existing environment and named database (a missing one is an error, never created).
     func existing(readOnly: Bool) throws -> (Environment, Database<BytesCodec, BytesCodec>) { try database.existing(readOnly: readOnly) }
 }
@@ -48,7 +53,11 @@ struct PutCommand: ParsableCommand {
             let value = try argumentValue(value)
             let env = try Environment.open(path: entry.database.location.path)
             let database = try env.openDatabase(entry.db, key: StringCodec.self, value: StringCodec.self)
-            try env.write { try $0.put(value, forKey: entry.key, in: database, flags: noOverwrite ? .noOverwrite : []) }
+            do {
+                try env.write { try $0.put(value, forKey: entry.key, in: database, flags: noOverwrite ? .noOverwrite : []) }
+            } catch LMDBError.keyExists where noOverwrite {
+                throw entry.exists
+            }
         }
     }
 }

@@ -79,10 +79,12 @@ extension StoreOption {
         }
     }
 
-    /// The alias `name` of `store`; a missing one is an error naming the store and its aliases.
+    /// The alias `name` of `store` (one with collections, or with key/value entries only); a
+    /// missing one is an error naming the store and its aliases.
     static func existingAlias(_ name: String, of store: Store) throws -> Store {
         let aliases = try store.aliases()
-        guard aliases.contains(name) else {
+        let known = try aliases.contains(name) || store.holdsKeyValueEntries(alias: name)
+        guard known else {
             throw CLIFailure(code: "noAlias", message: "no alias named '\(name)' in '\(store.path)' (aliases: \(aliases.isEmpty ? "none" : aliases.joined(separator: ", ")))")
         }
         return try store.alias(name)

@@ -80,6 +80,15 @@ struct CLIConventionTests {
         #expect(try depot(["kv", "get", "--path", path, "count"]).out == "\"42\"\n")
         let strict = try depot(["kv", "set", "--path", path, "x", "Ada", "--json-value"])
         #expect(strict.status == 1 && strict.err.contains("not valid JSON"))
+        // JSON that Depot cannot store was kept as a string without a word; refused now
+        // (--string stores the text).
+        for unstorable in [#"{"a":1e400}"#, "123456789012345678901234567890"] {
+            let refused = try depot(["kv", "set", "--path", path, "big", unstorable, "--json"])
+            #expect(refused.status == 1 && jsonErrorObject(refused.err)?["code"] as? String == "unstorableJSON", "\(unstorable): \(refused)")
+            #expect(try depot(["kv", "get", "--path", path, "big"]).status == 1, "nothing stored")
+        }
+        #expect(try depot(["kv", "set", "--path", path, "big", #"{"a":1e400}"#, "--string"]).status == 0)
+        #expect(try depot(["kv", "get", "--path", path, "big"]).out == #""{\"a\":1e400}""# + "\n")
         let store = try Store(path: path)
         #expect(store.keyValue()["name"] as String? == "Ada")
     }

@@ -23,6 +23,29 @@ struct ErrorMessageCLITests {
         #expect(resumed.status == 1 && jsonError(resumed.err)?["code"] as? String == "numbersExhausted", "\(resumed)")
     }
 
+    /// `put --no-overwrite` of a stored key said "the key already exists" without naming it, and
+    /// `kv get`/`kv delete` of a missing key did not name the alias: both name them now (and
+    /// never the value).
+    @Test func refusedAndMissingKeysAreNamed() throws {
+        let store = folder.sub("named-keys")
+        #expect(try depot("put", "--path", store, "--db", "d", "k1", "secret-value").status == 0)
+        let again = try depot("put", "--path", store, "--db", "d", "--no-overwrite", "k1", "other-value", "--json")
+        #expect(again.status == 1, "\(again)")
+        let refused = jsonError(again.err)
+        let message = refused?["message"] as? String ?? ""
+        #expect(refused?["code"] as? String == "keyExists" && message.contains("'k1'") && message.contains("'d'"), "\(again.err)")
+        #expect(!again.err.contains("secret-value") && !again.err.contains("other-value"), "a value in a message: \(again.err)")
+        #expect(try depot("get", "--path", store, "--db", "d", "k1").out == "secret-value\n", "the stored value was kept")
+        #expect(try depot("kv", "set", "--path", store, "--alias", "prefs", "present", "1").status == 0)
+        for command in ["get", "delete"] {
+            let missing = try depot("kv", command, "--path", store, "--alias", "prefs", "absent", "--json")
+            let error = jsonError(missing.err)
+            let text = error?["message"] as? String ?? ""
+            #expect(missing.status == 1 && error?["code"] as? String == "notFound" && text.contains("'absent'") && text.contains("'prefs'"),
+                    "kv \(command): \(missing)")
+        }
+    }
+
     /// A `data.mdb` that is a symbolic link to a missing file: LMDB would create the link's
     /// target (wherever it points). Refused, naming the link; nothing is created.
     @Test func aDanglingDataFileLinkIsRefused() throws {

@@ -4,13 +4,13 @@
 /// skipped when they come to the top. O(log n) per use and per eviction, where finding the
 /// oldest entry by scanning the cache cost O(n) each time.
 struct KeyValueLRU {
-    private var heap: [(use: UInt64, key: String)] = []
+    private var heap: [(use: UInt64, key: KeyValueCacheKey)] = []
 
     /// Pairs held, stale ones included.
     var count: Int { heap.count }
 
     /// Records that `key` was last used at `use`.
-    mutating func push(_ use: UInt64, _ key: String) {
+    mutating func push(_ use: UInt64, _ key: KeyValueCacheKey) {
         heap.append((use, key))
         var child = heap.count - 1
         while child > 0 {
@@ -23,7 +23,7 @@ struct KeyValueLRU {
 
     /// Removes pairs from the top until one is current (`isCurrent(use, key)`), removes that
     /// one too and returns its key; nil when none is.
-    mutating func popOldest(where isCurrent: (UInt64, String) -> Bool) -> String? {
+    mutating func popOldest(where isCurrent: (UInt64, KeyValueCacheKey) -> Bool) -> KeyValueCacheKey? {
         while let top = heap.first {
             removeTop()
             if isCurrent(top.use, top.key) { return top.key }
@@ -32,7 +32,7 @@ struct KeyValueLRU {
     }
 
     /// Replaces the contents with `pairs` (to drop stale pairs once they outnumber live ones).
-    mutating func rebuild(_ pairs: [(use: UInt64, key: String)]) {
+    mutating func rebuild(_ pairs: [(use: UInt64, key: KeyValueCacheKey)]) {
         heap = pairs.sorted { $0.use < $1.use } // a sorted array is a valid heap
     }
 

@@ -11,10 +11,11 @@ extension KeyValueStore {
     public func keys(withPrefix prefix: String = "", limit: Int? = nil) throws -> [String] {
         let max = limit ?? .max
         guard max > 0 else { return [] }
-        let (added, removed) = lock.withLock { () -> (Set<String>, Set<String>) in
-            var added = Set<String>(), removed = Set<String>()
-            for key in dirtyKeys where key.hasPrefix(prefix) {
-                if cache[key]?.deleted == true { removed.insert(key) } else { added.insert(key) }
+        // Arrays, not sets of String: the unsaved keys are distinct by bytes already.
+        let (added, removed) = lock.withLock { () -> ([String], [String]) in
+            var added: [String] = [], removed: [String] = []
+            for key in dirtyKeys where key.text.utf8.starts(with: prefix.utf8) {
+                if cache[key]?.deleted == true { removed.append(key.text) } else { added.append(key.text) }
             }
             return (added, removed)
         }

@@ -6,12 +6,12 @@ extension KeyValueStore {
     /// Whether memory holds a value for `key` (saved or not). A key set to nil and not yet saved
     /// holds no value: false.
     public func isCached(_ key: String) -> Bool {
-        lock.withLock { cache[key].map { !$0.deleted } ?? false }
+        lock.withLock { cache[KeyValueCacheKey(key)].map { !$0.deleted } ?? false }
     }
 
     /// The keys whose values memory holds (saved or not), sorted.
     public var cachedKeys: [String] {
-        lock.withLock { cache.filter { !$0.value.deleted }.keys.sorted() }
+        lock.withLock { cache.filter { !$0.value.deleted }.keys.sorted().map(\.text) }
     }
 
     /// Called with every key that leaves the cache, on the thread that caused it, after the
@@ -76,8 +76,8 @@ extension KeyValueStore {
     func drop(_ keys: [String], reason: KeyValueEviction.Reason) {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             keys.compactMap { key in
-                guard let old = cache[key] else { return nil }
-                put(key, nil)
+                guard let old = cache[KeyValueCacheKey(key)] else { return nil }
+                put(KeyValueCacheKey(key), nil)
                 return KeyValueEviction(key: key, reason: reason, discardedUnsavedChange: old.dirty)
             }
         }
@@ -90,7 +90,7 @@ extension KeyValueStore {
             let gone = cache.filter { $0.value.version <= version }
             for key in gone.keys { put(key, nil) }
             return gone.sorted { $0.key < $1.key }
-                .map { KeyValueEviction(key: $0.key, reason: reason, discardedUnsavedChange: $0.value.dirty) }
+                .map { KeyValueEviction(key: $0.key.text, reason: reason, discardedUnsavedChange: $0.value.dirty) }
         }
         evictionHub.publish(evicted)
     }

@@ -56,11 +56,11 @@ public final class KeyValueStore: @unchecked Sendable {
     /// At most this many encoded bytes in the cache (unsaved ones are never evicted).
     public let maxBytes: Int
     let lock = NSLock()
-    var cache: [String: Entry] = [:]
+    var cache: [KeyValueCacheKey: Entry] = [:]
     var clock: UInt64 = 0
     var bytesCached = 0
     /// Keys whose cached value is unsaved (never evicted).
-    var dirtyKeys = Set<String>()
+    var dirtyKeys = Set<KeyValueCacheKey>()
     /// Saved entries by last use, for eviction.
     var lru = KeyValueLRU()
     let evictionHub = KeyValueEvictionHub()
@@ -81,8 +81,8 @@ public final class KeyValueStore: @unchecked Sendable {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             var evicted: [KeyValueEviction] = []
             for key in keys {
-                guard let entry = cache[key], !entry.dirty else { continue }
-                put(key, nil)
+                guard let entry = cache[KeyValueCacheKey(key)], !entry.dirty else { continue }
+                put(KeyValueCacheKey(key), nil)
                 evicted.append(KeyValueEviction(key: key, reason: .changedElsewhere, discardedUnsavedChange: false))
             }
             return evicted
@@ -116,10 +116,11 @@ public final class KeyValueStore: @unchecked Sendable {
     /// - Throws: a decoding error naming the key when the stored value is not a `T`.
     public func value<T: Codable & Sendable>(forKey key: String, as type: T.Type = T.self) throws -> T? {
         if let cached: Entry = lock.withLock({ () -> Entry? in
-            guard var entry = cache[key] else { return nil }
+            let cacheKey = KeyValueCacheKey(key)
+            guard var entry = cache[cacheKey] else { return nil }
             clock += 1
             entry.lastUse = clock
-            put(key, entry)
+            put(cacheKey, entry)
             hits += 1
             return entry
         }) {
@@ -131,22 +132,22 @@ public final class KeyValueStore: @unchecked Sendable {
         lock.withLock { misses += 1 }
         guard let bytes = try load(key) else { return nil }
         let decoded = try decode(T.self, bytes, key: key)
-        insert(key, Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)))
+        insert(KeyValueCacheKey(key), Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)))
         return decoded
     }
 
     /// Sets the value under `key` in memory (nil: delete at the next save).
     public func set<T: Codable & Sendable>(_ value: T?, forKey key: String) {
         guard let value else {
-            insert(key, Entry(value: Optional<Int>.none as Int?, bytes: nil, encodingError: nil, dirty: true, deleted: true, lastUse: 0))
+            insert(KeyValueCacheKey(key), Entry(value: Optional<Int>.none as Int?, bytes: nil, encodingError: nil, dirty: true, deleted: true, lastUse: 0))
             return
         }
         let encode = Self.encoder(for: value)
         do {
             let bytes = try BinaryEncoder().encode(value)
-            insert(key, Entry(value: value, bytes: bytes, encodingError: nil, dirty: true, lastUse: 0, encode: encode))
+            insert(KeyValueCacheKey(key), Entry(value: value, bytes: bytes, encodingError: nil, dirty: true, lastUse: 0, encode: encode))
         } catch {
-            insert(key, Entry(value: value, bytes: nil, encodingError: error, dirty: true, lastUse: 0, encode: encode))
+            insert(KeyValueCacheKey(key), Entry(value: value, bytes: nil, encodingError: error, dirty: true, lastUse: 0, encode: encode))
         }
     }
 
@@ -165,10 +166,10 @@ public final class KeyValueStore: @unchecked Sendable {
     /// What a save of `only` (nil: every key) writes: the unsaved entries, and the cached values
     /// of class types whose encoding changed in place; a class value is encoded now, so it is
     /// written as it is at the save. Encodes outside the lock.
-    private func pending(_ only: String?) -> [String: Entry] {
-        let candidates = lock.withLock { () -> [String: Entry] in
-            var found: [String: Entry] = [:]
-            if let only {
+    private func pending(_ only: String?) -> [KeyValueCacheKey: Entry] {
+        let candidates = lock.withLock { () -> [KeyValueCacheKey: Entry] in
+            var found: [KeyValueCacheKey: Entry] = [:]
+            if let only = only.map(KeyValueCacheKey.init) {
                 if let entry = cache[only], entry.dirty || entry.encode != nil { found[only] = entry }
                 return found
             }
@@ -176,7 +177,7 @@ public final class KeyValueStore: @unchecked Sendable {
             for (key, entry) in cache where !entry.dirty && entry.encode != nil { found[key] = entry }
             return found
         }
-        var result: [String: Entry] = [:]
+        var result: [KeyValueCacheKey: Entry] = [:]
         for (key, var entry) in candidates {
             if let encode = entry.encode, !entry.deleted {
                 do {
@@ -211,9 +212,9 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Loads the raw bytes of `key` into the cache off the calling task (decoded on first use).
     public func preload(_ key: String) async throws {
         try await BlockingCalls.shared.run { [self] in
-            if lock.withLock({ cache[key] != nil }) { return }
+            if lock.withLock({ cache[KeyValueCacheKey(key)] != nil }) { return }
             guard let bytes = try load(key) else { return }
-            insert(key, Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+            insert(KeyValueCacheKey(key), Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
         }
     }
 
@@ -228,13 +229,13 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Writes an already encoded payload (nil deletes) under `key` now.
     func savePayload(_ bytes: [UInt8]?, forKey key: String) throws {
         let entry = Entry(value: bytes ?? [], bytes: bytes, encodingError: nil, dirty: true, deleted: bytes == nil, lastUse: 0)
-        try write([key: entry])
+        try write([KeyValueCacheKey(key): entry])
         drop([key], reason: .cleared)
     }
 
     // MARK: Internals
 
-    private func insert(_ key: String, _ entry: Entry) {
+    private func insert(_ key: KeyValueCacheKey, _ entry: Entry) {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             var entry = entry
             clock += 1
@@ -257,14 +258,14 @@ public final class KeyValueStore: @unchecked Sendable {
             }
             guard let victim else { break } // only unsaved entries are left
             put(victim, nil)
-            evicted.append(KeyValueEviction(key: victim, reason: .capacity, discardedUnsavedChange: false))
+            evicted.append(KeyValueEviction(key: victim.text, reason: .capacity, discardedUnsavedChange: false))
         }
         return evicted
     }
 
     /// Stores or removes the entry of `key` (under `lock`), keeping the byte count, the unsaved
     /// keys and the saved entries' use order in step with the cache.
-    func put(_ key: String, _ entry: Entry?) {
+    func put(_ key: KeyValueCacheKey, _ entry: Entry?) {
         if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
         cache[key] = entry
         guard let entry else {
@@ -308,23 +309,24 @@ public final class KeyValueStore: @unchecked Sendable {
         }
     }
 
-    private func write(_ entries: [String: Entry]) throws {
+    private func write(_ entries: [KeyValueCacheKey: Entry]) throws {
         if entries.isEmpty { return }
         for (key, entry) in entries where !entry.deleted && entry.bytes == nil {
-            throw DepotError.encodingFailed(collection: "$kv", id: key, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
+            throw DepotError.encodingFailed(collection: "$kv", id: key.text, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
         }
         // The record pipeline's key rule, checked for every key first: a driver without
         // rollback must not store part of `entries` either.
         let limit = try store.core.maxKeySize()
         for key in entries.keys.sorted() {
-            if let problem = RecordKeyRule.problem(count: key.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
+            if let problem = RecordKeyRule.problem(count: key.text.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
                 throw problem
             }
         }
         try store.write { tx in
             // Through the record pipeline: sealed records, revisions, created vs updated.
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
-            for (key, entry) in entries.sorted(by: { $0.key < $1.key }) {
+            for (cacheKey, entry) in entries.sorted(by: { $0.key < $1.key }) {
+                let key = cacheKey.text
                 try Array(key.utf8).withUnsafeBytes { k in
                     if entry.deleted {
                         _ = try tx.context.deleteRecord(target, key: k)
@@ -334,7 +336,7 @@ public final class KeyValueStore: @unchecked Sendable {
                 }
             }
         }
-        KeyValueCacheRegistry.shared.invalidate(keys: Array(entries.keys), alias: store.alias, core: store.core, except: self)
+        KeyValueCacheRegistry.shared.invalidate(keys: entries.keys.map(\.text), alias: store.alias, core: store.core, except: self)
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile

@@ -8,7 +8,15 @@ extension Store {
         return Store(core: core, alias: name, autosave: autosave)
     }
 
-    /// The aliases that hold (or held) collections, sorted.
+    /// Whether alias `name` holds (or held) key/value entries (``KeyValueStore``). An alias used
+    /// by the key/value kit alone has no collections, so ``aliases()`` does not list it.
+    public func holdsKeyValueEntries(alias name: String) throws -> Bool {
+        try StoreLayout.validateAlias(name)
+        return try read { tx in try tx.context.keyValueTarget(alias: name, create: false) != nil }
+    }
+
+    /// The aliases that hold (or held) collections, sorted (an alias used only by the key/value
+    /// kit is not among them: ``holdsKeyValueEntries(alias:)``).
     public func aliases() throws -> [String] {
         try read { tx in
             let keys = try tx.context.metaEntries(prefix: Array(StoreLayout.descriptorRoot.utf8)).map { String(decoding: $0.key, as: UTF8.self) }

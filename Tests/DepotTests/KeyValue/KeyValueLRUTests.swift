@@ -10,10 +10,10 @@ struct KeyValueLRUTests {
     @Test func theHeapEvictsWhatAScanWould() {
         var rng = SystemRandomNumberGenerator()
         var lru = KeyValueLRU()
-        var model: [String: (use: UInt64, saved: Bool)] = [:]
+        var model: [KeyValueCacheKey: (use: UInt64, saved: Bool)] = [:]
         var clock: UInt64 = 0
         for step in 0..<20_000 {
-            let key = "k\(Int.random(in: 0..<200, using: &rng))"
+            let key = KeyValueCacheKey("k\(Int.random(in: 0..<200, using: &rng))")
             switch Int.random(in: 0..<10, using: &rng) {
             case 0..<5: // used (saved)
                 clock += 1

@@ -87,3 +87,48 @@ struct KeyValueTests {
         #expect((bytes["blob"] as [UInt8]?) == [1, 2, 3])
     }
 }
+
+/// Keys are stored by their UTF-8 bytes; the cache must tell apart two keys Swift's `String`
+/// calls equal (canonically equivalent spellings), or one reads the other's value.
+@Suite("Kits: key/value keys by bytes")
+struct KeyValueKeyBytesTests {
+    static let precomposed = "caf\u{E9}"
+    static let decomposed = "cafe\u{301}"
+
+    @Test(arguments: DriverKind.allCases)
+    func canonicallyEquivalentKeysAreTwoEntries(_ kind: DriverKind) throws {
+        #expect(Self.precomposed == Self.decomposed, "the premise: String calls them equal")
+        let folder = TemporaryFolder()
+        let store = try kind.makeStore(folder)
+        let kv = store.keyValue()
+        kv[Self.precomposed] = 1
+        kv[Self.decomposed] = 2
+        #expect((kv[Self.precomposed] as Int?) == 1, "unsaved, in memory")
+        #expect((kv[Self.decomposed] as Int?) == 2)
+        try kv.save()
+        #expect(try kv.keys().count == 2)
+        #expect((kv[Self.precomposed] as Int?) == 1, "saved, from the cache")
+        #expect((kv[Self.decomposed] as Int?) == 2)
+        let fresh = store.keyValue()
+        #expect((fresh[Self.precomposed] as Int?) == 1, "from disk")
+        #expect((fresh[Self.decomposed] as Int?) == 2)
+        #expect(fresh.isCached(Self.decomposed))
+        fresh.clearCache(forKey: Self.precomposed)
+        #expect(!fresh.isCached(Self.precomposed) && fresh.isCached(Self.decomposed), "one dropped, the other kept")
+        kv[Self.decomposed] = Int?.none
+        try kv.save()
+        #expect(try store.keyValue().keys() == [Self.precomposed])
+        #expect((store.keyValue()[Self.precomposed] as Int?) == 1)
+    }
+
+    @Test func unsavedKeysListedByBytes() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        let kv = store.keyValue()
+        kv[Self.precomposed] = 1
+        kv[Self.decomposed] = 2
+        let keys = try kv.keys()
+        #expect(keys.count == 2)
+        #expect(Set(keys.map { Array($0.utf8) }) == [Array(Self.precomposed.utf8), Array(Self.decomposed.utf8)])
+    }
+}
