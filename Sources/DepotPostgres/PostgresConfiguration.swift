@@ -78,6 +78,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
     /// Also sent to the server as `statement_timeout`. Default 30 seconds; at least 1
     /// millisecond and at most a day (see ``validate()``).
     public var callTimeout: Duration
+    /// Whether opening creates the schema and Depot's tables in it when they are missing
+    /// (default true). False for a reader: opening a schema without a store then fails with
+    /// ``PostgresDriverError/noStore(server:schema:)`` instead of creating an empty store (a
+    /// mistyped schema name is an error, not an empty store left behind). Opening a schema that
+    /// holds a store never creates anything, so a role with only `USAGE` on the schema and
+    /// `SELECT` on its tables can read it.
+    public var createsSchema = true
     /// Isolation of write transactions.
     public var writeIsolation: WriteIsolation
     /// Most times a write runs when it keeps hitting serialization failures or deadlocks.

@@ -438,9 +438,18 @@ public final class PostgresDriver: StorageDriver {
     /// Creates the schema and tables (under an advisory lock, so concurrent first starts agree).
     /// On a standby (a streaming replica, read-only) nothing is created: the tables come from
     /// the primary, and the driver serves reads (writes fail with the server's SQLSTATE 25006).
+    /// When the tables are there already, nothing is sent that needs more than `USAGE` on the
+    /// schema (a role that may only read opens the store); when they are not, and the
+    /// configuration does not create them (``PostgresConfiguration/createsSchema``), opening
+    /// fails with ``PostgresDriverError/noStore(server:schema:)`` and nothing is created.
     private func setUp() throws {
         try withSession { session in
             session.leaveChained()
+            let tables = try session.integers(
+                "SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = $1::text AND tablename IN ('keyspaces', 'entries', 'multi', 'epoch')",
+                .of(configuration.schema))
+            if tables.first == 4 { return }
+            if !configuration.createsSchema { throw PostgresDriverError.noStore(server: configuration.server, schema: configuration.schema) }
             if try session.integers("SELECT pg_is_in_recovery()::int::bigint").first == 1 { return }
             try session.execute("BEGIN")
             do {

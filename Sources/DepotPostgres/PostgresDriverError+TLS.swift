@@ -18,7 +18,7 @@ extension PostgresDriverError {
         if let extra = underlying as? NIOSSLExtraError {
             if extra == .failedToValidateHostname || extra == .serverHostnameImpossibleToMatch {
                 return .tlsFailure(server: server, detail: "the server's certificate does not name the host '\(host ?? "")' "
-                                   + "that was connected to (sslmode=verify-full checks the name)")
+                                   + "that was connected to (sslmode=verify-full checks the name, and so does verify-ca in Depot: it is read as verify-full)")
             }
             return .tlsFailure(server: server, detail: "TLS could not start (\(extra.description))")
         }
@@ -42,7 +42,7 @@ extension PostgresDriverError {
         }
         if message.contains("does not match host name") {
             return .tlsFailure(server: server, detail: "the server's certificate does not name the host '\(host ?? "")' "
-                               + "that was connected to (sslmode=verify-full checks the name)")
+                               + "that was connected to (sslmode=verify-full checks the name, and so does verify-ca in Depot: it is read as verify-full)")
         }
         if message.contains("certificate verify failed") || message.contains("root certificate file") {
             return .tlsFailure(server: server, detail: "the server's certificate is not trusted: it does not chain to \(trust), "

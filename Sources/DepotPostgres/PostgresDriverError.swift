@@ -40,6 +40,9 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
     case calledFromDriverThread
     /// The driver was closed.
     case closed
+    /// The schema holds no Depot store, and the configuration does not create one
+    /// (``PostgresConfiguration/createsSchema`` false): nothing was created.
+    case noStore(server: String, schema: String)
 
     /// A message naming what failed (never a password, key or value).
     public var description: String {
@@ -47,6 +50,10 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         case .invalidConfiguration(let detail): "PostgreSQL configuration: \(detail)"
         case .invalidSchemaName(let name): "PostgreSQL schema name '\(name)' is not a lowercase identifier (a-z, 0-9, _; at most 48 characters)"
         case .connectionUnavailable(let server, let detail): "no PostgreSQL connection to \(server): \(detail)"
+        case .server(let state, let message) where state == "53200" && message.contains("shared memory"):
+            // The lock table is full: a write takes one lock per key it writes (see KeyLocks).
+            "PostgreSQL error \(state): \(message) (the transaction takes a lock per key it writes, more than the server's lock table holds: "
+                + "write fewer documents per transaction, such as with 'depot import --batch N', or raise the server's max_locks_per_transaction)"
         case .server(let state, let message): "PostgreSQL error \(state): \(message)"
         case .connectionLost(let server, let detail): "PostgreSQL connection to \(server) failed: \(detail)"
         case .tlsFailure(let server, let detail): "TLS with PostgreSQL server \(server) failed: \(detail)"
@@ -58,6 +65,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         case .nestedWrite: "a write inside a write on the same thread: use a savepoint"
         case .calledFromDriverThread: "the PostgreSQL driver was called from its own internal thread"
         case .closed: "the PostgreSQL driver is closed"
+        case .noStore(let server, let schema): "no Depot store in schema '\(schema)' on PostgreSQL server \(server) (nothing was created)"
         }
     }
 

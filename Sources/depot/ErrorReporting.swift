@@ -2,6 +2,9 @@ import ArgumentParser
 import Depot
 import DepotLMDB
 import Foundation
+#if Postgres
+import DepotPostgres
+#endif
 
 /// Runs `body`, turning thrown errors into a user-facing message on standard error and exit
 /// status 1. With `--json` (``OutputConvention/json``), the error is one JSON object on standard
@@ -78,6 +81,8 @@ struct ErrorReport: Encodable {
     var jsonPath: String?
     /// Records committed before the failure, for a command that commits as it goes (`fill`).
     var committed: Int?
+    /// The SQLSTATE of a PostgreSQL server's error.
+    var sqlState: String?
 
     init(_ error: any Error) {
         // A storage failure is reported as the driver's error (LMDB's code and plain words).
@@ -115,6 +120,11 @@ struct ErrorReport: Encodable {
         case let error as CocoaError where error.isFileError:
             code = FileErrorText.code(error)
             file = FileErrorText.path(error)
+        #if Postgres
+        case let error as PostgresDriverError:
+            code = PostgresErrorText.code(error)
+            sqlState = error.sqlState
+        #endif
         default:
             break
         }
@@ -213,3 +223,30 @@ enum LMDBErrorText {
         return text
     }
 }
+
+#if Postgres
+/// Machine codes for the PostgreSQL driver's errors (as LMDB's and Depot's have theirs).
+enum PostgresErrorText {
+    /// The error's case: `connectionUnavailable`, `noStore`, …; `postgresError` for an error the
+    /// server reported (its SQLSTATE is in `sqlState`).
+    static func code(_ error: PostgresDriverError) -> String {
+        switch error {
+        case .invalidConfiguration: return "invalidConfiguration"
+        case .invalidSchemaName: return "invalidSchemaName"
+        case .connectionUnavailable: return "connectionUnavailable"
+        case .server: return "postgresError"
+        case .connectionLost: return "connectionLost"
+        case .tlsFailure: return "tlsFailure"
+        case .deadlineExceeded: return "deadlineExceeded"
+        case .commitOutcomeUnknown: return "commitOutcomeUnknown"
+        case .retriesExhausted: return "retriesExhausted"
+        case .transactionEnded: return "transactionEnded"
+        case .readOnlyTransaction: return "readOnlyTransaction"
+        case .nestedWrite: return "nestedWrite"
+        case .calledFromDriverThread: return "calledFromDriverThread"
+        case .closed: return "closed"
+        case .noStore: return "noStore"
+        }
+    }
+}
+#endif

@@ -65,7 +65,10 @@ extension StoreOption {
             return (try Store(environment: openExisting(path, readOnly: access == .read), recordTransform: transform), {})
         case .url(let url):
             #if Postgres
-            let driver = try PostgresDriver(url: url)
+            // Only a command that may create the store creates its schema (as with a folder).
+            var configuration = try PostgresConfiguration(url: url)
+            configuration.createsSchema = access == .create
+            let driver = try PostgresDriver(configuration: configuration)
             do {
                 return (try Store(driver: driver, recordTransform: transform), { driver.close() })
             } catch {

@@ -98,6 +98,35 @@ struct CommandLineTests {
         }
     }
 
+    /// Read commands on a schema that holds no store created the schema and reported an empty
+    /// store (exit 0), where a folder without a store is an error: a mistyped schema looked like
+    /// an empty store and was left behind. They fail now (code `noStore`) and create nothing;
+    /// a command that writes creates the store, as with a folder. Driver errors carry a code.
+    @Test func readsOfASchemaWithoutAStoreFailAndCreateNothing() throws {
+        try withSchemaURL { url in
+            let schema = try PostgresConfiguration(url: url).schema
+            let reads: [[String]] = [["export"], ["collections"], ["stat"], ["query", "--collection", "C"],
+                                     ["doc", "get", "--collection", "C", "--id", "1"], ["kv", "get", "k"], ["kv", "delete", "k"]]
+            for command in reads {
+                let result = try depot(command + ["--url", url, "--json"])
+                let error = jsonErrorObject(result.err)
+                #expect(result.status == 1 && error?["code"] as? String == "noStore", "\(command): \(result)")
+                #expect((error?["message"] as? String)?.contains(schema) == true, "\(command): \(result.err)")
+            }
+            let error = #expect(throws: PostgresDriverError.self) {
+                try PostgresTestServer.driver(schema: schema) { $0.createsSchema = false }.close()
+            }
+            if case .noStore = error {} else { Issue.record("expected noStore (nothing created), got \(String(describing: error))") }
+            #expect(try depot("kv", "set", "--url", url, "k", "1").status == 0, "a write creates the store")
+            #expect(try depot("kv", "get", "--url", url, "k").out == "1\n")
+            #expect(try depot("export", "--url", url).status == 0)
+            let opened = try PostgresTestServer.driver(schema: schema) { $0.createsSchema = false }
+            opened.close()
+        }
+        let full = PostgresDriverError.server(sqlState: "53200", message: "out of shared memory")
+        #expect("\(full)".contains("--batch") && "\(full)".contains("max_locks_per_transaction"), "the lock table's hint")
+    }
+
     @Test func lmdbOnlyCommandsSayTheyNeedAFolder() throws {
         try withSchemaURL { url in
             for command in [["backup", "--to", "/tmp/never"], ["verify"], ["list", "--db", "a"], ["fill", "--db", "a", "--count", "1"]] {
