@@ -10,7 +10,10 @@ extension TransactionContext {
     func prepareForWriting(_ target: RecordTarget) throws {
         if target.schemaLoaded { return }
         try requireWritable("write to collection '\(target.collection)'")
-        let schema = try schema(alias: target.alias, collection: target.collection)
+        var schema = try schema(alias: target.alias, collection: target.collection)
+        // Indexes of an earlier key format are rebuilt by the first write, whoever writes: a
+        // writer must never add keys of one format to an index holding the other's.
+        if !schema.legacyIndexes.isEmpty { schema = try upgradeLegacyIndexes(target, schema: schema) }
         target.schema = schema
         target.indexKeyspaces = try schema.indexes.map { index in
             guard let ks = try txn.keyspace(named: StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name),

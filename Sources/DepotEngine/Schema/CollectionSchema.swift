@@ -32,7 +32,8 @@ package struct IndexDefinition: Hashable, Sendable {
     package var metaValue: [UInt8] { Array("v3\u{0}\(unique ? "u" : "m")\u{0}\(field)".utf8) }
 
     /// Reads a meta record. Records of an older format come back with `legacy` true: queries do
-    /// not use their entries, and the next write through the type rebuilds them. Those written
+    /// not use their entries, and the first write to the collection rebuilds them
+    /// (`TransactionContext.upgradeLegacyIndexes`). Those written
     /// before field paths were stored (`unique` / `multi`) had entries kept only by typed
     /// parks; `v2` entries keyed integers and fractional numbers apart (a range over both
     /// missed one kind: `IndexKeyEncoding.appendNumber` is one order now).

@@ -64,6 +64,33 @@ extension TransactionContext {
         try prepareForWriting(target)
     }
 
+    /// Rebuilds the indexes of `schema` stored in an earlier format (``CollectionSchema/legacyIndexes``)
+    /// in the current one, with the same definitions; returns the schema with them current. Run
+    /// by the first write to the collection (``prepareForWriting(_:)``), whatever writes it.
+    func upgradeLegacyIndexes(_ target: RecordTarget, schema: CollectionSchema) throws -> CollectionSchema {
+        var schema = schema
+        let legacy = schema.indexes.filter { schema.legacyIndexes.contains($0.name) }
+        let meta = try writableMeta()
+        for index in legacy {
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !index.unique) { try txn.drop(ks) }
+        }
+        do {
+            try buildIndexes(legacy, target: target)
+        } catch let error as DepotError where error.code == .uniqueIndexViolation {
+            // Values the earlier format kept apart (an unsigned integer past Int64.max and the
+            // equal Double) are one value now.
+            throw DepotError.invalidIndex(collection: target.collection, index: legacy.filter(\.unique).map(\.name).joined(separator: ", "),
+                                          detail: "rebuilding the unique index in the current key format found one value twice (\(error.message)); change one of the documents with a version before 0.5, or drop the index")
+        }
+        for index in legacy {
+            try txn.put(index.metaValue, forKey: Array(StoreLayout.indexMetaKey(alias: target.alias, collection: target.collection, index: index.name).utf8), in: meta)
+        }
+        schema.legacyIndexes = []
+        try schemaChanged(alias: target.alias, collection: target.collection, to: schema)
+        return schema
+    }
+
     /// Fills new index keyspaces from the stored documents (unique clashes are errors).
     private func buildIndexes(_ indexes: [IndexDefinition], target: RecordTarget) throws {
         let txn = txn

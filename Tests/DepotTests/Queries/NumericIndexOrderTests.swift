@@ -21,6 +21,13 @@ struct FloatReading: Document, Equatable {
     static var indexes: [DocumentIndex<FloatReading>] { [.init(\.value)] }
 }
 
+/// A badge with a unique number.
+struct NumberedBadge: Document, Equatable {
+    var id: Int
+    var number: Double
+    static var indexes: [DocumentIndex<NumberedBadge>] { [.init(\.number, unique: true)] }
+}
+
 /// Index keys of numbers: integers were keyed under one tag and fractional numbers under
 /// another, so a range through an index over a `Double` field returned only one of the two
 /// kinds (`price < 2` over 0.5, 1, 1.5, 2, 3 gave [1]). Numbers of every type share one order now.
@@ -143,6 +150,58 @@ struct NumericIndexOrderTests {
             let result = try tx.execute(below2)
             #expect(result.plan.usedIndex, "rebuilt by the write")
             #expect(result.documents.map(\.price).sorted() == [0.5, 1, 1.25, 1.5])
+        }
+    }
+
+    /// A unique index really written in the earlier format (its keys as 0.4 wrote them): not
+    /// used by queries; any writer — here a schemaless one, which never reconciles a type —
+    /// rebuilds it before writing, so a duplicate value is caught, not stored beside keys of the
+    /// other format.
+    @Test func aUniqueIndexOfTheEarlierFormatIsRebuiltByAnyWriter() throws {
+        let folder = TemporaryFolder()
+        let numbers: [Double] = [1.5, 2, 3]
+        do {
+            let store = try Store(path: folder.path)
+            try store.write { tx in for (i, n) in numbers.enumerated() { try tx.park(NumberedBadge(id: i, number: n)) } }
+            try store.environment.close()
+        }
+        do {
+            // The 0.4 format: integral numbers under 0x10 (two's complement with the sign bit
+            // flipped), fractional ones under 0x11 (ordered IEEE bits); the document key after it.
+            func oldKey(_ d: Double) -> [UInt8] {
+                let bits = d.rounded() == d ? UInt64(bitPattern: Int64(d)) ^ (1 << 63) : IndexKeyEncoding.orderedBits(d)
+                return [d.rounded() == d ? 0x10 : 0x11] + withUnsafeBytes(of: bits.bigEndian) { Array($0) }
+            }
+            let env = try Environment.open(path: folder.path)
+            let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
+            let index = try env.openDatabase(StoreLayout.indexDatabase(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number"),
+                                             key: BytesCodec.self, value: BytesCodec.self)
+            try env.write { txn in
+                try txn.put(Array("v2\u{0}u\u{0}number".utf8),
+                            forKey: Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number").utf8), in: meta)
+                try txn.clear(index)
+                for (i, n) in numbers.enumerated() {
+                    try txn.put(try #require(IDKind.signed.key(for: .int(Int64(i)))), forKey: oldKey(n), in: index)
+                }
+            }
+            try env.close()
+        }
+        let store = try Store(path: folder.path)
+        let below = FetchRequest<NumberedBadge>().matching(\.number, .lessThan(2.5))
+        try store.read { tx in
+            let result = try tx.execute(below)
+            #expect(!result.plan.usedIndex)
+            #expect(result.documents.map(\.number).sorted() == [1.5, 2])
+        }
+        let duplicate = DynamicObject(entity: NumberedBadge.collection, id: .int(10), fields: [("id", .int(10)), ("number", .double(2))])
+        let error = #expect(throws: DepotError.self) { try store.write { tx in _ = try tx.park(duplicate) } }
+        #expect(error?.code == .uniqueIndexViolation, "\(String(describing: error))")
+        let fresh = DynamicObject(entity: NumberedBadge.collection, id: .int(11), fields: [("id", .int(11)), ("number", .double(2.25))])
+        try store.write { tx in _ = try tx.park(fresh) }
+        try store.read { tx in
+            let result = try tx.execute(below)
+            #expect(result.plan.usedIndex, "rebuilt by the schemaless write")
+            #expect(result.documents.map(\.number).sorted() == [1.5, 2, 2.25])
         }
     }
 
