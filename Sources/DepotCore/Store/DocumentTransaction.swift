@@ -89,10 +89,12 @@ public final class DocumentTransaction {
             throw DepotError.transactionMisuse("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.baseTransaction as? any ExplicitStorageTransaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
-        explicitEnding?.ended = true
         context.transactionEnding()
         try store.finishUndoLog(self)
         try context.appendChangeLog()
+        // Ended from here on, committed or not (a failed commit aborts); a step above that
+        // failed left it open, to be rolled back (by `rollback()`, or when it is released).
+        explicitEnding?.ended = true
         do {
             try txn.commit()
         } catch {
