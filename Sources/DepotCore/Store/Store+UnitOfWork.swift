@@ -45,15 +45,31 @@ extension Store {
         }
         // Check the document (key, encoding) and find the documents it references, which the
         // park will store too, so that reads see them before `save()`.
+        // Depth first, with the path from `document`: a document met again on its own path is a
+        // cycle of eager references, which the save would refuse (as a park does) and keep
+        // refusing; it is refused here. One met again elsewhere (a shared child) is fine.
         let maxKey = try core.maxKeySize()
         var seen = Set<UnitOfWork.Key>()
-        var queue: [any Document] = [document]
         var shadows: [(document: any Document, key: UnitOfWork.Key)] = []
-        while let next = queue.popLast() {
+        var path: [(key: UnitOfWork.Key, label: String, children: [any Document], next: Int)] = []
+        func enter(_ next: any Document) throws {
             let (key, found) = try Self.inspect(next, alias: alias, maxKeySize: maxKey)
-            guard seen.insert(key).inserted else { continue }
+            if let start = path.firstIndex(where: { $0.key == key }) {
+                throw DepotError.referenceCycle(chain: path[start...].map(\.label) + [Self.label(next)])
+            }
+            guard seen.insert(key).inserted else { return }
             shadows.append((next, key))
-            queue.append(contentsOf: found)
+            path.append((key, Self.label(next), found, 0))
+        }
+        try enter(document)
+        while let last = path.indices.last {
+            guard path[last].next < path[last].children.count else {
+                path.removeLast()
+                continue
+            }
+            let child = path[last].children[path[last].next]
+            path[last].next += 1
+            try enter(child)
         }
         let own = shadows.removeFirst()
         lock.withLock {
@@ -62,6 +78,11 @@ extension Store {
             }
             work.park(document, alias: own.key.alias, collection: own.key.collection, key: own.key.key, apply: { try $0.park(document) })
         }
+    }
+
+    /// How a reference cycle's chain names `document`: `Collection/ID`.
+    private static func label<D: Document>(_ document: D) -> String {
+        "\(D.collection)/\(displayID(document.id.documentValue))"
     }
 
     /// The unit-of-work key of `document` and the documents it references; checks its ID and

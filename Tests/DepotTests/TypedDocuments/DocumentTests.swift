@@ -184,6 +184,23 @@ struct ReferenceCycleTests {
         #expect(try store.retrieve(Node.self, id: 4)?.next.count == 2)
     }
 
+    /// With autosave off, the same cycle went into the unit of work, and every `save()` then
+    /// failed until `rollback()` dropped all unsaved changes: refused when parked.
+    @Test func aCycleIsRefusedWhenParkedIntoAUnitOfWork() throws {
+        let folder = TemporaryFolder()
+        let store = try Store(path: folder.path)
+        store.autosave = false
+        try store.park(Node(id: 9, next: []))
+        let error = #expect(throws: DepotError.self) {
+            try store.park(Node(id: 1, next: [Node(id: 2, next: [Node(id: 1, next: [])])]))
+        }
+        #expect(error?.code == .referenceCycle && error?.message == "reference cycle: Node/1 → Node/2 → Node/1", "\(String(describing: error))")
+        try store.park(Node(id: 4, next: [Node(id: 5, next: []), Node(id: 5, next: [])])) // a shared child: no cycle
+        try store.save()
+        #expect(try store.retrieve(Node.self, id: 9) != nil && store.retrieve(Node.self, id: 4)?.next.count == 2)
+        #expect(try store.retrieve(Node.self, id: 1) == nil)
+    }
+
     /// A cycle already on disk (written by a version before the park refused it, or by hand)
     /// is still a clear error when read.
     @Test func cycleInStoredDataIsAClearError() throws {
