@@ -11,7 +11,8 @@ struct KVCommand: ParsableCommand {
             as a string: 'depot kv set name Ada' stores the string "Ada". --string stores VALUE as a string \
             always ('depot kv set zip 01234 --string'); --json-value refuses VALUE unless it is JSON. JSON \
             that Depot cannot store (a number past 64 bits or beyond a Double, nesting past 512 levels) is \
-            refused, never stored as a string in its place: pass --string for that.
+            refused, never stored as a string in its place: pass --string for that. So is an object \
+            with a repeated key.
             Examples:
               depot kv set name Ada
               depot kv set limits '{"max": 10}'
@@ -67,7 +68,7 @@ struct KVCommand: ParsableCommand {
             if asString { return .string(text) }
             do {
                 return try DocumentValue(jsonString: text)
-            } catch let error as BinaryCodecError where error.isWellFormedJSONRefused {
+            } catch let error as BinaryCodecError where error.isWellFormedJSONRefused && JSONParser.isWellFormed(text) {
                 // JSON that Depot cannot hold (a number past its types, nesting too deep): never
                 // stored as a string in its place without being asked to (--string).
                 throw CLIFailure(code: "unstorableJSON", message: "VALUE is JSON that Depot cannot store (\(error)); pass --string to store it as text")
@@ -139,8 +140,9 @@ struct KVCommand: ParsableCommand {
 }
 
 extension BinaryCodecError {
-    /// Whether the text was JSON that Depot refused to store (a number beyond its types, nesting
-    /// too deep), as opposed to text that is not JSON at all.
+    /// Whether the error is a refusal of what Depot cannot store (a number beyond its types, a
+    /// repeated key, nesting too deep) rather than of the grammar: the text may still not be
+    /// JSON further on (`JSONParser.isWellFormed` says).
     var isWellFormedJSONRefused: Bool {
         switch self {
         case .rejectedJSON, .nestingTooDeep: return true

@@ -87,6 +87,15 @@ struct CLIConventionTests {
             #expect(refused.status == 1 && jsonErrorObject(refused.err)?["code"] as? String == "unstorableJSON", "\(unstorable): \(refused)")
             #expect(try depot(["kv", "get", "--path", path, "big"]).status == 1, "nothing stored")
         }
+        // Text that only starts as JSON is no JSON: a string, as before.
+        for text in ["12345678901234567890123-A", "1e999 reasons", #"{"a":1,"a":2"#] {
+            #expect(try depot(["kv", "set", "--path", path, "text", text]).status == 0, "\(text)")
+            let stored = try depot(["kv", "get", "--path", path, "text"]).out
+            let decoded = try? JSONSerialization.jsonObject(with: Data(stored.utf8), options: .fragmentsAllowed) as? String
+            #expect(decoded == text, "\(text) stored as a string: \(stored)")
+        }
+        let repeated = try depot(["kv", "set", "--path", path, "rep", #"{"a":1,"a":2}"#, "--json"])
+        #expect(repeated.status == 1 && jsonErrorObject(repeated.err)?["code"] as? String == "unstorableJSON", "\(repeated)")
         #expect(try depot(["kv", "set", "--path", path, "big", #"{"a":1e400}"#, "--string"]).status == 0)
         #expect(try depot(["kv", "get", "--path", path, "big"]).out == #""{\"a\":1e400}""# + "\n")
         let store = try Store(path: path)

@@ -21,6 +21,9 @@ package struct JSONParser {
     /// Levels above the document that do not count towards ``BinaryFormat/maxDepth`` (the
     /// object of a `depot export` line around its document).
     var enclosingLevels = 0
+    /// Only the grammar is checked: what would be refused beyond it (a repeated key, a number
+    /// past Depot's types) is read on (numbers as null). See ``isWellFormed(_:)``.
+    var grammarOnly = false
 
     package enum PathComponent { case key(String), index(Int) }
 
@@ -60,6 +63,26 @@ package struct JSONParser {
             }
         }
         return text
+    }
+
+    /// Whether `text` is JSON by RFC 8259's grammar, whatever of it Depot could not store (a
+    /// repeated key, a number past its types): tells text that is no JSON from JSON that
+    /// ``DocumentValue/init(json:)`` refuses. Text nested past Depot's cap counts as JSON (it is
+    /// not read further: the reader recurses).
+    package static func isWellFormed(_ text: String) -> Bool {
+        Data(text.utf8).withUnsafeBytes { raw in
+            var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            parser.grammarOnly = true
+            do {
+                _ = try parser.parseDocument()
+                return true
+            } catch let error as BinaryCodecError {
+                if case .nestingTooDeep = error { return true }
+                return false
+            } catch {
+                return false
+            }
+        }
     }
 
     mutating func parseDocument() throws -> DocumentValue {
@@ -138,7 +161,7 @@ package struct JSONParser {
             let sameKey = { (field: DocumentValue.Field) in field.key.utf8.elementsEqual(key.utf8) }
             let repeated = fields.count < 16 ? fields.contains(where: sameKey) : !keys.insert(key).inserted && fields.contains(where: sameKey)
             if fields.count == 15 { keys = Set(fields.map(\.key)); keys.insert(key) }
-            if repeated {
+            if repeated && !grammarOnly {
                 path.append(.key(key))
                 defer { path.removeLast() }
                 throw rejected("the key appears more than once in its object", at: keyOffset)
@@ -297,10 +320,12 @@ package struct JSONParser {
                 if magnitude <= UInt64(Int64.max) { return .int(-Int64(magnitude)) }
                 if magnitude == UInt64(Int64.max) + 1 { return .int(Int64.min) }
             }
+            if grammarOnly { return .null }
             throw rejected("the integer does not fit in 64 bits (Int64.min...UInt64.max), the widest Depot stores; write it as a string", at: start)
         }
         let text = String(decoding: UnsafeBufferPointer(start: base + start, count: p - start), as: UTF8.self)
         guard let d = Double(text) else { throw error("invalid number") }
+        if grammarOnly { return .double(d) }
         if !d.isFinite {
             throw rejected("the number is beyond the range of a Double (it would become infinity)", at: start)
         }
