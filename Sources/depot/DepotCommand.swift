@@ -83,12 +83,15 @@ func printError(_ message: String) {
 
 /// `text` with its control characters (a key's or name's escape sequences, carriage returns,
 /// bells) written as `\u{1B}`, so that a message quoting user input never drives the terminal;
-/// line breaks stay (messages of more than one line).
+/// line breaks and tabs stay (messages of more than one line, libpq's indented hints).
 func terminalSafe(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0 != "\n" && $0.properties.generalCategory == .control }) else { return text }
+    func escaped(_ scalar: Unicode.Scalar) -> Bool {
+        scalar != "\n" && scalar != "\t" && scalar.properties.generalCategory == .control
+    }
+    guard text.unicodeScalars.contains(where: escaped) else { return text }
     var out = ""
     for scalar in text.unicodeScalars {
-        if scalar != "\n" && scalar.properties.generalCategory == .control {
+        if escaped(scalar) {
             out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
         } else {
             out.unicodeScalars.append(scalar)

@@ -102,7 +102,9 @@ final class LineReader {
                 return take(buffer[start...], consumed: buffer.count - start)
             }
             searched = buffer.count - start
-            if searched > longestLine {
+            // (One byte more than the limit may be a line's `\r`, its `\n` still to come: the
+            // line itself is checked when it is complete.)
+            if searched > longestLine + 1 {
                 throw ImportError(.invalidLine, line: number + 1, offset: bytesRead,
                                   detail: "the line is longer than \(longestLine) bytes (--max-line-size); nothing after it was read")
             }

@@ -52,6 +52,9 @@ extension DocumentTransaction {
     }
 
     private func run<D: Document>(_ request: FetchRequest<D>, collect: Bool) throws -> FetchResult<D> {
+        // A negative limit or offset is a mistake in the request, never read as 0 without a word.
+        if let limit = request.fetchLimit, limit < 0 { throw DepotError.invalidQuery("limit(\(limit)): a limit is 0 or more") }
+        if request.fetchOffset < 0 { throw DepotError.invalidQuery("offset(\(request.fetchOffset)): an offset is 0 or more") }
         guard let facts = try facts(D.self, create: false) else {
             return FetchResult(documents: [], plan: QueryPlan(strategy: .scan, rowsExamined: 0, rowsReturned: 0))
         }

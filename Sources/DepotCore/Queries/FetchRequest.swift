@@ -97,14 +97,16 @@ public struct FetchRequest<D: Document>: @unchecked Sendable {
         return copy
     }
 
-    /// Limits the number of results.
+    /// Limits the number of results (0 or more: a negative limit fails the fetch with
+    /// `DepotError` code `.invalidQuery`).
     public func limit(_ n: Int) -> Self {
         var copy = self
         copy.fetchLimit = n
         return copy
     }
 
-    /// Skips the first `n` results.
+    /// Skips the first `n` results (0 or more: a negative offset fails the fetch with
+    /// `DepotError` code `.invalidQuery`).
     public func offset(_ n: Int) -> Self {
         var copy = self
         copy.fetchOffset = n

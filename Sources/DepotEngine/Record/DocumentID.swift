@@ -110,7 +110,12 @@ extension IDKind {
         case .uuid: fits = key.count == 16
         case .content: fits = key.count == 32
         }
-        guard fits else { return "(a key of \(key.count) bytes that is no \(rawValue) ID: a damaged entry)" }
+        guard fits else {
+            // A string ID may hold NUL (Swift code can park one): it is named by size as well,
+            // and the message says it may be that rather than damage.
+            let what = self == .string ? "a damaged entry, or an ID holding NUL (named by its size only)" : "a damaged entry"
+            return "(a key of \(key.count) bytes that is no \(rawValue) ID: \(what))"
+        }
         return displayID(value(ofKey: key))
     }
 

@@ -63,6 +63,17 @@ struct QueryTests {
         #expect(counted == 100)
     }
 
+    /// A negative limit returned nothing and a negative offset counted as 0, without a word.
+    @Test func aNegativeLimitOrOffsetIsAnInvalidQuery() throws {
+        try store.read { tx throws in
+            for request in [FetchRequest<Staff>().limit(-1), FetchRequest<Staff>().offset(-5)] {
+                let error = #expect(throws: DepotError.self) { _ = try tx.execute(request) }
+                #expect(error?.code == .invalidQuery, "\(String(describing: error))")
+            }
+            #expect(try tx.execute(FetchRequest<Staff>().limit(0)).documents.isEmpty)
+        }
+    }
+
     @Test func limitStreamsWithoutReadingEverything() throws {
         let result = try store.read { tx in try tx.execute(FetchRequest<Staff>().limit(7)) }
         #expect(result.documents.map(\.id) == Array(0..<7))
