@@ -174,9 +174,13 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         self = try PostgresConfiguration.fromEnvironment(environment)
         let (url, others) = try Self.splitHosts(url)
         alternateHosts = others
-        guard let parts = URLComponents(string: url), let scheme = parts.scheme,
-              scheme == "postgres" || scheme == "postgresql" else {
+        guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
             throw PostgresDriverError.invalidConfiguration("the URL must start with postgres:// or postgresql://")
+        }
+        // (A URL that starts right but does not parse: a port that is no number, an unclosed
+        // bracket; the text is not repeated, it may hold a password.)
+        guard let parts = URLComponents(string: url), parts.scheme != nil else {
+            throw PostgresDriverError.invalidConfiguration("the URL does not parse: check the host, the port (a number) and the brackets of an IPv6 address")
         }
         if let user = parts.user, !user.isEmpty { username = user }
         if let password = parts.password { self.password = password }
@@ -184,7 +188,12 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible, CustomDe
         if let port = parts.port { self.port = port }
         let path = parts.path.hasPrefix("/") ? String(parts.path.dropFirst()) : parts.path
         if !path.isEmpty { database = path }
+        var seen = Set<String>()
         for item in parts.queryItems ?? [] {
+            // A parameter given twice is a mistake that one of them would hide.
+            guard seen.insert(item.name).inserted else {
+                throw PostgresDriverError.invalidConfiguration("the URL parameter '\(item.name)' is given more than once")
+            }
             let value = item.value ?? ""
             switch item.name {
             case "sslmode": tls = try Self.tlsMode(value)

@@ -50,7 +50,7 @@ public enum PostgresDriverError: Error, Sendable, Equatable, CustomStringConvert
         case .invalidConfiguration(let detail): "PostgreSQL configuration: \(detail)"
         case .invalidSchemaName(let name): "PostgreSQL schema name '\(name)' is not a lowercase identifier (a-z, 0-9, _; at most 48 characters)"
         case .connectionUnavailable(let server, let detail): "no PostgreSQL connection to \(server): \(detail)"
-        case .server(let state, let message) where state == "53200" && message.contains("shared memory"):
+        case .server(let state, let message) where state == "53200":
             // The lock table is full: a write takes one lock per key it writes (see KeyLocks).
             "PostgreSQL error \(state): \(message) (the transaction takes a lock per key it writes, more than the server's lock table holds: "
                 + "write fewer documents per transaction, such as with 'depot import --batch N', or raise the server's max_locks_per_transaction)"

@@ -33,6 +33,11 @@ struct PostgresSchema: Sendable {
             && bytes.allSatisfy { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5f }
             && !(bytes[0] >= 0x30 && bytes[0] <= 0x39)
         guard valid else { throw PostgresDriverError.invalidSchemaName(name) }
+        // PostgreSQL's own schemas (pg_catalog, pg_temp, pg_toast, … and information_schema)
+        // hold the system's objects, never a store's tables.
+        guard !name.hasPrefix("pg_"), name != "information_schema" else {
+            throw PostgresDriverError.invalidConfiguration("the schema '\(name)' belongs to PostgreSQL itself (pg_… and information_schema): name another for the store")
+        }
         quoted = "\"\(name)\""
         keyspaces = "\(quoted).keyspaces"
         entries = "\(quoted).entries"

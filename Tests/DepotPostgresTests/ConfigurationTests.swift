@@ -54,6 +54,21 @@ struct ConfigurationTests {
             #expect(throws: PostgresDriverError.invalidSchemaName(bad)) { try PostgresSchema(name: bad) }
         }
         #expect((try? PostgresSchema(name: "depot_2")) != nil)
+        // PostgreSQL's own schemas were taken (tables made in information_schema by a superuser).
+        for system in ["information_schema", "pg_catalog", "pg_temp", "pg_toast"] {
+            let error = #expect(throws: PostgresDriverError.self) { try PostgresSchema(name: system) }
+            #expect(error.map { "\($0)".contains("belongs to PostgreSQL") } == true, "\(system): \(String(describing: error))")
+        }
+        // A parameter given twice used the last one without a word.
+        let twice = #expect(throws: PostgresDriverError.self) { try PostgresConfiguration(url: "postgres://x@y/z?schema=a&schema=b", environment: [:]) }
+        #expect(twice.map { "\($0)".contains("'schema' is given more than once") } == true)
+        // A URL that starts right but does not parse is not "a URL that must start with postgres://"
+        // (and its text, which may hold a password, is not repeated).
+        for broken in ["postgres://x:secret@y:abc/z", "postgres://x:secret@[::1/z"] {
+            let error = #expect(throws: PostgresDriverError.self) { try PostgresConfiguration(url: broken, environment: [:]) }
+            let text = error.map { "\($0)" } ?? ""
+            #expect(text.contains("does not parse") && !text.contains("secret"), "\(broken): \(text)")
+        }
     }
 
     @Test func callTimeoutIsValidated() throws {
