@@ -122,11 +122,13 @@ extension DocumentTransaction {
         case .prefix:
             guard case .string(let p) = c.value else { return (nil, nil, encoded) }
             return (nil, nil, IndexKeyEncoding.stringPrefix(p))
-        case .greater, .greaterOrEqual: return (encoded, family.1 == 0 ? nil : [family.1], nil)
+        case .greater, .greaterOrEqual:
+            return (IndexKeyEncoding.rangeValueKey(encoded), family.1 == 0 ? nil : [family.1], nil)
         case .less, .lessOrEqual:
-            // Up to and including the value's key (and any longer key sharing it, re-checked).
-            var upper = encoded
-            upper.append(contentsOf: [0xFF, 0xFF])
+            // Up to and including the value's key and any longer key sharing it (a cut key's
+            // hash: 32 bytes, below 33 × 0xFF), re-checked.
+            var upper = IndexKeyEncoding.rangeValueKey(encoded)
+            upper.append(contentsOf: repeatElement(0xFF, count: 33))
             return ([family.0], upper, nil)
         case .notEqual: return (nil, nil, nil)
         }

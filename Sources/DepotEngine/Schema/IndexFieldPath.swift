@@ -176,7 +176,7 @@ extension IndexKeyEncoding {
         guard let p = try path.offset(in: reader, from: root) else { return nullKey }
         var out: [UInt8] = []
         try appendStored(reader, at: p, to: &out)
-        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        finish(&out)
         return out
     }
 
@@ -186,8 +186,8 @@ extension IndexKeyEncoding {
         var q = p + 1
         switch try reader.tag(at: p) {
         case BinaryTag.null: out.append(0x00)
-        case BinaryTag.falseValue: out.append(0x01)
-        case BinaryTag.trueValue: out.append(0x02)
+        case BinaryTag.falseValue: out.append(boolTag); out.append(0x00)
+        case BinaryTag.trueValue: out.append(boolTag); out.append(0x01)
         case BinaryTag.int: append(.int(BinaryWriter.unzigzag(try reader.varint(&q))), to: &out)
         case BinaryTag.uint: append(.uint(try reader.varint(&q)), to: &out)
         case BinaryTag.double: append(.double(Double(bitPattern: try reader.fixed64(&q))), to: &out)

@@ -3,17 +3,36 @@ import Foundation
 /// Order-preserving byte encoding of scalar values, for index keys: comparing the bytes
 /// compares the values (numbers numerically, strings by Unicode scalar values).
 package enum IndexKeyEncoding {
-    /// Index keys are cut to this many bytes; queries always re-check candidates, so a cut key
-    /// only costs a few extra candidates.
+    /// Index keys longer than this are cut to it and followed by the SHA-256 of the whole key
+    /// (``finish(_:)``): values sharing their first 400 bytes keep distinct keys (a unique index
+    /// told them apart by that prefix only, and refused the second as a duplicate). Order holds
+    /// up to the cut; queries re-check candidates, and range bounds of a cut key cover every key
+    /// with its prefix (see ``rangeValueKey(_:)``).
     package static let maxValueBytes = 400
+    /// The length of a cut key: ``maxValueBytes`` and a SHA-256.
+    package static let cutKeyBytes = maxValueBytes + 32
     /// The key of a null (absent) value; unique indexes do not hold it.
     package static let nullKey: [UInt8] = [0x00]
 
     package static func encode(_ value: DocumentValue) -> [UInt8] {
         var out: [UInt8] = []
         append(value, to: &out)
-        if out.count > maxValueBytes { out.removeLast(out.count - maxValueBytes) }
+        finish(&out)
         return out
+    }
+
+    /// Cuts a key longer than ``maxValueBytes`` to it and appends the SHA-256 of the whole key.
+    package static func finish(_ out: inout [UInt8]) {
+        guard out.count > maxValueBytes else { return }
+        let digest = SHA256.hash(out)
+        out.removeLast(out.count - maxValueBytes)
+        out.append(contentsOf: digest)
+    }
+
+    /// The part of `key` that orders it among other keys, for range bounds: a cut key without its
+    /// hash (every key sharing the cut prefix is then within the bounds, and re-checked).
+    package static func rangeValueKey(_ key: [UInt8]) -> [UInt8] {
+        key.count > maxValueBytes ? Array(key.prefix(maxValueBytes)) : key
     }
 
     /// Bytes that every key of a string starting with `prefix` starts with.
@@ -27,7 +46,7 @@ package enum IndexKeyEncoding {
     package static func append(_ value: DocumentValue, to out: inout [UInt8]) {
         switch value {
         case .null: out.append(0x00)
-        case .bool(let b): out.append(b ? 0x02 : 0x01)
+        case .bool(let b): out.append(boolTag); out.append(b ? 0x01 : 0x00) // one tag: ranges over both
         case .int(let i):
             // The nearest Double's bits as an integer (2^63 itself, past Int64.max, wraps to 1 << 63).
             let d = Double(i)
@@ -53,6 +72,9 @@ package enum IndexKeyEncoding {
         case .reference(_, let id): out.append(0x60); append(id, to: &out)
         }
     }
+
+    /// The tag of both booleans (false, then true: a range such as `< true` finds false).
+    package static let boolTag: UInt8 = 0x01
 
     /// The tag of every number: integers, unsigned integers and doubles share one order.
     package static let numberTag: UInt8 = 0x10
