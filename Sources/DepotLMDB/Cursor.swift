@@ -81,9 +81,17 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
     // MARK: Duplicates (dupSort databases)
 
     /// The next value of the current key.
-    @inlinable public func nextDuplicate() throws -> (key: K.Value, value: V.Value)? { try move(MDB_NEXT_DUP) }
-    /// The previous value of the current key.
-    @inlinable public func previousDuplicate() throws -> (key: K.Value, value: V.Value)? { try move(MDB_PREV_DUP) }
+    /// nil in a database that is not dupSort (a key has one value there; LMDB would move to the
+    /// next key).
+    @inlinable public func nextDuplicate() throws -> (key: K.Value, value: V.Value)? {
+        guard database.flags.contains(.dupSort) else { return nil }
+        return try move(MDB_NEXT_DUP)
+    }
+    /// The previous value of the current key; nil in a database that is not dupSort.
+    @inlinable public func previousDuplicate() throws -> (key: K.Value, value: V.Value)? {
+        guard database.flags.contains(.dupSort) else { return nil }
+        return try move(MDB_PREV_DUP)
+    }
     /// The first value of the current key.
     @inlinable public func firstDuplicate() throws -> (key: K.Value, value: V.Value)? { try move(MDB_FIRST_DUP) }
     /// The last value of the current key.
@@ -138,6 +146,9 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
             try V.withBytes(of: value) { vb throws in
                 var k = MDB_val(mv_size: kb.count, mv_data: UnsafeMutableRawPointer(mutating: kb.baseAddress))
                 var v = MDB_val(mv_size: vb.count, mv_data: UnsafeMutableRawPointer(mutating: vb.baseAddress))
+                if database.flags.rawValue & Transaction.fixedValueFlags != 0 {
+                    try transaction.checkFixedValue(try transaction.liveHandle("mdb_cursor_put", for: database), database, &k, vb.count, "mdb_cursor_put")
+                }
                 let rc = mdb_cursor_put(c, &k, &v, flags.rawValue)
                 if rc != 0 { throw transaction.failure(rc, "mdb_cursor_put", database.name) }
             }

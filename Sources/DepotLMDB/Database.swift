@@ -100,6 +100,17 @@ public struct Database<KeyCodec: LMDBCodec, ValueCodec: LMDBCodec>: Sendable, Ha
         if _slowPath(count == 0 || count > maxKeySize) {
             throw keySizeError(count, operation: operation)
         }
+        if _slowPath(flags.rawValue & UInt32(MDB_INTEGERKEY) != 0) { try validateInteger(count, of: "key", operation: operation) }
+    }
+
+    /// An `integerKey` key or `integerDup` value must be a native `UInt32` or `UInt` (4 or 8
+    /// bytes): LMDB reads that many bytes whatever the size (beyond a shorter one), and sorts
+    /// the others wrongly.
+    @usableFromInline
+    func validateInteger(_ count: Int, of what: StaticString, operation: StaticString) throws(LMDBError) {
+        guard count != MemoryLayout<UInt32>.size && count != MemoryLayout<UInt>.size else { return }
+        throw LMDBError(code: LMDBError.badValueSize.code, operation: "\(operation)", database: name,
+                        detail: "the \(what) is \(count) bytes; an integer\("\(what)" == "key" ? "Key" : "Dup") database holds \(MemoryLayout<UInt32>.size)- or \(MemoryLayout<UInt>.size)-byte native integers")
     }
 
     @usableFromInline

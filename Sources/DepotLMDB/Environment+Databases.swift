@@ -20,18 +20,31 @@ extension Environment {
     ) throws -> Database<K, V> {
         try gate.checkProcess("open database")
         if isClosed { throw TransactionGate.closedError("open database") }
-        if let cached = cachedDatabase(name, key: key, value: value) { return cached }
+        if let cached = cachedDatabase(name, key: key, value: value) { return try Self.matching(flags, cached) }
         if create && !options.readOnly {
             if gate.callerHoldsWriter {
                 throw LMDBError(code: LMDBError.deadlock.code, operation: "open database", database: name,
                                 detail: "called inside write {}: use txn.openDatabase instead")
             }
-            return try write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) }
+            return try Self.matching(flags, write { txn in try txn.openDatabase(name, key: key, value: value, flags: flags, create: true) })
         }
         let record = try databaseLock.withLock { () throws(LMDBError) -> DatabaseRecord in
             try openDatabaseInOwnReadTransaction(name, flags: flags, mayAdoptMapSize: true)
         }
-        return Database(record: record, name: name, maxKeySize: maxKeySize)
+        return try Self.matching(flags, Database(record: record, name: name, maxKeySize: maxKeySize))
+    }
+
+    /// `database` when `flags` asked for nothing in particular or for what it is; else
+    /// ``LMDBError/incompatible`` (LMDB opens an existing database with its stored flags,
+    /// whatever was asked: a database asked for as `dupSort` that is not would overwrite values
+    /// meant to be added).
+    static func matching<K, V>(_ flags: DatabaseFlags, _ database: Database<K, V>) throws -> Database<K, V> {
+        let persistent = DatabaseFlags(rawValue: flags.rawValue & 0x7E)
+        guard persistent.isEmpty || persistent == database.flags else {
+            throw LMDBError(code: LMDBError.incompatible.code, operation: "open database", database: database.name,
+                            detail: "it was created with flags [\(database.flags.names)], not [\(persistent.names)] as asked")
+        }
+        return database
     }
 
     /// Opens a database of raw byte keys and values.
@@ -349,5 +362,15 @@ public struct ReaderSlot: Sendable, Hashable, Codable {
         thread = String(parts[1])
         transactionID = Int(parts[2])
         age = transactionID.map { lastTransactionID - $0 }
+    }
+}
+
+extension DatabaseFlags {
+    /// The flags by name, for messages ("none" for none).
+    var names: String {
+        let all: [(DatabaseFlags, String)] = [(.reverseKey, "reverseKey"), (.dupSort, "dupSort"), (.integerKey, "integerKey"),
+                                              (.dupFixed, "dupFixed"), (.integerDup, "integerDup"), (.reverseDup, "reverseDup")]
+        let named = all.filter { contains($0.0) }.map(\.1)
+        return named.isEmpty ? "none" : named.joined(separator: ", ")
     }
 }

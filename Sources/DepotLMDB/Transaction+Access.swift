@@ -73,6 +73,7 @@ extension Transaction {
             try V.withBytes(of: value) { valueBytes throws in
                 var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                if _slowPath(db.flags.rawValue & Self.fixedValueFlags != 0) { try checkFixedValue(txn, db, &k, valueBytes.count, "mdb_put") }
                 let rc = mdb_put(txn, MDB_dbi(db.dbi), &k, &v, flags.rawValue)
                 if _slowPath(rc != 0) { throw failure(rc, "mdb_put", db.name) }
             }
@@ -94,6 +95,7 @@ extension Transaction {
             return try V.withBytes(of: value) { valueBytes throws -> Bool in
                 var k = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
                 var v = MDB_val(mv_size: valueBytes.count, mv_data: UnsafeMutableRawPointer(mutating: valueBytes.baseAddress))
+                if _slowPath(db.flags.rawValue & Self.fixedValueFlags != 0) { try checkFixedValue(txn, db, &k, valueBytes.count, "mdb_put") }
                 let rc = mdb_put(txn, MDB_dbi(db.dbi), &k, &v, UInt32(MDB_NOOVERWRITE))
                 if rc == MDB_KEYEXIST {
                     try existing(UnsafeRawBufferPointer(start: v.mv_data, count: v.mv_size))
@@ -102,6 +104,26 @@ extension Transaction {
                 if _slowPath(rc != 0) { throw failure(rc, "mdb_put", db.name) }
                 return true
             }
+        }
+    }
+
+    /// The flags under which values have a fixed size (`dupFixed`, `integerDup`).
+    @usableFromInline static let fixedValueFlags = UInt32(MDB_DUPFIXED | MDB_INTEGERDUP)
+
+    /// Refuses a value of `count` bytes that a `dupFixed` or `integerDup` database cannot hold:
+    /// an `integerDup` value that is no 4- or 8-byte integer, or a `dupFixed` value of another
+    /// size than the values already under the key (LMDB would cut or pad it, reading beyond it).
+    @usableFromInline
+    func checkFixedValue<K, V>(_ txn: OpaquePointer, _ db: Database<K, V>, _ key: inout MDB_val, _ count: Int,
+                               _ operation: StaticString) throws {
+        if db.flags.contains(.integerDup) { try db.validateInteger(count, of: "value", operation: operation) }
+        var first = MDB_val()
+        let rc = mdb_get(txn, MDB_dbi(db.dbi), &key, &first)
+        if rc == MDB_NOTFOUND { return }
+        if rc != 0 { throw failure(rc, "mdb_get", db.name) }
+        guard first.mv_size == count else {
+            throw LMDBError(code: LMDBError.badValueSize.code, operation: "\(operation)", database: db.name,
+                            detail: "the value is \(count) bytes; the values under this key of a dupFixed database are \(first.mv_size) bytes")
         }
     }
 

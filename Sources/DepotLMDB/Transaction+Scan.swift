@@ -56,6 +56,12 @@ extension Transaction {
         let lower = range.lower.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let upper = range.upper.map { (K.withBytes(of: $0.key) { [UInt8]($0) }, $0.inclusive) }
         let prefix = range.prefix.map { K.withBytes(of: $0) { [UInt8]($0) } }
+        if prefix != nil && !db.flags.isDisjoint(with: [.reverseKey, .integerKey]) {
+            // Keys sharing leading bytes are not neighbours in these orders: a prefix scan
+            // would stop early and miss some.
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "scan", database: db.name,
+                            detail: "a prefix range needs keys ordered by their bytes; this database is reverseKey or integerKey: use lower and upper bounds, or scan it all")
+        }
         let txn = try liveHandle("scan", for: db)
         let dbi = MDB_dbi(db.dbi)
         func compare(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int32 {

@@ -95,6 +95,10 @@ struct CursorTests {
                 #expect(try c.seek(exactly: "bd") == nil)
                 #expect(try c.seek(atLeast: "bd")?.key == "c")
                 #expect(try c.current()?.key == "c")
+                // Not a dupSort database: a key has no other value (LMDB moved to the next key,
+                // so a loop over a key's duplicates walked the whole database).
+                #expect(try c.nextDuplicate() == nil && c.previousDuplicate() == nil)
+                #expect(try c.current()?.key == "c", "the cursor stayed")
             }
         }
     }
@@ -159,5 +163,14 @@ struct CursorTests {
         // Reverse-key order compares from the last byte: "ba", "ca" (end in a) before "ab" (b) before "zz".
         #expect(try env.read { try $0.entries(in: rev).map(\.key) } == ["ba", "ca", "ab", "zz"])
         #expect(try env.read { try $0.entries(in: rev, range: .halfOpen("ca", "zz")).map(\.key) } == ["ca", "ab"])
+        // Keys sharing a first byte are not neighbours here: a prefix scan found "a" only of
+        // a, ab, ac, abc. It is refused, naming why.
+        try env.write { txn in for k in ["a", "ac", "abc", "bb", "b", "zzb"] { try txn.put(k, forKey: k, in: rev) } }
+        for reverse in [false, true] {
+            let refused = #expect(throws: LMDBError.self) { _ = try env.read { try $0.entries(in: rev, range: .prefix("a"), reverse: reverse) } }
+            #expect(refused?.code == LMDBError.invalidArgument.code && "\(refused.map { "\($0)" } ?? "")".contains("prefix range"))
+        }
+        let native = try env.openDatabase("native-prefix", key: NativeEndian<UInt32>.self, value: StringCodec.self, flags: .integerKey)
+        #expect(throws: LMDBError.self) { _ = try env.read { try $0.entries(in: native, range: .prefix(1)) } }
     }
 }

@@ -52,3 +52,70 @@ struct DatabaseCreationTests {
         #expect(opened.load(ordering: .relaxed) > 0)
     }
 }
+
+/// `openDatabase` promised `incompatible` for flags other than the stored ones, and returned the
+/// stored database instead: asked for as dupSort, a plain database overwrote the values meant
+/// to be added.
+@Suite("Databases opened with other flags")
+struct DatabaseFlagMismatchTests {
+    @Test func flagsOtherThanTheStoredOnesAreIncompatible() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        _ = try env.openDatabase("plain", key: StringCodec.self, value: StringCodec.self)
+        _ = try env.openDatabase("dups", key: StringCodec.self, value: StringCodec.self, flags: .dupSort)
+        for (name, flags) in [("plain", DatabaseFlags.dupSort), ("dups", .integerKey), ("dups", [.dupSort, .dupFixed])] {
+            let error = #expect(throws: LMDBError.self) { _ = try env.openDatabase(name, key: StringCodec.self, value: StringCodec.self, flags: flags) }
+            #expect(error?.code == LMDBError.incompatible.code, "\(name) as \(flags.rawValue): \(String(describing: error))")
+        }
+        // The stored flags, or none asked for: the database as it is.
+        #expect(try env.openDatabase("dups", key: StringCodec.self, value: StringCodec.self, flags: .dupSort).flags == .dupSort)
+        #expect(try env.openDatabase("dups", key: StringCodec.self, value: StringCodec.self).flags == .dupSort)
+        try env.close()
+        // A fresh environment (nothing cached) checks the same.
+        let again = try Environment.open(path: folder.path)
+        #expect(throws: LMDBError.self) { _ = try again.openDatabase("plain", key: StringCodec.self, value: StringCodec.self, flags: .dupSort, create: false) }
+        try again.close()
+    }
+}
+
+/// Keys and values of sizes LMDB cannot hold in `integerKey`, `integerDup` and `dupFixed`
+/// databases were taken, then read back cut, padded with bytes from beyond them, or not found.
+@Suite("Fixed-size keys and values")
+struct FixedSizeEntryTests {
+    @Test func dupFixedValuesOfAnotherSizeAreRefused() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let fixed = try env.openDatabase("fx", key: StringCodec.self, value: BytesCodec.self, flags: [.dupSort, .dupFixed])
+        try env.write { txn in
+            try txn.put([4, 4, 4, 4], forKey: "k", in: fixed)
+            try txn.put([5, 5, 5, 5], forKey: "k", in: fixed)
+            try txn.put([1, 2], forKey: "other", in: fixed) // another key: its own size
+        }
+        for size in [2, 8, 1, 3] {
+            let error = #expect(throws: LMDBError.self) {
+                try env.write { txn in try txn.put([UInt8](repeating: UInt8(size), count: size), forKey: "k", in: fixed) }
+            }
+            #expect(error?.code == LMDBError.badValueSize.code, "\(size) bytes: \(String(describing: error))")
+            #expect(throws: LMDBError.self) {
+                try env.write { txn in try txn.withCursor(fixed) { c in try c.put([UInt8](repeating: 9, count: size), forKey: "k") } }
+            }
+        }
+        #expect(try env.read { txn in try txn.entries(in: fixed).map(\.value) } == [[4, 4, 4, 4], [5, 5, 5, 5], [1, 2]])
+    }
+
+    @Test func integerKeysAndValuesAreFourOrEightBytes() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let keys = try env.openDatabase("ik", key: BytesCodec.self, value: StringCodec.self, flags: .integerKey)
+        try env.write { txn in try txn.put("four", forKey: [1, 0, 0, 0], in: keys) }
+        for size in [1, 2, 3, 5, 16] {
+            let put = #expect(throws: LMDBError.self) { try env.write { txn in try txn.put("x", forKey: [UInt8](repeating: 1, count: size), in: keys) } }
+            #expect(put?.code == LMDBError.badValueSize.code, "\(size)-byte key")
+            #expect(throws: LMDBError.self) { _ = try env.read { txn in try txn.get([UInt8](repeating: 1, count: size), in: keys) } }
+        }
+        #expect(try env.read { txn in try txn.get([1, 0, 0, 0], in: keys) } == "four")
+        let dups = try env.openDatabase("id", key: StringCodec.self, value: BytesCodec.self, flags: [.dupSort, .integerDup])
+        #expect(throws: LMDBError.self) { try env.write { txn in try txn.put([1, 2, 3], forKey: "k", in: dups) } }
+        try env.write { txn in try txn.put([1, 0, 0, 0, 0, 0, 0, 0], forKey: "k", in: dups) }
+    }
+}
