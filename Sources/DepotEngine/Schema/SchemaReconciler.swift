@@ -7,7 +7,7 @@ extension TransactionContext {
     /// Brings the stored schema of `target` to what a type (`typeName`, for messages) declares:
     /// its indexes, whether it tracks sync status, and its version.
     package func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
-        try prepareForWriting(target)
+        try prepareForWriting(target) // (indexes of an earlier format are rebuilt there)
         var schema = target.schema
         if schema.typeVersion > version {
             throw DepotError.newerVersion(collection: target.collection, stored: schema.typeVersion, declared: version, typeName: typeName)
@@ -15,7 +15,7 @@ extension TransactionContext {
         // In any order: stored definitions load sorted by name, a type declares them in its own
         // order (comparing the arrays reconciled, and bumped the schema version, in every write).
         let sameIndexes = schema.indexes == declared || schema.indexes.count == declared.count && Set(schema.indexes) == Set(declared)
-        if sameIndexes && schema.legacyIndexes.isEmpty && schema.tracksSyncStatus == tracksSyncStatus
+        if sameIndexes && schema.tracksSyncStatus == tracksSyncStatus
             && (schema.typeVersion == version || version <= 1 && schema.typeVersion == 0) { return }
         if !declared.isEmpty, let transform = engine.recordTransform, !transform.allowsPlaintextIndexes {
             throw DepotError.invalidIndex(collection: target.collection, index: declared[0].name,
@@ -27,15 +27,13 @@ extension TransactionContext {
         }
         let meta = try writableMeta()
         let txn = txn
-        let legacy = schema.legacyIndexes
-        // Drop what is no longer declared as it is stored (and everything in the old format).
-        for stored in schema.indexes where !declared.contains(stored) || legacy.contains(stored.name) {
+        // Drop what is no longer declared as it is stored.
+        for stored in schema.indexes where !declared.contains(stored) {
             let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: stored.name)
             if let ks = try txn.keyspace(named: name, create: false, multiValue: !stored.unique) { try txn.drop(ks) }
             _ = try txn.delete(forKey: Array((StoreLayout.indexMetaPrefix(alias: target.alias, collection: target.collection) + stored.name).utf8), in: meta)
         }
-        schema.indexes.removeAll { !declared.contains($0) || legacy.contains($0.name) }
-        schema.legacyIndexes = []
+        schema.indexes.removeAll { !declared.contains($0) }
         // Build what is new.
         let missing = declared.filter { !schema.indexes.contains($0) }
         if !missing.isEmpty {
@@ -81,7 +79,7 @@ extension TransactionContext {
             // Values the earlier format kept apart (an unsigned integer past Int64.max and the
             // equal Double) are one value now.
             throw DepotError.invalidIndex(collection: target.collection, index: legacy.filter(\.unique).map(\.name).joined(separator: ", "),
-                                          detail: "rebuilding the unique index in the current key format found one value twice (\(error.message)); change one of the documents with a version before 0.5, or drop the index")
+                                          detail: "rebuilding the unique index in the current key format found one value twice (\(error.message)): change one of the two documents with the Depot version that wrote the index")
         }
         for index in legacy {
             try txn.put(index.metaValue, forKey: Array(StoreLayout.indexMetaKey(alias: target.alias, collection: target.collection, index: index.name).utf8), in: meta)
