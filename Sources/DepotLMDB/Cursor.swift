@@ -1,5 +1,11 @@
 import CLMDB
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A position in a database, for ordered navigation. Get one inside a transaction with
 /// ``Transaction/withCursor(_:_:)``; it is closed when that closure returns and cannot escape it.
 ///
@@ -39,6 +45,8 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
             rc = mdb_cursor_get(c, &k, &v, MDB_GET_CURRENT)
         }
         if rc == MDB_NOTFOUND { return nil }
+        // A cursor not moved yet has no entry at it (LMDB: EINVAL).
+        if _slowPath(rc == EINVAL) && op == MDB_GET_CURRENT { return nil }
         if _slowPath(rc != 0) { throw transaction.failure(rc, "mdb_cursor_get", database.name) }
         // The *_MULTIPLE operations return values only (the key is left as passed).
         if _slowPath(!Transaction.isKeySizeStored(k.mv_size, maxKeySize: database.maxKeySize)),
@@ -71,7 +79,7 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
     @inlinable public func next() throws -> (key: K.Value, value: V.Value)? { try move(MDB_NEXT) }
     /// The previous entry.
     @inlinable public func previous() throws -> (key: K.Value, value: V.Value)? { try move(MDB_PREV) }
-    /// The entry at the cursor.
+    /// The entry at the cursor; nil before the cursor's first move.
     @inlinable public func current() throws -> (key: K.Value, value: V.Value)? { try move(MDB_GET_CURRENT) }
     /// Moves to exactly `key`; nil when it is absent.
     @inlinable public func seek(exactly key: K.Value) throws -> (key: K.Value, value: V.Value)? { try move(MDB_SET_KEY, to: key) }
@@ -117,12 +125,14 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
         }
     }
 
-    /// Number of values of the current key (1 outside dupSort databases).
+    /// Number of values of the current key (1 outside dupSort databases; 0 when the cursor is
+    /// on no entry).
     public func duplicateCount() throws -> Int {
         let c = try live()
         if !database.flags.contains(.dupSort) { return try moveRaw(MDB_GET_CURRENT) == nil ? 0 : 1 }
         var count: Int = 0
         let rc = mdb_cursor_count(c, &count)
+        if rc == EINVAL { return 0 } // not on an entry
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_count", database.name) }
         return count
     }
@@ -133,7 +143,15 @@ public final class Cursor<K: LMDBCodec, V: LMDBCodec> {
         if transaction.isReadOnly { throw transaction.readOnlyError("mdb_cursor_del", database.name) }
         try transaction.refuse(database.name, "mdb_cursor_del")
         let rc = mdb_cursor_del(c, allDuplicates ? UInt32(MDB_NODUPDATA) : 0)
+        if rc == EINVAL { throw notOnAnEntry("mdb_cursor_del") }
         if rc != 0 { throw transaction.failure(rc, "mdb_cursor_del", database.name) }
+    }
+
+    /// The error of an operation on the entry at the cursor when the cursor is on none (it was
+    /// not moved yet, or its last move found nothing).
+    func notOnAnEntry(_ operation: StaticString) -> LMDBError {
+        LMDBError(code: LMDBError.invalidArgument.code, operation: "\(operation)", database: database.name,
+                  detail: "the cursor is not on an entry: move it to one first (first(), seek(…))")
     }
 
     /// Stores `value` under `key` through the cursor, which then points at it.

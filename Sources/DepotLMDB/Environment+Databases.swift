@@ -20,6 +20,7 @@ extension Environment {
     ) throws -> Database<K, V> {
         try gate.checkProcess("open database")
         if isClosed { throw TransactionGate.closedError("open database") }
+        try Self.validateDatabaseName(name)
         if let cached = cachedDatabase(name, key: key, value: value) { return try Self.matching(flags, cached) }
         if create && !options.readOnly {
             if gate.callerHoldsWriter {
@@ -45,6 +46,21 @@ extension Environment {
                             detail: "it was created with flags [\(database.flags.names)], not [\(persistent.names)] as asked")
         }
         return database
+    }
+
+    /// Refuses a name LMDB would take for another one: the empty name (the main database's
+    /// place in the cache; `nil` names the main database) and a name with a NUL character
+    /// (LMDB reads names as C strings: `"a\0b"` would open `"a"`).
+    static func validateDatabaseName(_ name: String?) throws(LMDBError) {
+        guard let name else { return }
+        if name.isEmpty {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database",
+                            detail: "a database name must not be empty (pass nil for the main database)")
+        }
+        if name.utf8.contains(0) {
+            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database",
+                            detail: "a database name must not contain a NUL character")
+        }
     }
 
     /// Opens a database of raw byte keys and values.

@@ -203,7 +203,7 @@ public final class Environment: @unchecked Sendable {
         if rc != 0 { throw fail(rc, "mdb_env_set_maxdbs") }
         rc = mdb_env_set_maxreaders(env, UInt32(clamping: options.maxReaders))
         if rc != 0 { throw fail(rc, "mdb_env_set_maxreaders") }
-        rc = mdb_env_set_mapsize(env, max(options.mapSize, 4096))
+        rc = mdb_env_set_mapsize(env, max(min(options.mapSize, options.maxMapSize), 4096))
         if rc != 0 { throw fail(rc, "mdb_env_set_mapsize") }
         do {
             try FileValidator.validateBeforeOpen(folder: path, readOnly: options.readOnly)

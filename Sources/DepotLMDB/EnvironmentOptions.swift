@@ -9,7 +9,9 @@ public struct EnvironmentOptions: Sendable, Hashable {
     /// Initial size of the memory map in bytes. Rounded up to whole pages by LMDB. Defaults to
     /// ``defaultMapSize``.
     public var mapSize: Int = EnvironmentOptions.defaultMapSize
-    /// The largest size automatic growth may reach. Growth doubles the map each time.
+    /// The largest size automatic growth may reach. Growth doubles the map each time. It also
+    /// bounds the initial map: a ``mapSize`` above it opens the map at this size (a store
+    /// whose file is already larger opens at the file's size, as LMDB requires).
     public var maxMapSize: Int = 1 << 40
     /// Grow the map automatically when a closure-scoped write hits `MDB_MAP_FULL`.
     public var automaticGrowth: Bool = true

@@ -198,9 +198,7 @@ extension Transaction {
     ) throws -> Database<K, V> {
         let txn = try liveHandle("open database")
         try refuse(name, "open database")
-        if let name, name.isEmpty {
-            throw LMDBError(code: LMDBError.invalidArgument.code, operation: "open database", detail: "a database name must not be empty")
-        }
+        try Environment.validateDatabaseName(name)
         let cacheKey = name ?? ""
         if _slowPath(!pendingDrops.isEmpty), let index = pendingDrops.firstIndex(where: { $0.name == cacheKey }),
            let record = try reopenDropped(at: index, flags: flags, create: create, in: txn) {

@@ -109,6 +109,24 @@ struct CursorTests {
         #expect(throws: LMDBError.badTransaction) { _ = try escaped!.first() }
     }
 
+    /// A cursor not moved yet: `current()` and `duplicateCount()` failed with a bare EINVAL,
+    /// `delete()` too.
+    @Test func aCursorNotMovedYetIsOnNoEntry() throws {
+        try env.write { txn throws in
+            try txn.withCursor(db) { c throws in
+                #expect(try c.current() == nil)
+                #expect(try c.withCurrentRaw { _, _ in 1 } == nil)
+                let delete = #expect(throws: LMDBError.self) { try c.delete() }
+                #expect(delete?.code == LMDBError.invalidArgument.code)
+                #expect(delete?.description.contains("not on an entry") == true, "\(String(describing: delete))")
+                #expect(try c.duplicateCount() == 0)
+                #expect(try c.first()?.key == "a")
+                #expect(try c.current()?.key == "a")
+            }
+        }
+        #expect(try scan(.all).count == keys.count)
+    }
+
     @Test func deleteAtCursorAndPutThroughCursor() throws {
         try env.write { txn throws in
             try txn.withCursor(db) { c throws in
@@ -135,6 +153,7 @@ struct CursorTests {
             #expect(try txn.entries(in: tags, range: .closed("fruit", "fruit"), reverse: true).map(\.value) == ["pear", "fig", "apple"])
             #expect(try txn.entries(in: tags, range: .prefix("fruit"), reverse: true).map(\.value) == ["pear", "fig", "apple"])
             try txn.withCursor(tags) { c throws in
+                #expect(try c.duplicateCount() == 0)
                 _ = try c.seek(exactly: "fruit")
                 #expect(try c.duplicateCount() == 3)
                 #expect(try c.nextDuplicate()?.value == "fig")

@@ -78,6 +78,29 @@ struct DatabaseFlagMismatchTests {
     }
 }
 
+/// `env.openDatabase("")` returned the main database (the cache's key for it) and a name with a
+/// NUL character opened the database named by its part before the NUL.
+@Suite("Database names")
+struct DatabaseNameTests {
+    @Test func emptyNamesAndNamesWithNULAreRefused() throws {
+        let folder = TemporaryFolder()
+        let env = try Environment.open(path: folder.path)
+        let main = try env.openDatabase(nil, key: StringCodec.self, value: StringCodec.self)
+        _ = try env.openDatabase("a", key: StringCodec.self, value: StringCodec.self)
+        try env.write { txn in try txn.put("main's", forKey: "k", in: main) }
+        for name in ["", "a\u{0}b"] {
+            let direct = #expect(throws: LMDBError.self) { _ = try env.openDatabase(name, key: StringCodec.self, value: StringCodec.self) }
+            #expect(direct?.code == LMDBError.invalidArgument.code, "'\(name.debugDescription)': \(String(describing: direct))")
+            let inWrite = #expect(throws: LMDBError.self) {
+                try env.write { txn in _ = try txn.openDatabase(name, key: StringCodec.self, value: StringCodec.self) }
+            }
+            #expect(inWrite?.code == LMDBError.invalidArgument.code)
+            #expect(throws: LMDBError.self) { _ = try env.openDatabase(name, create: false) }
+        }
+        #expect(try env.read { txn in try txn.get("k", in: main) } == "main's")
+    }
+}
+
 /// Keys and values of sizes LMDB cannot hold in `integerKey`, `integerDup` and `dupFixed`
 /// databases were taken, then read back cut, padded with bytes from beyond them, or not found.
 @Suite("Fixed-size keys and values")

@@ -73,6 +73,22 @@ struct MapAndReaderTests {
         #expect(error?.description.contains("maxMapSize") == true)
     }
 
+    /// A `mapSize` above `maxMapSize` opened the map at `mapSize`: the cap did not hold.
+    @Test func maxMapSizeBoundsTheInitialMap() throws {
+        let folder = TemporaryFolder()
+        var options = EnvironmentOptions()
+        options.mapSize = 64 << 20
+        options.maxMapSize = 256 * 1024
+        let env = try Environment.open(path: folder.path, options: options)
+        #expect(try env.info().mapSize == 256 * 1024)
+        let db = try env.openDatabase("x", key: BigEndian<UInt32>.self, value: BytesCodec.self)
+        #expect(throws: LMDBError.mapFull) {
+            try env.write { txn throws in
+                for i in 0..<1000 as Range<UInt32> { try txn.put([UInt8](repeating: 1, count: 1000), forKey: i, in: db) }
+            }
+        }
+    }
+
     @Test func adoptsMapGrownByAnotherProcess() throws {
         let exe = try #require(depotExecutable(), "the depot executable must be built")
         let folder = TemporaryFolder()
