@@ -243,7 +243,7 @@ final class TransactionGate: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         try requestExclusiveHoldingLock(timeout: timeout, operation: "resize map",
-                                        hint: "a write inside a read on the same thread cannot grow the map")
+                                        hint: "the map grows only while no read transaction of this process is open: end long reads, or open with a larger mapSize so that it need not grow (a write inside a read on one thread can never grow it)")
         defer { endExclusiveHoldingLock() }
         return try body()
     }

@@ -159,7 +159,7 @@ struct ImportSummary: Encodable {
 
     /// The summary for people.
     var text: String {
-        var lines = ["imported \(documents) documents into alias '\(alias)' in \(String(format: "%.3f", seconds)) s"]
+        var lines = ["imported \(documents) \(documents == 1 ? "document" : "documents") into alias '\(alias)' in \(String(format: "%.3f", seconds)) s"]
         for (collection, count) in documentsPerCollection.sorted(by: { $0.key < $1.key }) { lines.append("  \(collection): \(count)") }
         if replacedLines > 0 {
             let listed = replacedLineNumbers.map(String.init).joined(separator: ", ") + (replacedLines > replacedLineNumbers.count ? ", …" : "")

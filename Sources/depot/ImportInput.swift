@@ -215,6 +215,10 @@ struct ImportedLine {
         guard case .string(let collection)? = value["collection"] else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
         }
+        // Checked here so that the error names this line (storing names only its batch).
+        do { try Store.validateCollectionName(collection) } catch let error as DepotError {
+            throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: error.message)
+        }
         guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "\"id\" must be a string, an integer or a UUID")
         }

@@ -81,6 +81,22 @@ struct CLIImportTests {
         }
     }
 
+    /// A collection name the store refuses was named by its line only with `--batch 1` (the
+    /// error named the batch, "lines 1–2"): it is refused with its line now, nothing stored.
+    @Test func anInvalidCollectionNameIsRefusedWithItsLine() throws {
+        for name in ["bad/name", "", "tab\\tname"] {
+            let input = try file("names.jsonl", #"{"collection":"ok","id":1,"document":{}}"# + "\n"
+                                 + #"{"collection":"\#(name)","id":2,"document":{}}"# + "\n")
+            let store = folder.sub("store-names")
+            let result = try depot("import", "--json", "--path", store, input)
+            #expect(result.status == 1, "\(result.out)")
+            let error = jsonError(result.err)
+            #expect(error?["line"] as? Int == 2 && error?["jsonPath"] as? String == "$.collection" && error?["code"] as? String == "invalidLine",
+                    "'\(name)': \(result.err)")
+            #expect(try storedDocuments(store) == 0, "nothing is stored")
+        }
+    }
+
     /// A line that is not an object is named as such (not as a collection that is no string).
     @Test func aLineThatIsNotAnObjectIsNamedAsSuch() throws {
         for (line, kind) in [("[1,2]", "an array"), ("42", "a number"), ("null", "null"), (#""x""#, "a string")] {
@@ -156,6 +172,9 @@ struct CLIImportTests {
         #expect(summary?["replacedLines"] as? Int == 2)
         #expect(summary?["replacedLineNumbers"] as? [Int] == [3, 5])
         #expect((summary?["documentsPerCollection"] as? [String: Int]) == ["c": 2, "d": 1])
+        // One document: no plural.
+        let one = try depot("import", "--path", folder.sub("c"), try file("one.jsonl", #"{"collection":"c","id":1,"document":{}}"#))
+        #expect(one.out.contains("imported 1 document into"), "\(one.out)")
     }
 
     @Test func theDeepestStorableDocumentSurvivesExportAndImport() throws {

@@ -89,6 +89,9 @@ public final class DocumentTransaction {
             throw DepotError.transactionMisuse("commit() is for transactions from beginTransaction(); a closure-scoped transaction commits when its closure returns")
         }
         guard let txn = context.baseTransaction as? any ExplicitStorageTransaction else { throw DepotError.transactionMisuse("no explicit transaction to commit") }
+        if explicitEnding?.ended == true {
+            throw DepotError.transactionMisuse("commit(): this transaction has already ended (committed or rolled back); begin a new one")
+        }
         context.transactionEnding()
         try store.finishUndoLog(self)
         try context.appendChangeLog()

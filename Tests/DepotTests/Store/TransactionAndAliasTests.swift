@@ -128,15 +128,21 @@ struct TransactionAndAliasTests {
         try tx.park(sampleEmployee("e1"))
         try tx.commit()
         #expect(try store.exists(Employee.self, id: "e1"))
-        // LMDB's error reaches the caller as a DepotError (code storage) that LMDB's pattern matches.
+        // Committing again is misuse, named as such (it was LMDB's bare "bad transaction").
         let again = #expect(throws: DepotError.self) { try tx.commit() }
-        #expect(again?.code == .storage)
-        #expect(again.map { LMDBError.badTransaction ~= $0 } == true)
-        #expect((again?.underlyingError as? LMDBError)?.code == LMDBError.badTransaction.code)
+        #expect(again?.code == .transactionMisuse)
+        #expect(again?.message.contains("already ended") == true, "\(String(describing: again))")
+        // A write through the ended transaction: LMDB's error, as a DepotError (code storage)
+        // that LMDB's pattern matches.
+        let write = #expect(throws: DepotError.self) { try tx.park(sampleEmployee("late")) }
+        #expect(write?.code == .storage)
+        #expect(write.map { LMDBError.badTransaction ~= $0 } == true)
         let tx2 = try store.beginTransaction()
         try tx2.park(sampleEmployee("e2"))
         tx2.rollback()
         #expect(try store.exists(Employee.self, id: "e2") == false)
+        #expect((#expect(throws: DepotError.self) { try tx2.commit() })?.code == .transactionMisuse)
+        #expect(try store.exists(Employee.self, id: "late") == false)
         try store.write { scoped throws in
             #expect(throws: DepotError.self) { try scoped.commit() }
         }
