@@ -161,6 +161,16 @@ final class Seeder {
 
     // MARK: Files
 
+    /// The line and column (both from 1; the column in characters) of byte `offset` of `data`,
+    /// for an error a person can find in an editor.
+    static func lineAndColumn(of offset: Int, in data: Data) -> (line: Int, column: Int) {
+        let end = min(max(offset, 0), data.count)
+        let before = data.prefix(end)
+        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
+        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? before.startIndex
+        return (line, String(decoding: before[lineStart...], as: UTF8.self).count + 1)
+    }
+
     /// Loads a file (once) and returns references to the instances found in it and in the files
     /// its `seedlings` link to.
     private func load(_ source: SeedSource, place: (String, String)) throws -> [DocumentValue] {
@@ -176,8 +186,15 @@ final class Seeder {
             root = try DocumentValue(json: data)
         } catch {
             var path: String?
-            if case .rejectedJSON(_, let at, _)? = error as? BinaryCodecError { path = at }
-            throw DepotError.seedFailed(.malformedJSON, file: name, jsonPath: path, detail: "\(error)")
+            var detail = "\(error)"
+            switch error as? BinaryCodecError {
+            case .rejectedJSON(_, let at, _)?: path = at
+            case .invalidJSON(let offset, let reason)?:
+                let (line, column) = Self.lineAndColumn(of: offset, in: data)
+                detail = "not valid JSON at line \(line), column \(column) (byte offset \(offset)): \(reason)"
+            default: break
+            }
+            throw DepotError.seedFailed(.malformedJSON, file: name, jsonPath: path, detail: detail)
         }
         try checkDepth(root, limit: reader.options.maxDepth, file: name)
         guard case .object(let fields) = root else {

@@ -220,6 +220,19 @@ struct SeedTests {
         #expect(try store.retrieveAll(Employee.self).map(\.id) == ["before"])
     }
 
+    /// A syntax error was placed by its byte offset only: it names line and column now (the
+    /// column in characters, so text before it in other scripts does not shift it).
+    @Test func aSyntaxErrorNamesItsLineAndColumn() throws {
+        let file = URL(fileURLWithPath: folder.path).appendingPathComponent("Broken.seed.json")
+        try Data("{\n  \"Employee\": [\n    {\"employeeID\": \"é1\"},\n    {\"employeeID\": \"é2\" \"x\": 1}\n  ]\n}\n".utf8).write(to: file)
+        let error = #expect(throws: DepotError.self) { try store.seed(from: file) }
+        #expect(error?.seedProblem == .malformedJSON)
+        #expect(error?.message.contains("line 4, column 25") == true, "\(String(describing: error))")
+        #expect(error?.file?.hasSuffix("Broken.seed.json") == true)
+        #expect(Seeder.lineAndColumn(of: 0, in: Data()) == (1, 1))
+        #expect(Seeder.lineAndColumn(of: 99, in: Data("a\nbc".utf8)) == (2, 3))
+    }
+
     @Test func aFolderGivenAsTheSeedFileIsNamedAsSuch() throws {
         let error = #expect(throws: DepotError.self) { try store.seed(from: URL(fileURLWithPath: folder.path)) }
         #expect(error?.seedProblem == .unreadableFile)
