@@ -7,6 +7,7 @@ extension TransactionContext {
     /// Brings the stored schema of `target` to what a type (`typeName`, for messages) declares:
     /// its indexes, whether it tracks sync status, and its version.
     package func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
+        if !target.schemaLoaded { try dropUndeclaredLegacyIndexes(target, declared: declared) }
         try prepareForWriting(target) // (indexes of an earlier format are rebuilt there)
         var schema = target.schema
         if schema.typeVersion > version {
@@ -62,6 +63,26 @@ extension TransactionContext {
         try prepareForWriting(target)
     }
 
+    /// Drops the indexes stored in an earlier format that the writing type no longer declares
+    /// (as they are stored), before ``prepareForWriting(_:)`` would rebuild them: a rebuild can
+    /// fail (a unique index finding one value twice in the current format), and it must not
+    /// block the very write that removes the index.
+    private func dropUndeclaredLegacyIndexes(_ target: RecordTarget, declared: [IndexDefinition]) throws {
+        var schema = try schema(alias: target.alias, collection: target.collection)
+        let undeclared = schema.indexes.filter { schema.legacyIndexes.contains($0.name) && !declared.contains($0) }
+        guard !undeclared.isEmpty else { return }
+        try requireWritable("write to collection '\(target.collection)'")
+        let meta = try writableMeta()
+        for stored in undeclared {
+            let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: stored.name)
+            if let ks = try txn.keyspace(named: name, create: false, multiValue: !stored.unique) { try txn.drop(ks) }
+            _ = try txn.delete(forKey: Array(StoreLayout.indexMetaKey(alias: target.alias, collection: target.collection, index: stored.name).utf8), in: meta)
+        }
+        schema.indexes.removeAll { undeclared.contains($0) }
+        schema.legacyIndexes.subtract(undeclared.map(\.name))
+        try schemaChanged(alias: target.alias, collection: target.collection, to: schema)
+    }
+
     /// Rebuilds the indexes of `schema` stored in an earlier format (``CollectionSchema/legacyIndexes``)
     /// in the current one, with the same definitions; returns the schema with them current. Run
     /// by the first write to the collection (``prepareForWriting(_:)``), whatever writes it.
@@ -79,7 +100,7 @@ extension TransactionContext {
             // Values the earlier format kept apart (an unsigned integer past Int64.max and the
             // equal Double) are one value now.
             throw DepotError.invalidIndex(collection: target.collection, index: legacy.filter(\.unique).map(\.name).joined(separator: ", "),
-                                          detail: "rebuilding the unique index in the current key format found one value twice (\(error.message)): change one of the two documents with the Depot version that wrote the index")
+                                          detail: "rebuilding the unique index in the current key format found one value twice (\(error.message)): write the collection once with a type that no longer declares the index unique (that drops it), or change one of the two documents with the Depot version that wrote the index")
         }
         for index in legacy {
             try txn.put(index.metaValue, forKey: Array(StoreLayout.indexMetaKey(alias: target.alias, collection: target.collection, index: index.name).utf8), in: meta)

@@ -28,6 +28,13 @@ struct NumberedBadge: Document, Equatable {
     static var indexes: [DocumentIndex<NumberedBadge>] { [.init(\.number, unique: true)] }
 }
 
+/// `NumberedBadge`'s collection, declared without its index.
+struct UnindexedBadge: Document, Equatable {
+    var id: Int
+    var number: Double
+    static var collection: String { NumberedBadge.collection }
+}
+
 /// Index keys of numbers: integers were keyed under one tag and fractional numbers under
 /// another, so a range through an index over a `Double` field returned only one of the two
 /// kinds (`price < 2` over 0.5, 1, 1.5, 2, 3 gave [1]). Numbers of every type share one order now.
@@ -157,6 +164,41 @@ struct NumericIndexOrderTests {
     /// used by queries; any writer — here a schemaless one, which never reconciles a type —
     /// rebuilds it before writing, so a duplicate value is caught, not stored beside keys of the
     /// other format.
+    /// A unique index of the earlier format whose rebuild finds one value twice blocked every
+    /// write to its collection, even by a type that no longer declares it: such a type drops
+    /// it now, without rebuilding it.
+    @Test func aLegacyIndexThatCannotBeRebuiltIsDroppedByATypeThatNoLongerDeclaresIt() throws {
+        let folder = TemporaryFolder()
+        do {
+            let store = try Store(path: folder.path)
+            try store.write { tx in for i in 0..<2 { try tx.park(UnindexedBadge(id: i, number: 2)) } }
+            try store.environment.close()
+        }
+        do {
+            // As if 0.4 had indexed the two (values it kept apart, here simply two keys).
+            let env = try Environment.open(path: folder.path)
+            let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
+            let index = try env.openDatabase(StoreLayout.indexDatabase(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number"),
+                                             key: BytesCodec.self, value: BytesCodec.self)
+            try env.write { txn in
+                try txn.put(Array("v2\u{0}u\u{0}number".utf8),
+                            forKey: Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number").utf8), in: meta)
+                for i in 0..<2 { try txn.put(try #require(IDKind.signed.key(for: .int(Int64(i)))), forKey: [0x10, UInt8(i)], in: index) }
+            }
+            try env.close()
+        }
+        let store = try Store(path: folder.path)
+        let declared = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(NumberedBadge(id: 5, number: 7)) } }
+        #expect(declared?.code == .invalidIndex && declared?.message.contains("no longer declares the index unique") == true, "\(String(describing: declared))")
+        try store.write { tx in try tx.park(UnindexedBadge(id: 5, number: 7)) }
+        #expect(try store.read { tx in try tx.count(UnindexedBadge.self) } == 3)
+        let dynamic = DynamicObject(entity: NumberedBadge.collection, id: .int(6), fields: [("id", .int(6)), ("number", .double(2))])
+        try store.write { tx in _ = try tx.park(dynamic) }
+        let metaKey = StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number")
+        let meta = try store.environment.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
+        #expect(try store.environment.read { txn in try txn.get(Array(metaKey.utf8), in: meta) } == nil, "the index is dropped")
+    }
+
     @Test func aUniqueIndexOfTheEarlierFormatIsRebuiltByAnyWriter() throws {
         let folder = TemporaryFolder()
         let numbers: [Double] = [1.5, 2, 3]
