@@ -22,7 +22,10 @@ import Foundation
 /// errors, logs or descriptions. What stays readable without a key: IDs, collection names, sync
 /// statuses, and the store's meta records; secondary indexes are refused (their keys would hold
 /// field values in clear).
-public struct AESGCMTransform: RecordTransform, CustomStringConvertible {
+///
+/// Two transforms are equal when they hold the same keys under the same IDs and seal with the
+/// same current key: a second handle on a store open in the process must give an equal one.
+public struct AESGCMTransform: RecordTransform, CustomStringConvertible, Equatable {
     /// Key material by ID, kept as bytes (`SymmetricKey` is not `Sendable`; a transform crosses
     /// threads with its store).
     private let keys: [UInt8: [UInt8]]

@@ -42,7 +42,8 @@ extension StoreOption {
     /// The message for a sealed record read without the key.
     static func encryptedMessage(_ error: DepotError, at location: StoreLocation) -> String {
         let record = [error.collection, error.id].compactMap { $0 }.joined(separator: "/")
-        var message = "the store '\(location.display)' is encrypted (record \(record) is sealed by a record transform): "
+        var message = record.isEmpty ? "the store '\(location.display)' is encrypted (its records are sealed by a record transform): "
+            : "the store '\(location.display)' is encrypted (record \(record) is sealed by a record transform): "
         message += KeyOption.canDecrypt ? KeyOption.howToGive : "decrypting needs a depot built with 'swift build --traits Crypto', then " + KeyOption.howToGive
         return message
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// A stand-in for `AESGCMTransform` (product DepotCrypto, trait `Crypto`): the marker that tells a sealed
 /// record from a damaged one is written by the store, whatever the transform.
-private struct XORTransform: RecordTransform {
+private struct XORTransform: RecordTransform, Equatable {
     let key: UInt8
     func seal(_ record: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8] { [0x01] + record.map { $0 ^ key } }
     func open(_ stored: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8] {

@@ -80,6 +80,11 @@ public struct Migrator: Sendable {
     /// Runs every migration not yet applied to the alias of `store`, each in its own write
     /// transaction. Returns the names it ran.
     ///
+    /// A migration is not undoable, and one that runs clears the undo history of `store`
+    /// (``Store/enableUndo(levels:)``): undoing it would bring the documents back in their
+    /// earlier shape while the store records the migration as applied, and an earlier step would
+    /// restore documents as they were before it.
+    ///
     /// - Throws: the error of a failing step (that migration is rolled back; earlier ones stay
     ///   applied).
     @discardableResult
@@ -89,12 +94,14 @@ public struct Migrator: Sendable {
             let didRun = try store.write { tx -> Bool in
                 let done = try Self.applied(tx)
                 if done.contains(migration.name) { return false }
+                tx.context.undoLog = nil // not undoable (see above)
                 try migration.body(MigrationContext(transaction: tx))
                 try tx.context.recordMigration(migration.name, alias: tx.alias, order: UInt64(done.count))
                 return true
             }
             if didRun { ran.append(migration.name) }
         }
+        if !ran.isEmpty { store.undoHistory?.removeAll() }
         return ran
     }
 

@@ -72,7 +72,12 @@ final class Seeder {
         for _ in 0..<2 {
             for instance in instances {
                 guard let registration = types[instance.collection], let id = instance.id else { continue }
-                try registration.convertDates(tx, id, dates)
+                do {
+                    try registration.convertDates(tx, id, dates)
+                } catch let mismatch as SeededDateMismatch {
+                    throw DepotError.seedFailed(.typeMismatch, file: instance.place.file, jsonPath: instance.place.path + mismatch.path.dropFirst(),
+                                                detail: "a date field holds a number, but the date strategy (\(mismatch.strategy)) writes dates as text")
+                }
             }
         }
         for instance in instances {
@@ -386,9 +391,13 @@ final class Seeder {
         }
         let bytes = instance.value.binary()
         let flags = (instance.kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags
-        _ = try instance.key.withUnsafeBytes { key in
-            try tx.context.writeRecord(target, key: key, flags: flags,
-                               displayID: { instance.id.map(displayID) ?? "(content)" }) { buffer in buffer.append(contentsOf: bytes) }
+        do {
+            _ = try instance.key.withUnsafeBytes { key in
+                try tx.context.writeRecord(target, key: key, flags: flags,
+                                   displayID: { instance.id.map(displayID) ?? "(content)" }) { buffer in buffer.append(contentsOf: bytes) }
+            }
+        } catch let error as DepotError where error.code == .uniqueIndexViolation {
+            throw DepotError.seedFailed(.uniqueIndexViolation, file: instance.place.file, jsonPath: instance.place.path, detail: error.message)
         }
     }
 }

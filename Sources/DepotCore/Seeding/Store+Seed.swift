@@ -110,12 +110,16 @@ extension DocumentTransaction {
                     let typed = try probe.decode(D.self, from: stored.binary())
                     var plain = BinaryEncoder()
                     plain.referenceHook = ContentReferences()
-                    let exact = stored.takingDates(from: try DocumentValue(binary: try plain.encode(typed)))
+                    var mismatch: String?
+                    let exact = stored.takingDates(from: try DocumentValue(binary: try plain.encode(typed)), strategy: strategy, mismatch: &mismatch)
+                    if let mismatch { throw SeededDateMismatch(path: mismatch, strategy: strategy) }
                     if exact != stored {
                         let bytes = exact.binary()
                         try context.writeRecord(target, key: key, flags: flags, displayID: { displayID(id.documentValue) }) { $0.append(contentsOf: bytes) }
                     }
                     return
+                } catch let mismatch as SeededDateMismatch {
+                    throw mismatch
                 } catch DecodingError.typeMismatch(let expected, let context) where expected == Date.self {
                     failedPath = renderCodingPath(context.codingPath)
                 } catch DecodingError.dataCorrupted(let context) {
@@ -132,4 +136,12 @@ extension DocumentTransaction {
             }
         }
     }
+}
+
+/// A number in a date field of a seeded document where the date strategy writes dates as
+/// strings (ISO 8601, a format): the decoder alone would read it as seconds since 2001.
+struct SeededDateMismatch: Error {
+    /// The JSON path of the number in the document (`$.born`).
+    let path: String
+    let strategy: DateStrategy
 }

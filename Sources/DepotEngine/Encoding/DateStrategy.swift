@@ -78,21 +78,31 @@ extension DocumentValue {
     }
 
     /// This value with the scalars at the positions where `typed` holds a date replaced by that
-    /// date (seeded JSON made exact from the typed form of the same document).
-    package func takingDates(from typed: DocumentValue) -> DocumentValue {
+    /// date, read the way `strategy` writes dates: a number is seconds or milliseconds as the
+    /// strategy says (the decoder alone reads every number as seconds since 2001), a string the
+    /// strategy's form (else the ISO 8601 date the decoder read). A number where `strategy`
+    /// writes strings is left as it is and its JSON path (from `path`) put in `mismatch`.
+    package func takingDates(from typed: DocumentValue, strategy: DateStrategy, path: String = "$", mismatch: inout String?) -> DocumentValue {
         switch (self, typed) {
         case (_, .date(let d)):
             switch self {
-            case .string, .int, .uint, .double: return .date(d)
+            case .string: return .date(strategy.date(from: self) ?? d)
+            case .int, .uint, .double:
+                if let converted = strategy.date(from: self) { return .date(converted) }
+                if mismatch == nil { mismatch = path }
+                return self
             default: return self
             }
         case (.object(let fields), .object(let typedFields)):
             return .object(fields.map { field in
                 guard let match = typedFields.first(where: { $0.key == field.key }) else { return field }
-                return Field(field.key, field.value.takingDates(from: match.value))
+                return Field(field.key, field.value.takingDates(from: match.value, strategy: strategy,
+                                                                path: JSONParser.member(path, field.key), mismatch: &mismatch))
             })
         case (.array(let items), .array(let typedItems)) where items.count == typedItems.count:
-            return .array(zip(items, typedItems).map { $0.takingDates(from: $1) })
+            return .array(zip(items, typedItems).enumerated().map { i, pair in
+                pair.0.takingDates(from: pair.1, strategy: strategy, path: "\(path)[\(i)]", mismatch: &mismatch)
+            })
         default:
             return self
         }

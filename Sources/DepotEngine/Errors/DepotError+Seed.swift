@@ -38,6 +38,9 @@ extension DepotError {
         case invalidIdentity
         /// An instance does not decode as the type registered for its entity.
         case typeMismatch
+        /// An instance has the value of a unique index that another document (stored, or
+        /// seeded before it) has.
+        case uniqueIndexViolation
     }
 
     /// Matches ``Code/seedFailed``.

@@ -67,6 +67,10 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         /// A record is sealed by a ``RecordTransform`` (encrypted) and the store was opened
         /// without one: it needs the key, and is not damaged.
         public static let transformRequired = Code(rawValue: "transformRequired")
+        /// A second handle on a store open in this process gave another record transform (or
+        /// none where the first had one, or one where it had none): the handles of one store
+        /// in one process share one transform.
+        public static let transformMismatch = Code(rawValue: "transformMismatch")
         /// A delete was refused by a ``DeleteRule/deny`` rule: other documents still reference it.
         public static let deleteDenied = Code(rawValue: "deleteDenied")
         /// A collection was written by a newer version of its document type than the one reading it.
@@ -96,7 +100,7 @@ public struct DepotError: Error, Sendable, Hashable, CustomStringConvertible {
         package static let all: [Code] = [
             .checksumMismatch, .corruptRecord, .decodingFailed, .encodingFailed, .danglingReference, .referenceCycle,
             .unknownReferenceType, .idKindMismatch, .invalidKey, .invalidAliasName, .invalidCollectionName,
-            .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired,
+            .revisionConflict, .readOnlyTransaction, .invalidIndex, .uniqueIndexViolation, .undoConflict, .newerVersion, .deleteDenied, .transformFailed, .transformRequired, .transformMismatch,
             .unknownFetchRequest, .fetchRequestTypeMismatch, .missingSubstitution, .mistypedSubstitution, .notStored, .invalidOption, .duplicateMigration,
             .unsupported, .transactionMisuse, .storageInconsistent, .invalidQuery, .invalidDeleteRule, .ownerReleased,
             .exhausted, .documentTypeMismatch, .invalidDocument, .migrationConflict, .storage, .seedFailed,
@@ -180,6 +184,8 @@ extension DepotError {
     public static let transformFailed = DepotError(pattern: .transformFailed)
     /// Matches ``Code/transformRequired``.
     public static let transformRequired = DepotError(pattern: .transformRequired)
+    /// Matches ``Code/transformMismatch``.
+    public static let transformMismatch = DepotError(pattern: .transformMismatch)
     /// Matches ``Code/deleteDenied``.
     public static let deleteDenied = DepotError(pattern: .deleteDenied)
     /// Matches ``Code/newerVersion``.

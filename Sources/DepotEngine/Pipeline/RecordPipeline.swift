@@ -10,6 +10,7 @@ extension TransactionContext {
     func prepareForWriting(_ target: RecordTarget) throws {
         if target.schemaLoaded { return }
         try requireWritable("write to collection '\(target.collection)'")
+        try checkSealing()
         var schema = try schema(alias: target.alias, collection: target.collection)
         // Indexes of an earlier key format are rebuilt by the first write, whoever writes: a
         // writer must never add keys of one format to an index holding the other's.

@@ -10,7 +10,8 @@ import Foundation
 ///   - `typeversion/<alias>/<collection>` → the highest document-type version that wrote it;
 ///   - `schema/version` → big-endian counter bumped by every index or tracking change;
 ///   - `uid/next` (unique-ID counter), `changelog/next` and `watch/<token>` (external change log);
-///   - `migration/<alias>/<name>` → order number (applied migrations).
+///   - `migration/<alias>/<name>` → order number (applied migrations);
+///   - `store/sealed` → `1` once a handle with a record transform wrote (records are sealed).
 /// - `depot.doc/<alias>/<collection>`: one database per collection and alias; keys are the IDs'
 ///   key bytes, values are ``Record``s.
 /// - `depot.idx/<alias>/<collection>/<name>`: index value → document key (dupsort unless unique).
@@ -55,6 +56,10 @@ package enum StoreLayout {
     package static func migrationPrefix(alias: String) -> String { "migration/" + alias + "/" }
 
     package static let schemaVersionKey = Array("schema/version".utf8)
+
+    /// Present once the store's records are sealed by a record transform (see
+    /// `TransactionContext.checkSealing()`).
+    package static let sealedRecordsKey = Array("store/sealed".utf8)
 
     package static func syncDatabase(alias: String) -> String { syncPrefix + alias }
 

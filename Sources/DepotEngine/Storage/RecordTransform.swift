@@ -11,6 +11,12 @@
 /// meta records.
 /// Secondary indexes would keep field values unencrypted in their keys, so a store with a
 /// transform refuses them unless ``allowsPlaintextIndexes`` says otherwise.
+///
+/// The store records that its records are sealed (a meta record written by the first write
+/// with a transform): from then on a handle opened without one cannot write
+/// (``DepotError/Code/transformRequired``), so no plain record lands beside sealed ones.
+/// Handles of one store in one process share one transform: a second handle must give the same
+/// (an equal value of an `Equatable` transform, or the same object), or none of them any.
 public protocol RecordTransform: Sendable {
     /// Whether document types may declare secondary indexes (whose keys hold the indexed field
     /// values untransformed). False by default.

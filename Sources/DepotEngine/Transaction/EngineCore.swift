@@ -75,10 +75,16 @@ package final class EngineCore: @unchecked Sendable {
         @usableFromInline var transform: (any RecordTransform)?
         /// Whether ``transform`` is set (read on every transaction without copying the existential).
         @usableFromInline var hasTransform = false
+        /// Whether a handle has given its transform (or none) yet: the first one decides.
+        var transformAdopted = false
         /// What read transactions resolved for a document type and alias, valid in snapshots of
         /// schema version `readTargetsVersion` (every collection drop bumps the version).
         var readTargetsVersion: UInt64 = 0
         var readTargets: [ReadTargetKey: ReadTarget] = [:]
+        /// Whether the store's records are sealed, as read at schema version `sealingVersion`
+        /// (true stays true: the seal is never removed).
+        var sealed: Bool?
+        var sealingVersion: UInt64 = 0
     }
 
     struct ReadTargetKey: Hashable {
@@ -203,24 +209,54 @@ package final class EngineCore: @unchecked Sendable {
 
     // MARK: Record transform
 
+    /// Whether the store's records are sealed, if known at schema `version`.
+    func knownSealing(version: UInt64) -> Bool? {
+        readState.read { $0.sealed == true || $0.sealingVersion == version ? $0.sealed : nil }
+    }
+
+    /// Remembers whether the store's records are sealed at schema `version`.
+    func rememberSealing(_ sealed: Bool, version: UInt64) {
+        updateReadState { state in
+            if state.sealed == true || (state.sealed == sealed && state.sealingVersion == version) { return false }
+            state.sealed = sealed
+            state.sealingVersion = version
+            return true
+        }
+    }
+
     /// The record transform of this store, if any.
     package var recordTransform: (any RecordTransform)? { readState.read { $0.transform } }
 
-    /// Takes the transform a store was opened with; a second handle must agree on whether there
-    /// is one.
+    /// Takes the transform a store was opened with. The first handle of the store in this
+    /// process decides; a later one must give the same (``DepotError/Code/transformMismatch``
+    /// otherwise: another key would be ignored, and a handle without one would write plain
+    /// records, or find its own records sealed).
     package func adopt(_ new: (any RecordTransform)?) throws {
         try updateReadState { state in
+            defer { state.transformAdopted = true }
             switch (state.transform, new) {
-            case (nil, let new?):
+            case (nil, let new?) where !state.transformAdopted:
                 state.transform = new
                 state.hasTransform = true
                 return true
-            case (_?, nil):
-                throw DepotError(code: .transformRequired, message: "the store at '\(driver.location)' is already open with a record transform; open it with one too")
-            default:
+            case (nil, nil):
+                return !state.transformAdopted
+            case (let old?, let new?) where Self.same(old, new):
                 return false
+            case (_?, nil):
+                throw DepotError(code: .transformMismatch, message: "the store at '\(driver.location)' is already open in this process with a record transform; open it with the same one")
+            case (nil, _?):
+                throw DepotError(code: .transformMismatch, message: "the store at '\(driver.location)' is already open in this process without a record transform; release its other handles before opening it with one")
+            case (_?, _?):
+                throw DepotError(code: .transformMismatch, message: "the store at '\(driver.location)' is already open in this process with another record transform (other keys); release its other handles first, or open it with the same transform")
             }
         }
+    }
+
+    /// Whether two transforms are the same: equal values of one `Equatable` type, or one object.
+    static func same(_ a: any RecordTransform, _ b: any RecordTransform) -> Bool {
+        if let equatable = a as? any Equatable { return equatable.isEqual(to: b) }
+        return type(of: a) is AnyClass && (a as AnyObject) === (b as AnyObject)
     }
 
     /// Whether the store has a record transform (checked on every read, without copying it).
@@ -257,4 +293,9 @@ package final class EngineCore: @unchecked Sendable {
 
     /// The delete rules whose target is `collection`.
     package func deleteRules(for collection: String) -> [RegisteredDeleteRule] { lock.withLock { deleteRulesByTarget[collection] ?? [] } }
+}
+
+extension Equatable {
+    /// Whether `other` is a value of this type equal to this one.
+    fileprivate func isEqual(to other: Any) -> Bool { (other as? Self) == self }
 }

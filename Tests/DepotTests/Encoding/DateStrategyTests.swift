@@ -61,6 +61,28 @@ struct DateStrategyTests {
         #expect(try #require(stored.first).jsonLine().contains("\"hired\":\"2023-11-14T22:13:20Z\""))
     }
 
+    /// A fractional number in a date field was read as seconds since 2001 whatever the
+    /// strategy (1700000000.5 under `.secondsSince1970` landed 31 years late), and a number
+    /// under `.iso8601` was taken the same way: the strategy reads numbers now, and one that
+    /// writes text refuses them at the field's JSON path.
+    @Test func numbersInDateFieldsFollowTheStrategy() throws {
+        store.registerSeedType(Hire.self)
+        var options = SeedOptions()
+        options.dateStrategy = .secondsSince1970
+        try store.seed(from: try seedFile(#"{"Hire": [{"id": "h1", "name": "Ada", "hired": 1700000000.5, "review": {"due": 1704067200.25}}]}"#), options: options)
+        let ada = try #require(try store.retrieve(Hire.self, id: "h1"))
+        #expect(ada.hired == Date(timeIntervalSince1970: 1_700_000_000.5) && ada.review.due == Date(timeIntervalSince1970: 1_704_067_200.25))
+        options.dateStrategy = .millisecondsSince1970
+        try store.seed(from: try seedFile(#"{"Hire": [{"id": "h2", "name": "Bob", "hired": 1700000000000.5, "review": {"due": 1704067200000}}]}"#), options: options)
+        #expect(try store.retrieve(Hire.self, id: "h2")?.hired == Date(timeIntervalSince1970: 1_700_000_000.0005))
+        for (json, path) in [(#"{"Hire": [{"id": "h3", "name": "C", "hired": 1.5, "review": {"due": "2024-01-01T00:00:00Z"}}]}"#, "$.Hire[0].hired"),
+                             (#"{"Hire": {"id": "h3", "name": "C", "hired": "2024-01-01T00:00:00Z", "review": {"due": 2.5}}}"#, "$.Hire.review.due")] {
+            let error = #expect(throws: DepotError.self) { try store.seed(from: try seedFile(json)) }
+            #expect(error?.seedProblem == .typeMismatch && error?.fieldPath == path, "\(String(describing: error))")
+        }
+        #expect(try store.retrieve(Hire.self, id: "h3") == nil)
+    }
+
     @Test func aDateThatDoesNotParseFailsTheSeed() throws {
         store.registerSeedType(Hire.self)
         let error = #expect(throws: DepotError.self) {

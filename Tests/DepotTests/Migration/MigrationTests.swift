@@ -99,6 +99,25 @@ struct MigrationTests {
         }
     }
 
+    /// Undo reverted a migration's documents and left the migration recorded as applied (so
+    /// it never ran again): a migration is not undoable, and it clears the undo history.
+    @Test func aMigrationIsNotUndoneAndClearsTheUndoHistory() throws {
+        let history = store.enableUndo()
+        try store.write { tx in try tx.park(PersonV1(id: "p1", name: "Person 1", salary: "10", nickname: nil)) }
+        #expect(history.canUndo)
+        let migrator = try migrator()
+        #expect(try migrator.migrate(store).count == 2)
+        #expect(!history.canUndo, "the history before the migration is gone")
+        #expect(try history.undo() == false)
+        #expect(try store.read { try $0.retrieve(PersonV2.self, id: "p1") } == PersonV2(id: "p1", fullName: "Person 1", pay: 10, rating: 3))
+        #expect(try migrator.appliedMigrations(in: store) == migrator.names)
+        // Later writes are undoable again.
+        try store.write { tx in try tx.park(PersonV2(id: "p2", fullName: "Two", pay: 2, rating: 1)) }
+        #expect(try history.undo())
+        #expect(try store.read { try $0.retrieve(PersonV2.self, id: "p2") } == nil)
+        #expect(try store.read { try $0.retrieve(PersonV2.self, id: "p1") }?.fullName == "Person 1")
+    }
+
     @Test func aDuplicateNameIsRefusedWhenRegistered() throws {
         var migrator = try migrator()
         let refused = #expect(throws: DepotError.self) { try migrator.register("rename and default") { _ in } }

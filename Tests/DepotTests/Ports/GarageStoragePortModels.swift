@@ -80,7 +80,7 @@ struct GSBag: Document {
 
 /// Upstream `CustomDataEncryptor`: a toy reversible transform (XOR), enough to see that stored
 /// bytes differ from an untransformed store's.
-struct GSXORTransform: RecordTransform {
+struct GSXORTransform: RecordTransform, Equatable {
     func seal(_ record: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8] { record.map { $0 ^ 0x5A } }
     func open(_ stored: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8] { stored.map { $0 ^ 0x5A } }
 }

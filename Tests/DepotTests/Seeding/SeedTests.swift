@@ -39,6 +39,13 @@ func fixtureCopy(_ folder: TemporaryFolder) throws -> URL {
     return target
 }
 
+/// A seeded type with a unique index.
+struct SeedBadge: Document {
+    var id: Int
+    var code: String
+    static var indexes: [DocumentIndex<SeedBadge>] { [.init(\.code, unique: true)] }
+}
+
 @Suite("Seeding")
 struct SeedTests {
     let folder = TemporaryFolder()
@@ -231,6 +238,18 @@ struct SeedTests {
         #expect(error?.file?.hasSuffix("Broken.seed.json") == true)
         #expect(Seeder.lineAndColumn(of: 0, in: Data()) == (1, 1))
         #expect(Seeder.lineAndColumn(of: 99, in: Data("a\nbc".utf8)) == (2, 3))
+    }
+
+    /// A unique-index clash in a seed tree was a bare uniqueIndexViolation, without the file
+    /// and the instance: it is a seed failure naming both now, and nothing is stored.
+    @Test func aUniqueIndexClashNamesTheInstance() throws {
+        store.registerSeedType(SeedBadge.self)
+        let file = URL(fileURLWithPath: folder.path).appendingPathComponent("Badges.seed.json")
+        try Data(#"{"SeedBadge": [{"id": 1, "code": "A"}, {"id": 2, "code": "B"}, {"id": 3, "code": "A"}]}"#.utf8).write(to: file)
+        let error = #expect(throws: DepotError.self) { try store.seed(from: file) }
+        #expect(error?.code == .seedFailed && error?.seedProblem == .uniqueIndexViolation, "\(String(describing: error))")
+        #expect(error?.file?.hasSuffix("Badges.seed.json") == true && error?.fieldPath == "$.SeedBadge[2]", "\(String(describing: error))")
+        #expect(try store.count(SeedBadge.self) == 0)
     }
 
     @Test func aFolderGivenAsTheSeedFileIsNamedAsSuch() throws {

@@ -7,7 +7,7 @@ import DepotLMDB
 
 /// A toy transform for the hook's tests (not encryption): XOR with a key byte, bound to the
 /// record's place by a checksum, so a wrong key or a moved record does not open.
-struct ToyTransform: RecordTransform {
+struct ToyTransform: RecordTransform, Equatable {
     var keyByte: UInt8
     var allowsPlaintextIndexes = false
     struct Refused: Error {}
@@ -82,5 +82,48 @@ struct RecordTransformTests {
         #expect(error?.code == .transformFailed)
         #expect(error?.collection == "SecretNote" && error?.id == "n1")
         #expect(error?.message.contains("secret") == false)
+    }
+
+    /// A handle opened without the key wrote plain records into a sealed store (replacing
+    /// sealed ones with readable text that the key's holder could not read): the store records
+    /// that it is sealed, and such a handle cannot write.
+    @Test func aHandleWithoutTheTransformCannotWriteASealedStore() throws {
+        do {
+            let store = try open(0x5A)
+            try store.write { tx in try tx.park(SecretNote(id: "n1", text: "sealed")) }
+        }
+        let plain = try Store(path: folder.path)
+        for (number, write) in ([{ try plain.write { tx in _ = try tx.park(SecretNote(id: "n1", text: "CLEARTEXT")) } },
+                      { try plain.write { tx in _ = try tx.park(SecretNote(id: "n2", text: "CLEARTEXT")) } },
+                      { let kv = plain.keyValue(); kv["pin"] = "CLEARTEXT"; try kv.save() }] as [() throws -> Void]).enumerated() {
+            let error = #expect(throws: DepotError.self, "write \(number)") { try write() }
+            #expect(error?.code == .transformRequired, "\(number): \(String(describing: error))")
+        }
+        #expect(throws: DepotError.self) { _ = try plain.read { try $0.retrieve(SecretNote.self, id: "n1") } }
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder.path + "/data.mdb"))
+        #expect(data.range(of: Data("CLEARTEXT".utf8)) == nil, "no plain record was written")
+    }
+
+    /// A second handle in the process with another key had it ignored (records sealed and
+    /// opened with the first handle's); one without a transform after a plain one switched
+    /// the plain handle to sealing. Handles of one store share one transform now.
+    @Test func handlesOfOneStoreShareOneTransform() throws {
+        let first = try open(0x11)
+        try first.write { tx in try tx.park(SecretNote(id: "n1", text: "a")) }
+        #expect(try open(0x11).read { try $0.retrieve(SecretNote.self, id: "n1") }?.text == "a", "an equal transform")
+        let other = #expect(throws: DepotError.self) { _ = try open(0x22) }
+        #expect(other?.code == .transformMismatch, "\(String(describing: other))")
+        let none = #expect(throws: DepotError.self) { _ = try Store(path: folder.path) }
+        #expect(none?.code == .transformMismatch)
+
+        let plainFolder = TemporaryFolder()
+        let plain = try Store(path: plainFolder.path)
+        try plain.write { tx in try tx.park(SecretNote(id: "p", text: "plain")) }
+        var options = StoreOptions()
+        options.recordTransform = ToyTransform(keyByte: 0x11)
+        let keyed = #expect(throws: DepotError.self) { _ = try Store(path: plainFolder.path, options: options) }
+        #expect(keyed?.code == .transformMismatch)
+        #expect(try plain.read { try $0.retrieve(SecretNote.self, id: "p") }?.text == "plain")
+        try plain.write { tx in try tx.park(SecretNote(id: "q", text: "still plain")) }
     }
 }
