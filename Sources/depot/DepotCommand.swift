@@ -58,6 +58,8 @@ struct DepotCommand: AsyncParsableCommand {
             } else {
                 try command.run()
             }
+            // What the command printed is written, or the command failed.
+            try reportingErrors { try StandardOutput.finish() }
         } catch {
             // With --json, a usage error is one JSON object on standard error too.
             let code = exitCode(for: error)

@@ -69,13 +69,13 @@ struct ExportCommand: ParsableCommand {
                 documents += 1
                 if out.utf8.count > 1 << 16 {
                     bytes += out.utf8.count
-                    FileHandle.standardOutput.write(Data(out.utf8))
+                    try StandardOutput.write(out)
                     out = ""
                     progress.update(items: documents, bytes: bytes)
                 }
                 return true
             }
-            FileHandle.standardOutput.write(Data(out.utf8))
+            try StandardOutput.write(out)
             progress.finish()
             if damaged > 0 {
                 printError("error: \(damaged) damaged document\(damaged == 1 ? " was" : "s were") not exported; \(documents) exported")

@@ -217,7 +217,7 @@ struct ImportedLine {
         }
         // Checked here so that the error names this line (storing names only its batch).
         do { try Store.validateCollectionName(collection) } catch let error as DepotError {
-            throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: error.message)
+            throw ImportError(.invalidCollectionName, line: number, jsonPath: "$.collection", detail: error.message)
         }
         guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "\"id\" must be a string, an integer or a UUID")
@@ -279,6 +279,8 @@ struct ImportError: Error, CustomStringConvertible {
         case nestingTooDeep
         /// Well-formed JSON, but not `{"collection": C, "id": ID, "document": {…}}`.
         case invalidLine
+        /// A line's collection name is not one a store accepts (the store's own code).
+        case invalidCollectionName
         /// The store refused a line's document (e.g. an ID of another kind than the collection's).
         case rejectedDocument
         /// Storing failed (e.g. the store is full).

@@ -87,8 +87,8 @@ struct GetCommand: ParsableCommand {
             } else if !raw && isatty(STDOUT_FILENO) == 1 {
                 print(EntryJSON.terminalText(value))
             } else {
-                FileHandle.standardOutput.write(Data(value))
-                FileHandle.standardOutput.write(Data("\n".utf8))
+                try StandardOutput.write(Array(value))
+                try StandardOutput.write("\n")
             }
         }
     }

@@ -94,7 +94,7 @@ struct QueryCommand: ParsableCommand {
             let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
             var out = ""
             for document in documents { out += try document.jsonLine() + "\n" }
-            FileHandle.standardOutput.write(Data(out.utf8))
+            try StandardOutput.write(out)
             if explain {
                 if output.json {
                     FileHandle.standardError.write(Data((try JSONOutput.line(["plan": "\(plan)"]) + "\n").utf8))

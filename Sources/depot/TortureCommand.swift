@@ -141,7 +141,8 @@ struct TortureCommand: AsyncParsableCommand {
             line = number.map { "\(word) \($0)" } ?? word
             if let detail { line += ": " + detail }
         }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        // Written at once (no buffer a kill could lose); a failed write is not the harness's concern.
+        try? StandardOutput.write(line + "\n")
     }
 
     /// Runs `body` (transaction `txn`'s commit); after a failure, reports it and runs it again up

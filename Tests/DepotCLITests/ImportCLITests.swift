@@ -91,7 +91,7 @@ struct CLIImportTests {
             let result = try depot("import", "--json", "--path", store, input)
             #expect(result.status == 1, "\(result.out)")
             let error = jsonError(result.err)
-            #expect(error?["line"] as? Int == 2 && error?["jsonPath"] as? String == "$.collection" && error?["code"] as? String == "invalidLine",
+            #expect(error?["line"] as? Int == 2 && error?["jsonPath"] as? String == "$.collection" && error?["code"] as? String == "invalidCollectionName",
                     "'\(name)': \(result.err)")
             #expect(try storedDocuments(store) == 0, "nothing is stored")
         }

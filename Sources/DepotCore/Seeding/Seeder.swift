@@ -40,6 +40,9 @@ final class Seeder {
     let types: [String: SeedTypeRegistration]
     private var instances: [String: [[UInt8]: Int]] = [:]   // collection → key → index in `ordered`
     private var ordered: [Instance] = []
+    /// The ID kind of each collection's first instance (looked up per instance: a scan of
+    /// `ordered` made seeding quadratic in a tree of several entities).
+    private var entityKinds: [String: IDKind] = [:]
     private var loaded: [SeedSource: [DocumentValue]] = [:]  // file → references to its instances
     private var chain: [SeedSource] = []
     private var found = 0
@@ -330,11 +333,12 @@ final class Seeder {
                                 detail: "\(entity) \(id.map(displayID) ?? "(content)") also appears in \(other.place.file) at \(other.place.path) with different fields")
             }
         } else {
-            if let existingKind = ordered.first(where: { $0.collection == entity })?.kind, existingKind != kind {
+            if let existingKind = entityKinds[entity], existingKind != kind {
                 throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: path,
                                 detail: "'\(entity)' instances mix \(existingKind.rawValue) and \(kind.rawValue) identifiers")
             }
             instances[entity, default: [:]][key] = ordered.count
+            if entityKinds[entity] == nil { entityKinds[entity] = kind }
             var instance = Instance(collection: entity, key: key, kind: kind, id: id, value: document, place: (file, path), generatedSlot: slot)
             // DLData: any other property holding "<uniqueID>" gets a generated unique value too
             // (a number; the ID's kind for a registered type). The marker stays in the plan, so

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Standard output of every command, whose write errors are failures of the command.
+///
+/// `FileHandle.standardOutput.write(_:)` traps when the write fails (a full disk, a closed pipe
+/// with SIGPIPE ignored), and `print` drops the error: a command crashed, or exited 0 with its
+/// output lost. Commands write bulk output through ``write(_:)-(String)``, which writes to the
+/// file descriptor after flushing what `print` buffered (so the order holds), and the entry
+/// point calls ``finish()`` after a command succeeds.
+enum StandardOutput {
+    /// Writes `text` to standard output.
+    /// - Throws: ``CLIFailure`` (code `outputFailed`) when standard output cannot be written.
+    static func write(_ text: String) throws {
+        var text = text
+        try text.withUTF8 { try write(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Writes `bytes` to standard output.
+    static func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    private static func write(_ bytes: UnsafeRawBufferPointer) throws {
+        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        try finish()
+        var offset = 0
+        while offset < bytes.count {
+            #if canImport(Glibc)
+            let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            #else
+            let written = Darwin.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            #endif
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw failure(errno)
+            }
+            offset += written
+        }
+    }
+
+    /// Writes out what `print` buffered; throws when it cannot be written.
+    static func finish() throws {
+        // Every stream (C's `stdout` itself is a global variable Swift 6 will not read).
+        if fflush(nil) != 0 { throw failure(errno) }
+    }
+
+    private static func failure(_ code: Int32) -> CLIFailure {
+        CLIFailure(code: "outputFailed", message: "cannot write standard output: \(String(cString: strerror(code)))")
+    }
+}
