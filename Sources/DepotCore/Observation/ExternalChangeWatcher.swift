@@ -15,6 +15,10 @@ import Foundation
 ///
 /// Before a change set is published, the key/value caches of this process (``KeyValueStore``)
 /// drop the keys it names, so a read made on the notice returns the new value.
+///
+/// Several watchers of one store (two explicit ones, or one beside the watcher that
+/// ``Persistent`` objects share) publish each commit once: the store's core keeps the log
+/// position published up to, and a watcher publishes only what lies beyond it.
 public final class ExternalChangeWatcher: @unchecked Sendable {
     // @unchecked Sendable: `stopped` is guarded by `lock`; the thread owns the rest (`notices`
     // is Sendable and only closed from other threads).
@@ -24,6 +28,8 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
     private let lease: [UInt8]
     private let lock = NSCondition()
     private var stopped = false
+    /// Whether the core counts this watcher (``StoreCore/watcherStarts(at:)``); guarded by `lock`.
+    private var registered = false
     private var nextSequence: UInt64 = 0
     /// Whether the log held an entry with the last possible stamp (only a damaged log does): it
     /// was read, and nothing can follow it.
@@ -54,7 +60,9 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         self.notices = store.core.driver.changeNotices()
         try renewLease()
         core.refreshLeaseCheck()
-        nextSequence = try core.read { txn in try ChangeLog.start(txn) }
+        let start = try core.read { txn in try ChangeLog.start(txn) }
+        nextSequence = core.watcherStarts(at: start)
+        lock.withLock { registered = true }
         let thread = Thread { [weak self] in self?.run() }
         thread.name = "depot.watcher"
         thread.start()
@@ -64,10 +72,11 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
 
     /// Stops watching and gives up the lease.
     public func stop() {
-        let first: Bool = lock.withLock {
-            defer { stopped = true; lock.broadcast() }
-            return !stopped
+        let (first, counted): (Bool, Bool) = lock.withLock {
+            defer { stopped = true; registered = false; lock.broadcast() }
+            return (!stopped, registered)
         }
+        if counted { core.watcherStops() }
         if first {
             notices?.close()
             do {
@@ -132,7 +141,7 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             lastTransactionID = last
         }
         if logEnded { return }
-        var entries: [ChangeLog.Entry] = []
+        var entries: [(position: UInt64, entry: ChangeLog.Entry)] = []
         var ended = false
         let start = nextSequence
         let next: UInt64?
@@ -146,11 +155,12 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
             if let horizon, horizon <= start { return start }
             try txn.scan(log, lower: BigEndian<UInt64>.withBytes(of: start) { [UInt8]($0) }, upper: upper, prefix: nil, reverse: false) { key, value in
                 // The last possible stamp (only a damaged log holds it) ends the log: read once.
-                let (after, overflow) = (try BigEndian<UInt64>.decode(key)).addingReportingOverflow(1)
+                let position = try BigEndian<UInt64>.decode(key)
+                let (after, overflow) = position.addingReportingOverflow(1)
                 seq = overflow ? UInt64.max : after
                 ended = overflow
                 do {
-                    entries.append(try ChangeLog.Entry.decode(value))
+                    entries.append((position, try ChangeLog.Entry.decode(value)))
                 } catch {
                     logError("external change watcher: skipped a change-log entry that does not decode", error)
                 }
@@ -166,12 +176,10 @@ public final class ExternalChangeWatcher: @unchecked Sendable {
         guard let next else { return }
         nextSequence = next
         if ended { logEnded = true }
-        for entry in entries where entry.writer != core.token {
-            let changes = ChangeLog.changeSet(entry)
-            // Caches first, so that whoever is told can read the new values at once.
-            KeyValueCacheRegistry.shared.invalidate(changes, core: core)
-            core.publish(changes, from: store)
-        }
+        if isStopped { return }
+        // Through the core: another watcher of this store may have read (and published) the
+        // same entries.
+        core.publishExternal(entries, through: next, ended: ended, from: store)
     }
 }
 

@@ -122,6 +122,68 @@ package final class StoreCore: @unchecked Sendable {
     func remove(observer: any StoreObserver) { publisher.remove(observer: observer) }
     func stream(alias: String?, collections: Set<String>?) -> AsyncStream<ChangeSet> { publisher.stream(alias: alias, collections: collections) }
     func publish(_ changes: ChangeSet, from store: Store) { publisher.publish(changes, from: store) }
+
+    // MARK: External changes
+
+    /// Guards `externalWatchers`, `externalNext` and `externalLogEnded`.
+    private let externalLock = NSLock()
+    /// Held while other writers' entries are published, so that they reach observers in log
+    /// order whichever watcher read them. Recursive: an observer may poll a watcher itself.
+    private let externalPublishing = NSRecursiveLock()
+    /// How many watchers of this core run.
+    private var externalWatchers = 0
+    /// While watchers run: the change-log position below which every entry was published (or
+    /// passed over) by one of them.
+    private var externalNext: UInt64?
+    /// Whether a watcher published the entry with the last possible position (nothing follows).
+    private var externalLogEnded = false
+
+    /// A watcher of this core starts; `start` is where the log ends now. Returns where it reads
+    /// from: while other watchers run, the position they published up to when lower, so that
+    /// entries they read but did not publish yet are read again here, never lost.
+    func watcherStarts(at start: UInt64) -> UInt64 {
+        externalLock.withLock {
+            externalWatchers += 1
+            if externalWatchers > 1, let next = externalNext { return min(start, next) }
+            externalNext = start
+            externalLogEnded = false
+            return start
+        }
+    }
+
+    /// A watcher that ``watcherStarts(at:)`` stopped; the last one resets the position.
+    func watcherStops() {
+        externalLock.withLock {
+            externalWatchers -= 1
+            if externalWatchers <= 0 {
+                externalWatchers = 0
+                externalNext = nil
+                externalLogEnded = false
+            }
+        }
+    }
+
+    /// Publishes what a watcher read from the change log: `entries` with their positions, in
+    /// log order; `next`, where its next read starts; `ended`, whether the log ended (an entry at
+    /// the last position). Each entry reaches the key/value caches, observers and streams once
+    /// per core, however many watchers read it; entries of this core's own writer not at all.
+    func publishExternal(_ entries: [(position: UInt64, entry: ChangeLog.Entry)], through next: UInt64, ended: Bool, from store: Store) {
+        externalPublishing.withLock {
+            let fresh = externalLock.withLock { () -> [(position: UInt64, entry: ChangeLog.Entry)] in
+                if externalLogEnded { return [] }
+                let from = externalNext ?? 0
+                externalNext = max(from, next)
+                externalLogEnded = ended
+                return entries.filter { $0.position >= from }
+            }
+            for (_, entry) in fresh where entry.writer != token {
+                let changes = ChangeLog.changeSet(entry)
+                // Caches first, so that whoever is told can read the new values at once.
+                KeyValueCacheRegistry.shared.invalidate(changes, core: self)
+                publish(changes, from: store)
+            }
+        }
+    }
 }
 
 extension Store {
