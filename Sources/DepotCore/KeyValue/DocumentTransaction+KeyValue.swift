@@ -13,16 +13,14 @@ extension DocumentTransaction {
             keys.append([UInt8](key))
             return true
         }
-        var deleted: [String] = []
+        // The commit drops the deleted keys from the caches (see `TransactionContext.of`).
+        let previous = context.keyValueWriter
+        context.keyValueWriter = keep.map(ObjectIdentifier.init)
+        defer { context.keyValueWriter = previous }
+        var deleted = 0
         for key in keys where try key.withUnsafeBytes({ try context.deleteRecord(target, key: $0) }) {
-            deleted.append(String(decoding: key, as: UTF8.self))
+            deleted += 1
         }
-        if !deleted.isEmpty {
-            let alias = alias, core = store.core
-            context.txn.afterCommit { [weak keep] in
-                KeyValueCacheRegistry.shared.invalidate(keys: deleted, alias: alias, core: core, except: keep)
-            }
-        }
-        return deleted.count
+        return deleted
     }
 }

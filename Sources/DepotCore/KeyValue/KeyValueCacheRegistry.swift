@@ -2,7 +2,8 @@ import Foundation
 
 /// The live key/value caches of this process, by store core, so that a change of a key reaches
 /// every cache holding it: commits of other processes (through ``ExternalChangeWatcher``, before
-/// any observer or stream is told) and saves of another ``KeyValueStore`` of this process.
+/// any observer or stream is told) and every commit of this process that wrote key/value records
+/// (a save of another ``KeyValueStore``, undo and redo: see `TransactionContext.of`).
 ///
 /// `@unchecked Sendable`: `entries` is only touched with `lock` held.
 final class KeyValueCacheRegistry: @unchecked Sendable {
@@ -36,6 +37,18 @@ final class KeyValueCacheRegistry: @unchecked Sendable {
         if keys.isEmpty { return }
         for cache in caches(of: core) where cache !== saver && cache.store.alias == alias {
             cache.dropSaved(keys)
+        }
+    }
+
+    /// Drops the key/value records a committed transaction of `core` wrote (by alias and key,
+    /// with the cache that wrote each: `TransactionContext.keyValueWrites`) from every cache of
+    /// `core` but that writer's, which holds what it wrote.
+    func invalidate(_ writes: [String: [[UInt8]: ObjectIdentifier?]], core: StoreCore) {
+        for cache in caches(of: core) {
+            guard let written = writes[cache.store.alias] else { continue }
+            let me = ObjectIdentifier(cache)
+            let keys = written.compactMap { key, writer in writer == me ? nil : String(decoding: key, as: UTF8.self) }
+            if !keys.isEmpty { cache.dropSaved(keys.sorted()) }
         }
     }
 

@@ -63,10 +63,13 @@ extension KeyValueStore {
     public func deletePermanently(_ key: String) throws -> Bool {
         let deleted = try store.write { tx -> Bool in
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return false }
+            // The commit drops the key from the other caches; this one drops it below.
+            let previous = tx.context.keyValueWriter
+            tx.context.keyValueWriter = ObjectIdentifier(self)
+            defer { tx.context.keyValueWriter = previous }
             return try Array(key.utf8).withUnsafeBytes { try tx.context.deleteRecord(target, key: $0) }
         }
         drop([key], reason: .removed)
-        KeyValueCacheRegistry.shared.invalidate(keys: [key], alias: store.alias, core: store.core, except: self)
         return deleted
     }
 

@@ -23,7 +23,8 @@ import DepotSupport
 ///
 /// **Coherence**: a saved value is dropped from the cache (and read from disk on the next use)
 /// when another writer changes its key: another `KeyValueStore` of this process on the same
-/// store (at its save), or another process, once this store watches for that with
+/// store (at its save), undo or redo (``UndoHistory``: every cache, this one included), or
+/// another process, once this store watches for that with
 /// ``Store/watchExternalChanges(every:)`` (before the change notice reaches any observer or
 /// stream). Unsaved values are kept: they are written over the other writer's at ``save()``.
 ///
@@ -325,6 +326,10 @@ public final class KeyValueStore: @unchecked Sendable {
         try store.write { tx in
             // Through the record pipeline: sealed records, revisions, created vs updated.
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
+            // This cache holds what it writes; the commit drops these keys from the others.
+            let previous = tx.context.keyValueWriter
+            tx.context.keyValueWriter = ObjectIdentifier(self)
+            defer { tx.context.keyValueWriter = previous }
             for (cacheKey, entry) in entries.sorted(by: { $0.key < $1.key }) {
                 let key = cacheKey.text
                 try Array(key.utf8).withUnsafeBytes { k in
@@ -336,7 +341,6 @@ public final class KeyValueStore: @unchecked Sendable {
                 }
             }
         }
-        KeyValueCacheRegistry.shared.invalidate(keys: entries.keys.map(\.text), alias: store.alias, core: store.core, except: self)
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile

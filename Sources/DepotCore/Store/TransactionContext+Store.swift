@@ -5,7 +5,8 @@
 extension TransactionContext {
     /// The context of `txn`, created (and hooked to its commit) on first use: it records
     /// changes when the store has observers, logs them when watchers in other processes
-    /// listen, and after the commit tells the engine (descriptors, schemas) and the observers.
+    /// listen, and after the commit tells the engine (descriptors, schemas), the process's
+    /// key/value caches (the keys it wrote, whichever path wrote them) and the observers.
     static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
         if let existing = txn.attachment as? TransactionContext { return existing }
         let logs = !txn.isReadOnly && core.engine.externalWatchersActive(txn)
@@ -15,6 +16,8 @@ extension TransactionContext {
             txn.afterCommit { [context, store] in
                 context.committed()
                 let core = store.core
+                // Caches first, so that whoever is told can read the new values at once.
+                if !context.keyValueWrites.isEmpty { KeyValueCacheRegistry.shared.invalidate(context.keyValueWrites, core: core) }
                 if let recorder = context.recorder, !recorder.isEmpty, core.hasObservers {
                     core.publish(recorder.changeSet(transactionID: nil), from: store)
                 }

@@ -111,6 +111,7 @@ extension TransactionContext {
                                         old: old.map { SyncStatus(recordFlags: $0.flags) }, new: SyncStatus(recordFlags: flags), txn: txn)
         }
         if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: old != nil, existsNow: true) }
+        if target.isKeyValue { noteKeyValueWrite(target, key: key) }
         if !_parkedReferences.isEmpty {
             _parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
@@ -151,6 +152,7 @@ extension TransactionContext {
             try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: SyncStatus(recordFlags: old.flags), new: nil, txn: txn)
         }
         if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: false) }
+        if target.isKeyValue { noteKeyValueWrite(target, key: key) }
         if !_parkedReferences.isEmpty {
             _parkedReferences[.init(target: ObjectIdentifier(target), key: PackedKey(key))] = nil
         }
@@ -177,6 +179,7 @@ extension TransactionContext {
         try record.withUnsafeBytes { try txn.put($0, forKey: key, in: target.keyspace) }
         if let sync = target.syncKeyspace { try IndexEntries.updateSync(sync, collection: target.collection, key: key, old: old, new: status, txn: txn) }
         if let slot = target.slot { recorder?.record(slot: slot, key: key, existedBefore: true, existsNow: true) }
+        if target.isKeyValue { noteKeyValueWrite(target, key: key) }
         return true
     }
 
@@ -212,11 +215,22 @@ extension TransactionContext {
                 return true
             }
         }
+        if target.isKeyValue {
+            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+                noteKeyValueWrite(target, key: key)
+                return true
+            }
+        }
         for ks in target.indexKeyspaces { try txn.clear(ks) }
         if let sync = target.syncKeyspace { try IndexEntries.clearSync(sync, collection: target.collection, txn: txn) }
         try txn.clear(target.keyspace)
         parkedReferences.removeAll()
         return count
+    }
+
+    /// Notes a key/value record written or deleted (see ``keyValueWrites``).
+    func noteKeyValueWrite(_ target: RecordTarget, key: UnsafeRawBufferPointer) {
+        _keyValueWrites[target.alias, default: [:]].updateValue(keyValueWriter, forKey: [UInt8](key))
     }
 
     /// Captures the before-image of `key` when this transaction records undo history.

@@ -75,6 +75,16 @@ package final class TransactionContext {
         set { _undoLog = newValue }
     }
     @usableFromInline @exclusivity(unchecked) var _undoLog: UndoLog?
+    /// The key/value records written or deleted in this transaction, by alias and key, each
+    /// with the ``keyValueWriter`` in force when it was last written. Noted by the record
+    /// pipeline (every path: the key/value kit, undo and redo, clears), and kept when a savepoint
+    /// rolls back (a cache then only reads the key again); after the commit the document layer
+    /// drops those keys from the process's key/value caches, except each key's writer's.
+    package var keyValueWrites: [String: [[UInt8]: ObjectIdentifier?]] { _keyValueWrites }
+    @exclusivity(unchecked) var _keyValueWrites: [String: [[UInt8]: ObjectIdentifier?]] = [:]
+    /// The document layer's key/value cache writing now, which holds what it writes (nil: no
+    /// cache, as for undo and redo); set around its writes.
+    @exclusivity(unchecked) package var keyValueWriter: ObjectIdentifier?
     /// Referenced documents parked in this transaction, with what was written (see DepotCore's
     /// `ReferenceHook`): parking the same unchanged document again is skipped.
     @inlinable package var parkedReferences: [ParkedReference: ParkedValue] {

@@ -159,4 +159,28 @@ struct UndoTests {
         try history.undo()
         #expect(try store.read { try $0.count(Staff.self) } == 0)
     }
+
+    /// Undo and redo write key/value records: every cache of the process drops the keys, the
+    /// one that saved them included, so each reads what is on disk (a fresh cache agrees).
+    @Test func undoAndRedoRefreshTheKeyValueCaches() throws {
+        let history = store.enableUndo()
+        let kv = store.keyValue()
+        let other = store.keyValue()
+        kv["k"] = "old"
+        try kv.save()
+        kv["k"] = "new"
+        try kv.save()
+        #expect((other["k"] as String?) == "new")
+        try history.undo()
+        #expect((store.keyValue()["k"] as String?) == "old")
+        #expect((kv["k"] as String?) == "old", "the saver's cache")
+        #expect((other["k"] as String?) == "old", "another cache")
+        try history.redo()
+        #expect((kv["k"] as String?) == "new")
+        #expect((other["k"] as String?) == "new")
+        try history.undo()
+        try history.undo()
+        #expect((kv["k"] as String?) == nil, "the first save undone: the key is gone")
+        #expect((other["k"] as String?) == nil)
+    }
 }
