@@ -1,6 +1,7 @@
 import Foundation
 
-/// The observers and change streams of one store core: who is told about each commit.
+/// The observers and change streams of one store core: who is told about each commit. Its
+/// streams finish when it goes, with the core, once the last handle of the store is released.
 ///
 /// `@unchecked Sendable`: every field is guarded by `lock`.
 final class ChangePublisher: @unchecked Sendable {
@@ -10,6 +11,16 @@ final class ChangePublisher: @unchecked Sendable {
     private var observing = false
 
     struct WeakObserver { weak var observer: (any StoreObserver)? }
+
+    /// The store core (every ``Store`` handle on it) is gone: no change can come any more, so
+    /// every `changes()` stream finishes (a task iterating one ends its loop).
+    deinit { finishStreams() }
+
+    /// Finishes every change stream (they are forgotten through their termination handlers).
+    func finishStreams() {
+        let sinks = lock.withLock { streams.values.map(\.continuation) }
+        for continuation in sinks { continuation.finish() }
+    }
 
     /// Whether anybody listens; transactions record changes only then.
     var hasObservers: Bool { lock.withLock { observing } }

@@ -271,7 +271,8 @@ public final class Store: @unchecked Sendable {
 
     /// Change sets of every commit, as an `AsyncSequence`; with `alias` and/or `collections`,
     /// only those parts (commits that touch none of them are skipped). The stream buffers without
-    /// bound; cancel the iterating task to stop it.
+    /// bound; cancel the iterating task to stop it. It finishes when the last handle of the store
+    /// (every `Store` on its storage, and what keeps one: watchers, key/value stores) is released.
     public func changes(alias: String? = nil, collections: Set<String>? = nil) -> AsyncStream<ChangeSet> {
         core.stream(alias: alias, collections: collections)
     }
