@@ -120,7 +120,7 @@ struct KVCommand: ParsableCommand {
 
     struct KVList: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "list", abstract: "List the keys (one a line, or JSON Lines {\"key\": …}) in key order.")
+            commandName: "list", abstract: "List the keys (one a line, backslash, tab, newline and carriage return escaped as \\\\, \\t, \\n, \\r; or JSON Lines {\"key\": …}) in key order.")
         @OptionGroup var target: Target
         @Option(help: "Only keys starting with this prefix.") var prefix: String = ""
         @Option(help: "At most this many keys.") var limit: Int?
@@ -132,7 +132,9 @@ struct KVCommand: ParsableCommand {
         func run() throws {
             try reportingErrors {
                 let keys = try target.withFacade(.read) { try $0.keys(withPrefix: prefix, limit: limit) }
-                let lines = try keys.map { target.output.json ? try JSONOutput.line(["key": $0]) : $0 }
+                // Plain keys one a line, escaped as `list` escapes them (a newline in a key would
+                // split it into two lines).
+                let lines = try keys.map { target.output.json ? try JSONOutput.line(["key": $0]) : LineField.escaped($0) }
                 if !lines.isEmpty { print(lines.joined(separator: "\n")) }
             }
         }

@@ -147,7 +147,7 @@ struct ListCommand: ParsableCommand {
                     if output.json {
                         lines.append(try jsonLine(EntryJSON.object(key: key, value: value)))
                     } else {
-                        lines.append(escapedField(display(key)) + "\t" + escapedField(display(value)))
+                        lines.append(LineField.escaped(display(key)) + "\t" + LineField.escaped(display(value)))
                     }
                     count += 1
                     return count < max
@@ -155,23 +155,6 @@ struct ListCommand: ParsableCommand {
             }
             if !lines.isEmpty { print(lines.joined(separator: "\n")) }
         }
-    }
-
-    /// One field of a tab-separated line: backslash, tab, newline and carriage return escaped, so
-    /// that every entry is one line and the tab between key and value is the only one.
-    private func escapedField(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\t": out += "\\t"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }
 
@@ -201,6 +184,26 @@ enum EntryJSON {
             case UInt8(ascii: "\\"): out += "\\\\"
             case 0x20..<0x7F: out.unicodeScalars.append(Unicode.Scalar(byte))
             default: out += String(format: "\\x%02x", byte)
+            }
+        }
+        return out
+    }
+}
+
+/// Text written as one field of a line of output.
+enum LineField {
+    /// `text` with backslash, tab, newline and carriage return escaped (`\\`, `\t`, `\n`, `\r`),
+    /// so that every entry is one line and a tab between fields is the only one.
+    static func escaped(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0x5C || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

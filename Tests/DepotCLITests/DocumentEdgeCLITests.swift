@@ -46,6 +46,17 @@ struct DocumentEdgeCLITests {
         #expect(list.status == 0 && list.out.split(separator: "\n").count == 2, "\(list)")
     }
 
+    /// `kv list` printed a key holding a newline as two lines (three keys looked like four):
+    /// keys are escaped as the raw `list` escapes them.
+    @Test func keyValueKeysWithLineBreaksAreListedOneALine() throws {
+        let store = folder.sub("kv-lines")
+        for (key, value) in [("a\nb", "1"), ("a", "2"), ("b", "3"), ("t\tab\\", "4")] {
+            #expect(try depot("kv", "set", "--path", store, key, value).status == 0)
+        }
+        let list = try depot("kv", "list", "--path", store)
+        #expect(list.status == 0 && list.out == "a\na\\nb\nb\nt\\tab\\\\\n", "\(list)")
+    }
+
     /// JSON keys are compared by their characters (RFC 8259), so two spellings are two keys: they
     /// were refused as a repeated key, and `kv set` then stored the text as a string.
     @Test func jsonKeysInTwoSpellingsAreTwoKeys() throws {
