@@ -137,6 +137,11 @@ func userMessage(for error: any Error) -> String {
     if let error = storageUnderlying(error) as? LMDBError { return LMDBErrorText.message(error) }
     if let error = error as? CocoaError, error.isFileError { return FileErrorText.message(error) }
     if let error = error as? AfterCommits { return error.description }
+    // A sealed store written without the key: the CLI's way to give it.
+    if let error = error as? DepotError, error.code == .transformRequired, error.collection == nil {
+        return "the store is encrypted (its records are sealed): " + (KeyOption.canDecrypt ? KeyOption.howToGive
+            : "writing it needs a depot built with 'swift build --traits Crypto', then " + KeyOption.howToGive)
+    }
     return "\(error)"
 }
 

@@ -90,6 +90,8 @@ public struct Migrator: Sendable {
     @discardableResult
     public func migrate(_ store: Store) throws -> [String] {
         var ran: [String] = []
+        // Also when a later migration fails: those that ran are not undoable either.
+        defer { if !ran.isEmpty { store.undoHistory?.removeAll() } }
         for migration in migrations {
             let didRun = try store.write { tx -> Bool in
                 let done = try Self.applied(tx)
@@ -101,7 +103,6 @@ public struct Migrator: Sendable {
             }
             if didRun { ran.append(migration.name) }
         }
-        if !ran.isEmpty { store.undoHistory?.removeAll() }
         return ran
     }
 

@@ -167,6 +167,16 @@ final class Seeder {
         }
     }
 
+    /// What an ID of `kind` must be, for messages.
+    static func describe(_ kind: IDKind) -> String {
+        switch kind {
+        case .signed: return "an integer from \(Int64.min) to \(Int64.max)"
+        case .unsigned: return "an integer from 0 to \(UInt64.max)"
+        case .uuid: return "a UUID"
+        case .string, .content: return "a non-empty string of at most \(StorageLimits.standardMaxKeySize) bytes (UTF-8)"
+        }
+    }
+
     // MARK: Files
 
     /// The line and column (both from 1; the column in characters) of byte `offset` of `data`,
@@ -312,7 +322,7 @@ final class Seeder {
                 kind = try wanted ?? Self.inferKind(idValue, file: file, path: JSONParser.member(path, idField))
                 guard let k = kind.key(for: idValue), !k.isEmpty, k.count <= StorageLimits.standardMaxKeySize else {
                     throw DepotError.seedFailed(.invalidIdentity, file: file, jsonPath: JSONParser.member(path, idField),
-                                    detail: "the identifying attribute of '\(entity)' must be a non-empty \(kind.rawValue) of at most \(StorageLimits.standardMaxKeySize) bytes")
+                                    detail: "the identifying attribute of '\(entity)' must be \(Self.describe(kind))")
                 }
                 key = k
                 id = idValue

@@ -57,7 +57,8 @@ public final class Store: @unchecked Sendable {
     ///   - autosave: Whether parks and deletes made outside a transaction commit at once
     ///     (`StoreOptions/autosave`).
     ///   - recordTransform: A transform every document and key/value record passes through
-    ///     (encryption: see `RecordTransform`); stores on the same driver object share the first one given.
+    ///     (encryption: see `RecordTransform`); stores on the same driver object share one: a
+    ///     second handle must give the same (`DepotError.Code.transformMismatch` otherwise).
     public convenience init(driver: any StorageDriver, autosave: Bool = true, recordTransform: (any RecordTransform)? = nil) throws {
         let core = try StoreCore.core(for: driver)
         try core.adopt(recordTransform)

@@ -296,7 +296,8 @@ extension DepotError {
     /// An error with code ``Code/transformFailed``: names the collection (or key/value alias) and
     /// the ID, and the transform's error type — never the record or the key material.
     package static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
-        let collection = StoreLayout.parse(keyspace)?.collection ?? keyspace
+        let collection = keyspace.hasPrefix(StoreLayout.keyValuePrefix) ? StoreLayout.keyValueCollection
+            : StoreLayout.parse(keyspace)?.collection ?? keyspace
         let id = String(validatingUTF8Bytes: key) ?? ("0x" + key.prefix(32).map { String(format: "%02x", $0) }.joined())
         return DepotError(code: .transformFailed,
                           message: "record \(collection)/\(id) could not pass the store's record transform (\(detail)): wrong key, or damaged",

@@ -10,7 +10,6 @@ extension TransactionContext {
     func prepareForWriting(_ target: RecordTarget) throws {
         if target.schemaLoaded { return }
         try requireWritable("write to collection '\(target.collection)'")
-        try checkSealing()
         var schema = try schema(alias: target.alias, collection: target.collection)
         // Indexes of an earlier key format are rebuilt by the first write, whoever writes: a
         // writer must never add keys of one format to an index holding the other's.
@@ -41,6 +40,7 @@ extension TransactionContext {
     package func writeRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, flags: UInt8, expected: UInt64? = nil,
                              displayID: () -> String, encode: (inout [UInt8]) throws -> Void) throws -> UInt64 {
         writeBegins()
+        try checkSealingOnce()
         try prepareForWriting(target)
         try checkKey(key, target: target)
         try captureUndo(target, key: key)
@@ -125,6 +125,7 @@ extension TransactionContext {
     @discardableResult
     package func deleteRecord(_ target: RecordTarget, key: UnsafeRawBufferPointer, applyingRules: Bool = true) throws -> Bool {
         writeBegins()
+        try checkSealingOnce()
         try prepareForWriting(target)
         if key.isEmpty || key.count > maxKeySize { return false }
         if applyingRules, !deleteRules(of: target).isEmpty {
@@ -163,6 +164,7 @@ extension TransactionContext {
     /// Returns false when it is not stored; a damaged record is never re-sealed.
     package func setRecordStatus(_ target: RecordTarget, key: UnsafeRawBufferPointer, status: SyncStatus, displayID: () -> String) throws -> Bool {
         writeBegins()
+        try checkSealingOnce()
         try prepareForWriting(target)
         if key.isEmpty || key.count > maxKeySize { return false }
         guard var record = try txn.withValue(forKey: key, in: target.keyspace, { [UInt8]($0) }) else { return false }
@@ -187,6 +189,7 @@ extension TransactionContext {
     /// With delete rules, all or nothing (see ``deleteRecord(_:key:applyingRules:)``).
     package func clearRecords(_ target: RecordTarget, applyingDeleteRules: Bool = true) throws -> Int {
         writeBegins()
+        try checkSealingOnce()
         try prepareForWriting(target)
         if !applyingDeleteRules || deleteRules(of: target).isEmpty { return try removeAllRecords(target) }
         return try allOrNothing {

@@ -116,6 +116,11 @@ package enum StoreLayout {
     package static func validateNewNames(alias: String, collection: String?) throws {
         if !isNFC(alias) { throw DepotError.invalidAliasName(alias, detail: notNFC) }
         if let collection, !isNFC(collection) { throw DepotError.invalidCollectionName(collection, detail: notNFC) }
+        // Change sets and errors name the key/value kit's records so: a collection of that name
+        // could not be told from them.
+        if collection == keyValueCollection {
+            throw DepotError.invalidCollectionName(keyValueCollection, detail: "it names the key/value kit's records")
+        }
     }
 
     /// Whether `name` is in Unicode normalization form C.

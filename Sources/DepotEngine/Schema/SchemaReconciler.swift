@@ -7,7 +7,14 @@ extension TransactionContext {
     /// Brings the stored schema of `target` to what a type (`typeName`, for messages) declares:
     /// its indexes, whether it tracks sync status, and its version.
     package func reconcile(_ target: RecordTarget, declared: [IndexDefinition], tracksSyncStatus: Bool, version: Int, typeName: String) throws {
-        if !target.schemaLoaded { try dropUndeclaredLegacyIndexes(target, declared: declared) }
+        if !target.schemaLoaded {
+            // A type older than the collection changes nothing (its legacy indexes included).
+            let stored = try schema(alias: target.alias, collection: target.collection)
+            if stored.typeVersion > version {
+                throw DepotError.newerVersion(collection: target.collection, stored: stored.typeVersion, declared: version, typeName: typeName)
+            }
+            try dropUndeclaredLegacyIndexes(target, declared: declared)
+        }
         try prepareForWriting(target) // (indexes of an earlier format are rebuilt there)
         var schema = target.schema
         if schema.typeVersion > version {

@@ -1,3 +1,4 @@
+import Foundation
 
 /// Transforms stored records on their way to and from storage: encryption (GarageStorage's
 /// data-encryption delegate) without writing a storage driver. Set one with
@@ -25,7 +26,9 @@ public protocol RecordTransform: Sendable {
     /// record copied under another key does not open).
     func seal(_ record: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8]
     /// The record back from its stored form. Throw when it cannot be opened (wrong key, damage):
-    /// the store reports it as ``DepotError/Code/transformFailed`` naming the collection and ID.
+    /// the store reports it as ``DepotError/Code/transformFailed`` naming the collection and ID,
+    /// with the error's `LocalizedError` description when it has one (keep record content and
+    /// key material out of it).
     func open(_ stored: UnsafeRawBufferPointer, context: RecordTransformContext) throws -> [UInt8]
 }
 
@@ -96,6 +99,12 @@ final class TransformingTransaction: StorageTransaction {
         try base.keyspace(named: name, create: create, multiValue: multiValue)
     }
 
+    /// What a transform's error says (a `LocalizedError`'s description: ``RecordTransform``
+    /// implementations must keep record content and key material out of it), or its type.
+    private static func describe(_ error: any Error) -> String {
+        (error as? any LocalizedError)?.errorDescription ?? "\(type(of: error))"
+    }
+
     private static func applies(to keyspace: Keyspace) -> Bool {
         keyspace.name.hasPrefix(StoreLayout.documentPrefix) || keyspace.name.hasPrefix(StoreLayout.keyValuePrefix)
     }
@@ -106,7 +115,7 @@ final class TransformingTransaction: StorageTransaction {
         do {
             return try transform.open(sealed, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
         } catch {
-            throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: "\(type(of: error))")
+            throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: Self.describe(error))
         }
     }
 
@@ -127,7 +136,7 @@ final class TransformingTransaction: StorageTransaction {
             stored.append(contentsOf: sealed)
             return stored
         } catch {
-            throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: "\(type(of: error))")
+            throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: Self.describe(error))
         }
     }
 

@@ -70,10 +70,7 @@ extension TransactionContext {
     package func keyValueTarget(alias: String, create: Bool) throws -> RecordTarget? {
         try confirmPendingVersion()
         if let cached = kvTargets[alias] { return cached }
-        if create {
-            try requireWritable("write key/value entries")
-            try checkSealing() // (its target is not prepared for writing: no schema)
-        }
+        if create { try requireWritable("write key/value entries") }
         let name = StoreLayout.keyValueDatabase(alias: alias)
         // A new alias spelled in NFC (see `StoreLayout.validateNewNames`); an existing one as stored.
         if create, try txn.keyspace(named: name, create: false) == nil { try StoreLayout.validateNewNames(alias: alias, collection: nil) }

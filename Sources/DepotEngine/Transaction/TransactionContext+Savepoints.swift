@@ -4,10 +4,16 @@ extension TransactionContext {
         package let recorder: Int
         package let depth: Int
         package var undo: Int = 0
+        /// Whether the schema (or the seal) was changed, and the seal checked, before it.
+        var changedSchema = false
+        var sealingChecked = false
     }
 
     /// The marks of now (a savepoint begins here).
-    package var mark: Mark { Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth, undo: undoLog?.mark ?? 0) }
+    package var mark: Mark {
+        Mark(recorder: recorder?.mark ?? 0, depth: txn.nestingDepth, undo: undoLog?.mark ?? 0,
+             changedSchema: changedSchema, sealingChecked: sealingChecked)
+    }
 
     /// Runs `body` in a savepoint (a child transaction): when it throws, its changes (and its
     /// entries in the change set) are undone and the error rethrown; the rest of the
@@ -43,6 +49,9 @@ extension TransactionContext {
         pendingDescriptors.removeAll { $0.depth >= childDepth }
         schemas.removeAll()
         schemaVersionValue = nil
+        // What the child changed is gone: a schema change or seal made in it is made again.
+        changedSchema = mark.changedSchema
+        sealingChecked = mark.sealingChecked
         for target in targets.values { target.schemaLoaded = false }
         parkedReferences.removeAll()
     }

@@ -60,6 +60,8 @@ package final class TransactionContext {
     @exclusivity(unchecked) var schemaVersionValue: UInt64?
     /// Whether this transaction changed a schema (the store's cache is reset after commit).
     @usableFromInline @exclusivity(unchecked) var changedSchema = false
+    /// Whether this transaction checked the store's seal (``checkSealingOnce()``).
+    @usableFromInline @exclusivity(unchecked) var sealingChecked = false
     /// The buffer records are encoded into, lent to one write at a time; a write nested in
     /// another's encoding (a referenced document parked) takes a spare. Buffers are given back
     /// in the reverse order they were taken (each in a `defer`; see `TransactionContext+Buffers`).

@@ -160,10 +160,6 @@ struct NumericIndexOrderTests {
         }
     }
 
-    /// A unique index really written in the earlier format (its keys as 0.4 wrote them): not
-    /// used by queries; any writer — here a schemaless one, which never reconciles a type —
-    /// rebuilds it before writing, so a duplicate value is caught, not stored beside keys of the
-    /// other format.
     /// A unique index of the earlier format whose rebuild finds one value twice blocked every
     /// write to its collection, even by a type that no longer declares it: such a type drops
     /// it now, without rebuilding it.
@@ -199,6 +195,10 @@ struct NumericIndexOrderTests {
         #expect(try store.environment.read { txn in try txn.get(Array(metaKey.utf8), in: meta) } == nil, "the index is dropped")
     }
 
+    /// A unique index really written in the earlier format (its keys as 0.4 wrote them): not
+    /// used by queries; any writer — here a schemaless one, which never reconciles a type —
+    /// rebuilds it before writing, so a duplicate value is caught, not stored beside keys of the
+    /// other format.
     @Test func aUniqueIndexOfTheEarlierFormatIsRebuiltByAnyWriter() throws {
         let folder = TemporaryFolder()
         let numbers: [Double] = [1.5, 2, 3]

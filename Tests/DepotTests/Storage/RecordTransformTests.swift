@@ -104,6 +104,43 @@ struct RecordTransformTests {
         #expect(data.range(of: Data("CLEARTEXT".utf8)) == nil, "no plain record was written")
     }
 
+    /// The seal is the store's once its transaction commits: a first sealing write rolled back
+    /// (after a second collection had read its own marker) left this process sure the store
+    /// was sealed, so the next write did not seal it; a seal made in a savepoint that was rolled
+    /// back was made again without a schema-version bump. Both seal it now.
+    @Test func aRolledBackSealIsMadeAgain() throws {
+        struct Stop: Error {}
+        for rollback in ["transaction", "savepoint"] {
+            let folder = TemporaryFolder()
+            do {
+                var options = StoreOptions()
+                options.recordTransform = ToyTransform(keyByte: 0x33)
+                let store = try Store(path: folder.path, options: options)
+                if rollback == "transaction" {
+                    #expect(throws: Stop.self) {
+                        try store.write { tx in
+                            try tx.park(SecretNote(id: "a", text: "x"))
+                            let kv = try tx.alias("other")
+                            try kv.park(SecretNote(id: "b", text: "y"))
+                            throw Stop()
+                        }
+                    }
+                    try store.write { tx in try tx.park(SecretNote(id: "c", text: "z")) }
+                } else {
+                    try store.write { tx in
+                        _ = try? tx.savepoint { try tx.park(SecretNote(id: "a", text: "x")); throw Stop() }
+                        try tx.park(SecretNote(id: "c", text: "z"))
+                    }
+                }
+            }
+            let plain = try Store(path: folder.path)
+            let error = #expect(throws: DepotError.self, "\(rollback)") { try plain.write { tx in try tx.park(SecretNote(id: "d", text: "CLEARTEXT")) } }
+            #expect(error?.code == .transformRequired, "\(rollback): \(String(describing: error))")
+            // Deleting is writing too, for documents and key/value entries.
+            #expect(throws: DepotError.self) { try plain.write { tx in _ = try tx.delete(SecretNote.self, id: "c") } }
+        }
+    }
+
     /// A second handle in the process with another key had it ignored (records sealed and
     /// opened with the first handle's); one without a transform after a plain one switched
     /// the plain handle to sealing. Handles of one store share one transform now.
