@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import DepotCore
+import Depot
+import DepotTestSupport
 import DepotEngine
 import DepotSupport
 
@@ -75,5 +77,37 @@ struct HostileInputTests {
         #expect(Array("alice".utf8).withUnsafeBytes { IDKind.string.display(key: $0) } == "alice")
         // A string ID may hold control characters (JSON "a\tb"): still an ID, not damage.
         #expect(Array("a\tb".utf8).withUnsafeBytes { IDKind.string.display(key: $0) } == "a\tb")
+    }
+}
+
+/// Names and messages of the second outside-testing round (2026-12-07, afternoon).
+@Suite("Reserved names and seed ID messages")
+struct ReservedNameTests {
+    let folder = TemporaryFolder()
+
+    /// `$kv` names the key/value kit's records in change sets and errors: a document collection
+    /// of that name could not be told from them.
+    @Test func theKeyValueKitsNameIsNoCollectionName() throws {
+        let store = try Store(path: folder.path)
+        let object = DynamicObject(entity: "$kv", id: .string("a"), fields: [("id", .string("a"))])
+        let error = #expect(throws: DepotError.self) { try store.write { tx in _ = try tx.park(object) } }
+        #expect(error?.code == .invalidCollectionName && error?.message.contains("key/value") == true, "\(String(describing: error))")
+    }
+
+    /// A key/value record that did not open was named by its keyspace (`depot.kv/default`), as
+    /// `$kv` everywhere else.
+    @Test func aKeyValueRecordThatDoesNotOpenIsNamedAsKeyValue() {
+        let error = [UInt8]("pin".utf8).withUnsafeBytes {
+            DepotError.transformFailed(keyspace: StoreLayout.keyValueDatabase(alias: "default"), key: $0, detail: "x")
+        }
+        #expect(error.collection == "$kv" && error.id == "pin", "\(error)")
+    }
+
+    /// A seeded ID of the wrong shape was "must be a non-empty signed of at most 511 bytes".
+    @Test func aBadSeededIDSaysWhatAnIDMustBe() throws {
+        #expect(Seeder.describe(.signed) == "an integer from -9223372036854775808 to 9223372036854775807")
+        #expect(Seeder.describe(.unsigned).hasPrefix("an integer from 0 to"))
+        #expect(Seeder.describe(.uuid) == "a UUID")
+        #expect(Seeder.describe(.string).hasPrefix("a non-empty string of at most"))
     }
 }
