@@ -297,20 +297,29 @@ public final class FileRepository: PersistentRepository, @unchecked Sendable {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     }
 
-    func url(_ key: String) -> URL {
-        folder.appendingPathComponent(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key)
+    /// The file of `key`: its name percent-encoded.
+    /// - Throws: `DepotError` `.invalidKey` for an empty key (it would name the folder) or one
+    ///   whose file name would pass the file system's 255 bytes.
+    func url(_ key: String) throws -> URL {
+        let name = key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key
+        if name.isEmpty { throw DepotError.invalidKey(detail: "a FileRepository key must not be empty") }
+        if name.utf8.count > 255 {
+            throw DepotError.invalidKey(detail: "a FileRepository key is a file name: at most 255 bytes once percent-encoded (this one has \(name.utf8.count))")
+        }
+        return folder.appendingPathComponent(name)
     }
 
     public func load(_ key: String) throws -> [UInt8]? {
-        FileManager.default.contents(atPath: url(key).path).map { [UInt8]($0) }
+        FileManager.default.contents(atPath: try url(key).path).map { [UInt8]($0) }
     }
 
     public func save(_ bytes: [UInt8]?, forKey key: String) throws {
-        if let bytes { try Data(bytes).write(to: url(key), options: .atomic) } else { try? FileManager.default.removeItem(at: url(key)) }
+        let file = try url(key)
+        if let bytes { try Data(bytes).write(to: file, options: .atomic) } else { try? FileManager.default.removeItem(at: file) }
     }
 
     public func observe(_ key: String, _ handler: @escaping @Sendable () -> Void) throws -> AnyObject? {
-        let poller = Poller(path: url(key).path, interval: interval, handler: handler)
+        let poller = Poller(path: try url(key).path, interval: interval, handler: handler)
         poller.start()
         return poller
     }

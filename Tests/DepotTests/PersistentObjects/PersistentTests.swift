@@ -51,6 +51,21 @@ struct PersistentTests {
         #expect(seen == Settings(volume: 2, name: "theirs"))
         #expect(object.value?.name == "theirs")
     }
+
+    /// An empty key named the repository's folder (saving it failed with the file system's
+    /// "is a directory"); a long one passed the file-name limit: both are `invalidKey` now.
+    @Test func fileRepositoryKeysThatCannotNameAFileAreRefused() throws {
+        let folder = TemporaryFolder()
+        let repository = try FileRepository(folder: URL(fileURLWithPath: folder.path))
+        for key in ["", String(repeating: "k", count: 256), String(repeating: "é", count: 50)] {
+            let save = #expect(throws: DepotError.self) { try repository.save([1], forKey: key) }
+            #expect(save?.code == .invalidKey, "\(key.count): \(String(describing: save))")
+            #expect(throws: DepotError.self) { _ = try repository.load(key) }
+            #expect(throws: DepotError.self) { _ = try Persistent<Settings>(key: key, repository: repository) }
+        }
+        try repository.save([1], forKey: String(repeating: "k", count: 255))
+        #expect(try repository.load(String(repeating: "k", count: 255)) == [1])
+    }
 }
 
 @Suite("Kits: persistent objects share one watcher")

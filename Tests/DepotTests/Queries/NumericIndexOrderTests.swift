@@ -160,6 +160,22 @@ struct NumericIndexOrderTests {
         }
     }
 
+    /// Makes `NumberedBadge`'s unique index on `number` one of the 0.4 format (`v2`) holding
+    /// `entries` (index key, document ID) and nothing else.
+    static func writeLegacyUniqueNumberIndex(_ path: String, entries: [(key: [UInt8], id: Int64)]) throws {
+        let env = try Environment.open(path: path)
+        let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
+        let index = try env.openDatabase(StoreLayout.indexDatabase(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number"),
+                                         key: BytesCodec.self, value: BytesCodec.self)
+        try env.write { txn in
+            try txn.put(Array("v2\u{0}u\u{0}number".utf8),
+                        forKey: Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number").utf8), in: meta)
+            try txn.clear(index)
+            for entry in entries { try txn.put(try #require(IDKind.signed.key(for: .int(entry.id))), forKey: entry.key, in: index) }
+        }
+        try env.close()
+    }
+
     /// A unique index of the earlier format whose rebuild finds one value twice blocked every
     /// write to its collection, even by a type that no longer declares it: such a type drops
     /// it now, without rebuilding it.
@@ -170,19 +186,8 @@ struct NumericIndexOrderTests {
             try store.write { tx in for i in 0..<2 { try tx.park(UnindexedBadge(id: i, number: 2)) } }
             try store.environment.close()
         }
-        do {
-            // As if 0.4 had indexed the two (values it kept apart, here simply two keys).
-            let env = try Environment.open(path: folder.path)
-            let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
-            let index = try env.openDatabase(StoreLayout.indexDatabase(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number"),
-                                             key: BytesCodec.self, value: BytesCodec.self)
-            try env.write { txn in
-                try txn.put(Array("v2\u{0}u\u{0}number".utf8),
-                            forKey: Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number").utf8), in: meta)
-                for i in 0..<2 { try txn.put(try #require(IDKind.signed.key(for: .int(Int64(i)))), forKey: [0x10, UInt8(i)], in: index) }
-            }
-            try env.close()
-        }
+        // As if 0.4 had indexed the two (values it kept apart, here simply two keys).
+        try Self.writeLegacyUniqueNumberIndex(folder.path, entries: [([0x10, 0], 0), ([0x10, 1], 1)])
         let store = try Store(path: folder.path)
         let declared = #expect(throws: DepotError.self) { try store.write { tx in try tx.park(NumberedBadge(id: 5, number: 7)) } }
         #expect(declared?.code == .invalidIndex && declared?.message.contains("no longer declares the index unique") == true, "\(String(describing: declared))")
@@ -214,19 +219,7 @@ struct NumericIndexOrderTests {
                 let bits = d.rounded() == d ? UInt64(bitPattern: Int64(d)) ^ (1 << 63) : IndexKeyEncoding.orderedBits(d)
                 return [d.rounded() == d ? 0x10 : 0x11] + withUnsafeBytes(of: bits.bigEndian) { Array($0) }
             }
-            let env = try Environment.open(path: folder.path)
-            let meta = try env.openDatabase(StoreLayout.metaDatabase, key: BytesCodec.self, value: BytesCodec.self)
-            let index = try env.openDatabase(StoreLayout.indexDatabase(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number"),
-                                             key: BytesCodec.self, value: BytesCodec.self)
-            try env.write { txn in
-                try txn.put(Array("v2\u{0}u\u{0}number".utf8),
-                            forKey: Array(StoreLayout.indexMetaKey(alias: Store.defaultAlias, collection: NumberedBadge.collection, index: "number").utf8), in: meta)
-                try txn.clear(index)
-                for (i, n) in numbers.enumerated() {
-                    try txn.put(try #require(IDKind.signed.key(for: .int(Int64(i)))), forKey: oldKey(n), in: index)
-                }
-            }
-            try env.close()
+            try Self.writeLegacyUniqueNumberIndex(folder.path, entries: numbers.enumerated().map { (oldKey($1), Int64($0)) })
         }
         let store = try Store(path: folder.path)
         let below = FetchRequest<NumberedBadge>().matching(\.number, .lessThan(2.5))
