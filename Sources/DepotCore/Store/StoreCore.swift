@@ -170,7 +170,9 @@ package final class StoreCore: @unchecked Sendable {
     func publishExternal(_ entries: [(position: UInt64, entry: ChangeLog.Entry)], through next: UInt64, ended: Bool, from store: Store) {
         externalPublishing.withLock {
             let fresh = externalLock.withLock { () -> [(position: UInt64, entry: ChangeLog.Entry)] in
-                if externalLogEnded { return [] }
+                // A watcher stopped while it read (the last one reset the position) publishes
+                // nothing: from 0 it would publish again what others did.
+                if externalLogEnded || externalWatchers == 0 { return [] }
                 let from = externalNext ?? 0
                 externalNext = max(from, next)
                 externalLogEnded = ended
