@@ -293,8 +293,10 @@ extension DepotError {
                    message: "unique index '\(index)' of \(collection) in alias '\(alias)': \(collection)/\(id) has the same value as \(collection)/\(conflictingID)",
                    alias: alias, collection: collection, id: id)
     }
-    /// An error with code ``Code/transformFailed``: names the collection (or key/value alias) and
-    /// the ID, and the transform's error type — never the record or the key material.
+    /// An error with code ``Code/transformFailed``: names the collection (`$kv` for key/value
+    /// records) and the ID, and what the transform's error says (its `LocalizedError`
+    /// description, which ``RecordTransform`` implementations keep free of record content and
+    /// key material; else its type).
     package static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
         let collection = keyspace.hasPrefix(StoreLayout.keyValuePrefix) ? StoreLayout.keyValueCollection
             : StoreLayout.parse(keyspace)?.collection ?? keyspace

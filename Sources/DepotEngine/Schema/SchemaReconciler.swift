@@ -33,6 +33,9 @@ extension TransactionContext {
         for index in declared where !names.insert(index.name).inserted {
             throw DepotError.invalidIndex(collection: target.collection, index: index.name, detail: "\(typeName) declares two indexes with this name")
         }
+        // A schema change is a write: refused to a handle without the transform of a sealed store
+        // (it would, e.g., rebuild the sync index from sealed bytes it cannot read).
+        try checkSealingOnce()
         let meta = try writableMeta()
         let txn = txn
         // Drop what is no longer declared as it is stored.
@@ -79,6 +82,7 @@ extension TransactionContext {
         let undeclared = schema.indexes.filter { schema.legacyIndexes.contains($0.name) && !declared.contains($0) }
         guard !undeclared.isEmpty else { return }
         try requireWritable("write to collection '\(target.collection)'")
+        try checkSealingOnce()
         let meta = try writableMeta()
         for stored in undeclared {
             let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: stored.name)
@@ -96,6 +100,7 @@ extension TransactionContext {
     func upgradeLegacyIndexes(_ target: RecordTarget, schema: CollectionSchema) throws -> CollectionSchema {
         var schema = schema
         let legacy = schema.indexes.filter { schema.legacyIndexes.contains($0.name) }
+        try checkSealingOnce()
         let meta = try writableMeta()
         for index in legacy {
             let name = StoreLayout.indexDatabase(alias: target.alias, collection: target.collection, index: index.name)

@@ -29,11 +29,12 @@ extension TransactionContext {
         if engine.hasRecordTransform {
             if sealed != true {
                 let meta = try writableMeta()
-                try txn.put([1], forKey: StoreLayout.sealedRecordsKey, in: meta)
                 // Always a bump of its own (even after another in this transaction): handles and
                 // processes that remember "not sealed" at the version they read look again.
-                schemaVersionValue = try CollectionSchema.bumpVersion(meta: meta, txn: txn)
+                // Marked changed first: whatever fails after, nothing read from here on is cached.
                 changedSchema = true
+                schemaVersionValue = try CollectionSchema.bumpVersion(meta: meta, txn: txn)
+                try txn.put([1], forKey: StoreLayout.sealedRecordsKey, in: meta)
             }
         } else if sealed == true {
             throw DepotError(code: .transformRequired,

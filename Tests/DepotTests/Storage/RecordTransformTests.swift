@@ -37,6 +37,14 @@ struct SecretNote: Document, Equatable {
     var text: String
 }
 
+/// `SecretNote`'s collection, tracking sync status.
+struct SyncedSecretNote: Syncable, Equatable {
+    static var collection: String { SecretNote.collection }
+    var id: String
+    var text: String
+    var syncStatus: SyncStatus = .notSynced
+}
+
 @Suite("Record transforms")
 struct RecordTransformTests {
     let folder = TemporaryFolder()
@@ -100,6 +108,10 @@ struct RecordTransformTests {
             #expect(error?.code == .transformRequired, "\(number): \(String(describing: error))")
         }
         #expect(throws: DepotError.self) { _ = try plain.read { try $0.retrieve(SecretNote.self, id: "n1") } }
+        // A schema change is a write too: tracking sync status would rebuild the sync index
+        // from sealed records this handle cannot read.
+        let schema = #expect(throws: DepotError.self) { try plain.write { tx in _ = try tx.count(SyncedSecretNote.self) } }
+        #expect(schema?.code == .transformRequired, "\(String(describing: schema))")
         let data = try Data(contentsOf: URL(fileURLWithPath: folder.path + "/data.mdb"))
         #expect(data.range(of: Data("CLEARTEXT".utf8)) == nil, "no plain record was written")
     }
