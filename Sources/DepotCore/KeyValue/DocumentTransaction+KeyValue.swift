@@ -9,7 +9,8 @@ extension DocumentTransaction {
         try context.requireWritable("delete key/value entries")
         guard let target = try context.keyValueTarget(alias: alias, create: false) else { return 0 }
         var keys: [[UInt8]] = []
-        try context.txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+        // Keys only: read past any record transform (no record is opened for them).
+        try context.txn.untransformed.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
             keys.append([UInt8](key))
             return true
         }

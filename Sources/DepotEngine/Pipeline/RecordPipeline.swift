@@ -219,7 +219,8 @@ extension TransactionContext {
             }
         }
         if target.isKeyValue {
-            try txn.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
+            // Keys only: read past any record transform (no record is opened for them).
+            try txn.untransformed.scan(target.keyspace, prefix: nil, reverse: false) { key, _ in
                 noteKeyValueWrite(target, key: key)
                 return true
             }
