@@ -298,12 +298,25 @@ extension DepotError {
     /// description, which ``RecordTransform`` implementations keep free of record content and
     /// key material; else its type).
     package static func transformFailed(keyspace: String, key: UnsafeRawBufferPointer, detail: String) -> DepotError {
-        let collection = keyspace.hasPrefix(StoreLayout.keyValuePrefix) ? StoreLayout.keyValueCollection
-            : StoreLayout.parse(keyspace)?.collection ?? keyspace
-        let id = String(validatingUTF8Bytes: key) ?? ("0x" + key.prefix(32).map { String(format: "%02x", $0) }.joined())
+        let (collection, id) = transformNames(keyspace: keyspace, key: key)
         return DepotError(code: .transformFailed,
                           message: "record \(collection)/\(id) could not pass the store's record transform (\(detail)): wrong key, or damaged",
                           collection: collection, id: id)
+    }
+    /// An error with code ``Code/transformFailed`` for a sound record stored without the
+    /// transform (a store written by handles without one, opened with one).
+    package static func unsealedRecord(keyspace: String, key: UnsafeRawBufferPointer) -> DepotError {
+        let (collection, id) = transformNames(keyspace: keyspace, key: key)
+        return DepotError(code: .transformFailed,
+                          message: "record \(collection)/\(id) is not sealed: it was written without a record transform "
+                              + "(a store that is not encrypted), so a handle with one cannot open it; open the store without StoreOptions.recordTransform",
+                          collection: collection, id: id)
+    }
+    private static func transformNames(keyspace: String, key: UnsafeRawBufferPointer) -> (collection: String, id: String) {
+        let collection = keyspace.hasPrefix(StoreLayout.keyValuePrefix) ? StoreLayout.keyValueCollection
+            : StoreLayout.parse(keyspace)?.collection ?? keyspace
+        let id = String(validatingUTF8Bytes: key) ?? ("0x" + key.prefix(32).map { String(format: "%02x", $0) }.joined())
+        return (collection, id)
     }
     /// An error with code ``Code/transformRequired``: the record is sealed (encrypted) and the
     /// store has no ``RecordTransform`` to open it.

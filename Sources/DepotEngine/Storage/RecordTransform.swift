@@ -115,6 +115,11 @@ final class TransformingTransaction: StorageTransaction {
         do {
             return try transform.open(sealed, context: RecordTransformContext(keyspace: keyspace.name, key: [UInt8](key)))
         } catch {
+            // A sound plain record (no marker, its checksum matching) was written without a
+            // transform: say so, rather than blame the key.
+            if stored.first != Record.sealedMarker, Record.soundPayload(stored) != nil {
+                throw DepotError.unsealedRecord(keyspace: keyspace.name, key: key)
+            }
             throw DepotError.transformFailed(keyspace: keyspace.name, key: key, detail: Self.describe(error))
         }
     }

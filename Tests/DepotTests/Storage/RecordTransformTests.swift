@@ -175,4 +175,20 @@ struct RecordTransformTests {
         #expect(try plain.read { try $0.retrieve(SecretNote.self, id: "p") }?.text == "plain")
         try plain.write { tx in try tx.park(SecretNote(id: "q", text: "still plain")) }
     }
+
+    /// A plain store opened with a transform reported each plain record as "wrong key, or
+    /// damaged": it says now that the record is not sealed (and names it, not its content).
+    @Test func aPlainRecordReadWithATransformIsNamedAsNotSealed() throws {
+        do {
+            let plain = try Store(path: folder.path)
+            try plain.write { tx in try tx.park(SecretNote(id: "p", text: "plain text")) }
+        }
+        let keyed = try open(0x11)
+        let error = #expect(throws: DepotError.self) { _ = try keyed.read { try $0.retrieve(SecretNote.self, id: "p") } }
+        #expect(error?.code == .transformFailed)
+        #expect(error?.collection == "SecretNote" && error?.id == "p")
+        #expect(error?.message.contains("not sealed") == true, "\(String(describing: error))")
+        #expect(error?.message.contains("wrong key") == false)
+        #expect(error?.message.contains("plain text") == false)
+    }
 }
