@@ -36,20 +36,25 @@ extension Store {
     }
 
     /// Removes alias `name` entirely: its documents, key/value entries, collections, indexes and
-    /// descriptors.
-    public func dropAlias(_ name: String) throws {
+    /// descriptors. Returns whether it held anything (false for an alias never used, such as a
+    /// misspelt name: nothing is removed then).
+    @discardableResult
+    public func dropAlias(_ name: String) throws -> Bool {
         try StoreLayout.validateAlias(name)
         var dropped: [String] = []
+        var held = false
         try write { tx in
             let view = try tx.alias(name)
-            _ = try view.deleteKeyValueEntries()
+            held = try view.deleteKeyValueEntries() > 0
             for collection in try view.collections() {
                 try view.context.dropCollection(collection, alias: view.alias)
                 dropped.append(StoreLayout.documentDatabase(alias: name, collection: collection))
             }
+            held = held || !dropped.isEmpty
             try view.context.dropAliasRemains(alias: view.alias)
         }
         core.engine.forget(databases: dropped)
+        return held
     }
 
 }

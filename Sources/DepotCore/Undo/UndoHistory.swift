@@ -202,8 +202,8 @@ extension DocumentTransaction {
 
 extension Store {
     /// Starts recording undo history for the commits made through this handle (see
-    /// ``UndoHistory``), keeping at most `levels` steps; returns the history (the same one if
-    /// already on).
+    /// ``UndoHistory``), keeping at most `levels` steps (at least one: a smaller number keeps
+    /// one); returns the history (the same one, with its own `levels`, if already on).
     @discardableResult
     public func enableUndo(levels: Int = 50) -> UndoHistory {
         lock.withLock {

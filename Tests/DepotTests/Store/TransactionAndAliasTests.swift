@@ -89,7 +89,9 @@ struct TransactionAndAliasTests {
         let kvB = b.keyValue()
         kvB["theme"] = "dark"
         try kvB.save()
-        try store.dropAlias("ManagerB")
+        #expect(try store.dropAlias("ManagerB"), "it held documents and entries")
+        #expect(try store.dropAlias("ManagerB") == false, "dropped already")
+        #expect(try store.dropAlias("ManagerZ") == false, "a misspelt name says it held nothing")
         #expect(try store.aliases() == ["ManagerA"])
         #expect(try b.count(Employee.self) == 0)
         #expect(try b.read { tx in try tx.context.keyValueTarget(alias: "ManagerB", create: false).map { try tx.context.txn.count($0.keyspace) } ?? 0 } == 0,
