@@ -49,7 +49,7 @@ struct StatCommand: ParsableCommand {
             print("LMDB version:     \(Environment.libraryVersion)")
             print("path:             \(env.path)")
             print("map size:         \(info.mapSize) bytes (\(info.mapSize / main.pageSize) pages; as mdb_stat -e's \"Map size\")")
-            print("last page:        \(info.lastPageNumber) (\(info.lastPageNumber + 1) pages of \(main.pageSize) bytes in use)")
+            print("last page:        \(info.lastPageNumber) (\(UInt(info.lastPageNumber) + 1) pages of \(main.pageSize) bytes in use)")
             print("last transaction: \(info.lastTransactionID)")
             // LMDB's count is a high-water mark (slots handed out since the lock file was made,
             // free ones included); the active readers are listed below it.

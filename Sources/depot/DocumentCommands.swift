@@ -9,6 +9,8 @@ struct ExportCommand: ParsableCommand {
         abstract: "Print stored documents as JSON Lines: {\"collection\": C, \"id\": ID, \"document\": {…}}.",
         discussion: """
             References to other documents are written as {"$ref": {"collection": C2, "id": ID2}}. \
+            Where an ID's JSON would be read back as another ID kind than its collection's (unsigned IDs that \
+            fit a signed integer, string IDs spelled like UUIDs), the line names the kind: "idKind": "unsigned". \
             'depot import' reads this format back. A store holding no documents prints nothing; an \
             alias that is not in a store holding others is an error. On a terminal, standard error \
             shows progress.

@@ -22,10 +22,17 @@ enum DocumentIDRules {
     static func id(_ text: String, kind: IDKind?, collection: String) throws -> DocumentValue {
         switch kind {
         case .signed?:
-            guard let value = Int64(text) else { throw mismatch(collection, kind: .signed, id: "--id '\(text)' is not an integer") }
+            guard let value = Int64(text) else {
+                let reason = Self.isInteger(text) ? "is out of the collection's integer range (\(Int64.min) to \(Int64.max))" : "is not an integer"
+                throw mismatch(collection, kind: .signed, id: "--id '\(text)' \(reason)")
+            }
             return .int(value)
         case .unsigned?:
-            guard let value = UInt64(text) else { throw mismatch(collection, kind: .unsigned, id: "--id '\(text)' is not an integer of 0 or more") }
+            guard let value = UInt64(text) else {
+                let reason = Self.isInteger(text) && !text.hasPrefix("-") ? "is out of the collection's integer range (0 to \(UInt64.max))"
+                    : "is not an integer of 0 or more"
+                throw mismatch(collection, kind: .unsigned, id: "--id '\(text)' \(reason)")
+            }
             return .uint(value)
         case .uuid?:
             guard let value = UUID(uuidString: text) else { throw mismatch(collection, kind: .uuid, id: "--id '\(text)' is not a UUID") }
@@ -33,6 +40,12 @@ enum DocumentIDRules {
         case .string?, .content?, nil:
             return .string(text)
         }
+    }
+
+    /// Whether `text` is written as an integer (an optional sign and decimal digits), whatever its size.
+    private static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") || text.hasPrefix("+") ? text.dropFirst() : Substring(text)
+        return !digits.isEmpty && digits.allSatisfy { $0.isASCII && $0.isNumber }
     }
 
     /// The ID and body `doc put` stores for `body` (a JSON object), `--id` text (if given), in

@@ -24,8 +24,10 @@ struct ImportCommand: ParsableCommand {
             its ID kind from all of its IDs (those of the first batch, with --batch): integers are signed, \
             unsigned when one is past the largest signed 64-bit integer; strings are UUIDs when every one is a \
             Foundation-style upper-case UUID, else strings; integer and string IDs in one collection are refused \
-            before anything is stored. Export, import into an empty store and \
-            export again print the same lines.
+            before anything is stored. A line may name its collection's ID kind, {"idKind": "unsigned"} \
+            (string, signed, unsigned, uuid or content), as export does where the IDs alone would mislead; \
+            a collection the store has keeps its own kind, and a line naming another is refused. Export, import into an empty store and \
+            export again print the same lines, and the collections keep their ID kinds.
             """)
 
     @OptionGroup var location: StoreOption
@@ -91,6 +93,10 @@ struct ImportCommand: ParsableCommand {
                         for document in documents {
                             if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
                             // A collection the store has keeps its kind; a new one gets the input's.
+                            if let declared = document.declaredKind, let existing = kinds[document.collection], declared != existing {
+                                throw ImportError(.rejectedDocument, line: document.line, jsonPath: "$.idKind",
+                                                  detail: "collection '\(document.collection)' has \(existing.rawValue) IDs in the store, and the line names \(declared.rawValue) IDs")
+                            }
                             let kind = kinds[document.collection] ?? newKinds[document.collection]
                             try document.checkUUIDSpelling(kind: kind ?? .string)
                             do {

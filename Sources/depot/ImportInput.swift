@@ -178,6 +178,9 @@ struct ImportedLine {
     var collection: String
     var id: DocumentValue
     var document: DocumentValue
+    /// The collection's ID kind as the line names it (`"idKind"`, which export writes where the
+    /// ID's JSON alone would be read as another kind), else nil.
+    var declaredKind: IDKind?
 
     init(parsing input: LineReader.Line) throws {
         let number = input.number
@@ -210,7 +213,7 @@ struct ImportedLine {
         // never dropped without a word.
         if case .object(let members) = value, let unknown = members.first(where: { !Self.lineKeys.contains($0.key) }) {
             throw ImportError(.invalidLine, line: number, jsonPath: JSONParser.describe([.key(unknown.key)]),
-                              detail: "unknown key: a line has only \"collection\", \"id\" and \"document\"")
+                              detail: "unknown key: a line has only \"collection\", \"id\", \"document\" and (optional) \"idKind\"")
         }
         guard case .string(let collection)? = value["collection"] else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
@@ -221,6 +224,16 @@ struct ImportedLine {
         }
         guard let id = value["id"], DocumentTransaction.inferredIDKind(id: id, document: .object([])) != nil else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "\"id\" must be a string, an integer or a UUID")
+        }
+        if let declared = value["idKind"] {
+            guard case .string(let name) = declared, let kind = IDKind(rawValue: name) else {
+                throw ImportError(.invalidLine, line: number, jsonPath: "$.idKind",
+                                  detail: "\"idKind\" must be one of \"string\", \"signed\", \"unsigned\", \"uuid\" or \"content\"")
+            }
+            guard kind.key(for: id) != nil else {
+                throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "the line's \"id\" is not a \(kind.rawValue) ID, as its \"idKind\" says")
+            }
+            declaredKind = kind
         }
         guard let document = value["document"], case .object(let fields) = document else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.document", detail: "\"document\" must be a JSON object")
@@ -251,8 +264,9 @@ struct ImportedLine {
                     detail: "the document's '\(field)' differs from the line's \"id\"; give the same ID in both")
     }
 
-    /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`.
-    static let lineKeys: Set<String> = ["collection", "id", "document"]
+    /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`, and `"idKind"` where
+    /// export names the collection's ID kind.
+    static let lineKeys: Set<String> = ["collection", "id", "idKind", "document"]
 
     /// What a line that is not an object holds, in words (`an array`, `a number`).
     static func jsonKind(_ value: DocumentValue) -> String {
@@ -314,7 +328,7 @@ struct ImportError: Error, CustomStringConvertible {
         let source = file.map { $0 == "-" ? "standard input" : "'\($0)'" } ?? "the input"
         var text = detail
         if let line {
-            text = "\(source) line \(line): \(detail)"
+            text = "\(source) line \(line)\(jsonPath.map { " at \($0)" } ?? ""): \(detail)"
         } else if kind == .unreadableFile {
             text = "\(source) \(detail)" // "'f' does not exist"
         }

@@ -16,6 +16,8 @@ struct ImportedIDKinds {
         var line: Int
         /// The first line with a negative integer ID.
         var negativeLine: Int?
+        /// The kind a line names (`"idKind"`), and the first line naming it.
+        var declared: (kind: IDKind, line: Int)?
     }
 
     private var seen: [String: Seen] = [:]
@@ -25,16 +27,25 @@ struct ImportedIDKinds {
         for line in lines { try add(line) }
     }
 
-    /// The kind for `collection` (nil: no ID of it was seen).
-    subscript(collection: String) -> IDKind? { seen[collection]?.kind }
+    /// The kind for `collection` (nil: no ID of it was seen): the one its lines name, else the
+    /// one its IDs make.
+    subscript(collection: String) -> IDKind? { seen[collection].map { $0.declared?.kind ?? $0.kind } }
 
     private mutating func add(_ line: ImportedLine) throws {
         // ImportedLine checked that each ID has a kind.
         guard let kind = DocumentTransaction.inferredIDKind(id: line.id, document: line.document) else { return }
         let negative: Int? = if case .int(let value) = line.id, value < 0 { line.line } else { nil }
+        let declared = line.declaredKind.map { (kind: $0, line: line.line) }
         guard var known = seen[line.collection] else {
-            seen[line.collection] = Seen(kind: kind, line: line.line, negativeLine: negative)
+            seen[line.collection] = Seen(kind: kind, line: line.line, negativeLine: negative, declared: declared)
             return
+        }
+        if let declared {
+            if let earlier = known.declared, earlier.kind != declared.kind {
+                throw ImportError(.invalidLine, line: line.line, jsonPath: "$.idKind",
+                                  detail: "collection '\(line.collection)' is named \(earlier.kind.rawValue) (line \(earlier.line)) and here \(declared.kind.rawValue): a collection has one ID kind")
+            }
+            known.declared = known.declared ?? declared
         }
         known.negativeLine = known.negativeLine ?? negative
         guard let combined = Self.combine(known.kind, kind) else {

@@ -58,6 +58,10 @@ struct DocPutIDTests {
         let text = try depot("doc", "put", "--path", path, "--collection", "Employee", "--id", "e7", #"{"name": "Eve"}"#)
         #expect(text.status == 1)
         #expect(text.err.contains("collection 'Employee' has signed IDs") && text.err.contains("'e7' is not an integer"), "\(text.err)")
+        // An integer too large for the collection's IDs says so (it is an integer).
+        let large = try depot("doc", "get", "--path", path, "--collection", "Employee", "--id", "9223372036854775808")
+        #expect(large.status == 1)
+        #expect(large.err.contains("'9223372036854775808' is out of the collection's integer range"), "\(large.err)")
         let body = try depot("doc", "put", "--path", path, "--collection", "Employee", #"{"id": "e7", "name": "Eve"}"#)
         #expect(body.status == 1)
         #expect(body.err.contains("collection 'Employee' has signed IDs") && body.err.contains("is a string ID"), "\(body.err)")

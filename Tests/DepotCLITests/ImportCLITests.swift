@@ -196,6 +196,47 @@ struct CLIImportTests {
                 "what import refuses, doc put refuses too")
     }
 
+    /// Export lost a collection's ID kind where its IDs' JSON reads as another kind (unsigned
+    /// IDs that all fit a signed integer, string IDs that all look like UUIDs): the import made
+    /// them signed (or UUID) collections, which the Swift types could no longer read. Such lines
+    /// name the kind now, and the import keeps it.
+    @Test func exportAndImportKeepEachCollectionsIDKind() throws {
+        struct Ticket: Document, Equatable { var id: UInt64; var title: String }
+        struct Label: Document, Equatable { var id: String; var text: String }
+        let uuidText = "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"
+        do {
+            let store = try Store(path: folder.sub("a"))
+            try store.write { tx in
+                try tx.park(Ticket(id: 7, title: "seven"))
+                try tx.park(Label(id: uuidText, text: "label"))
+            }
+        }
+        let exported = try depot("export", "--path", folder.sub("a"))
+        #expect(exported.status == 0, "\(exported.err)")
+        #expect(exported.out.contains(#""id":7,"idKind":"unsigned""#), "\(exported.out)")
+        #expect(exported.out.contains(#""idKind":"string""#), "\(exported.out)")
+        let dump = try file("kinds.jsonl", exported.out)
+        let imported = try depot("import", "--path", folder.sub("b"), dump)
+        #expect(imported.status == 0, "\(imported.err)")
+        let store = try Store(path: folder.sub("b"))
+        #expect(try store.read { tx in try tx.retrieve(Ticket.self, id: 7) } == Ticket(id: 7, title: "seven"))
+        #expect(try store.read { tx in try tx.retrieve(Label.self, id: uuidText) } == Label(id: uuidText, text: "label"))
+        #expect(try depot("export", "--path", folder.sub("b")).out == exported.out)
+
+        // A line naming a kind its ID cannot have, an unknown kind, or another kind than the
+        // store's collection, is refused with its line.
+        let wrong = try file("wrong.jsonl", #"{"collection":"T","id":-1,"idKind":"unsigned","document":{}}"# + "\n")
+        let refused = try depot("import", "--path", folder.sub("c"), wrong)
+        #expect(refused.status == 1 && refused.err.contains("line 1") && refused.err.contains("unsigned"), "\(refused.err)")
+        let unknown = try file("unknown.jsonl", #"{"collection":"T","id":1,"idKind":"number","document":{}}"# + "\n")
+        let unknownRun = try depot("import", "--path", folder.sub("c"), unknown)
+        #expect(unknownRun.status == 1 && unknownRun.err.contains("$.idKind"), "\(unknownRun.err)")
+        let other = try file("other.jsonl", #"{"collection":"Ticket","id":8,"idKind":"signed","document":{"title":"eight"}}"# + "\n")
+        let otherRun = try depot("import", "--path", folder.sub("b"), other)
+        #expect(otherRun.status == 1 && otherRun.err.contains("has unsigned IDs in the store"), "\(otherRun.err)")
+        #expect(try storedDocuments(folder.sub("c")) == 0)
+    }
+
     @Test func anEmptyImportExportsAsNothing() throws {
         let empty = try file("empty.jsonl", "")
         let imported = try depot("import", "--path", folder.sub("a"), empty)

@@ -37,7 +37,7 @@ extension DocumentTransaction {
             let id = kind.value(ofKey: key)
             let (header, document) = try openDocument(record, collection: collection, key: key, kind: kind)
             for i in conditions.indices where !conditions[i].matches(conditionPaths[i].value(in: document)) { return true }
-            found.append(ExportedDocument(alias: alias, collection: collection, id: id, document: document, revision: header.revision))
+            found.append(ExportedDocument(alias: alias, collection: collection, id: id, document: document, revision: header.revision, idKind: kind))
             return !sort.isEmpty || found.count < max
         }
 

@@ -86,13 +86,24 @@ public struct ExportedDocument: Sendable, Hashable {
     public var document: DocumentValue
     /// The record's revision.
     public var revision: UInt64
+    /// The collection's ID kind (what `id`'s JSON alone may not tell: an unsigned ID that fits
+    /// a signed integer, a string ID spelled like a UUID).
+    public var idKind: IDKind
 
     /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
-    /// `{"$ref": {"collection": C2, "id": ID2}}`, dates as `dateStrategy` writes them.
+    /// `{"$ref": {"collection": C2, "id": ID2}}`, dates as `dateStrategy` writes them. Where the
+    /// ID's JSON would be read as another ID kind than the collection's (see
+    /// ``DocumentTransaction/inferredIDKind(id:document:)``), the line also names the kind:
+    /// `{"collection": C, "id": 7, "idKind": "unsigned", "document": {…}}`, so that an import
+    /// gives a new collection the kind it had.
     public func jsonLine(dateStrategy: DateStrategy = .iso8601) throws -> String {
         let content = dateStrategy == .iso8601 ? document : document.renderingDates(dateStrategy)
-        let line = DocumentValue.object(pairs: [("collection", .string(collection)), ("id", id), ("document", content)])
-        return try line.jsonString(sortedKeys: false)
+        var pairs: [(String, DocumentValue)] = [("collection", .string(collection)), ("id", id)]
+        if DocumentTransaction.inferredIDKind(id: id, document: document) != idKind {
+            pairs.append(("idKind", .string(idKind.rawValue)))
+        }
+        pairs.append(("document", content))
+        return try DocumentValue.object(pairs: pairs).jsonString(sortedKeys: false)
     }
 }
 
@@ -123,7 +134,7 @@ extension DocumentTransaction {
                     try damaged?(error)
                     return true
                 }
-                let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision))
+                let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision, idKind: kind))
                 if !keepGoing { stop = true }
                 return keepGoing
             }
