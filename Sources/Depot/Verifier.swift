@@ -107,7 +107,7 @@ public enum Verifier {
                 var order = KeyOrder(db.flags)
                 try environment.read { txn in
                     let region = try txn.usedMapRegion()
-                    let pages = (region?.lastPageNumber ?? 0) + 1
+                    let last = region?.lastPageNumber ?? 0, pages = last == .max ? last : last + 1 // read from the file: no overflow
                     try txn.forEachRawUnchecked(in: db) { key, value in
                         summary.entries += 1
                         // A damaged node can point past the used part of the file: reading such

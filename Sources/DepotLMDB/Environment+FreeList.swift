@@ -33,6 +33,9 @@ extension Environment {
                 }
                 let id = UnsafeRawPointer(key.mv_data!).loadUnaligned(as: Int.self)
                 let count = UnsafeRawPointer(value.mv_data!).loadUnaligned(as: Int.self)
+                guard count >= 0 else {
+                    throw LMDBError(code: LMDBError.corrupted.code, operation: "read free list", detail: "a free-list record has a negative page count")
+                }
                 entries.append(FreeListEntry(transactionID: id, pages: count))
             }
             return entries
@@ -49,7 +52,7 @@ extension Environment {
         return try readerList().map { slot in
             var slot = slot
             if let snapshot = slot.transactionID {
-                slot.pinnedPages = free.lazy.filter { $0.transactionID >= snapshot && $0.transactionID < last }.reduce(0) { $0 + $1.pages }
+                slot.pinnedPages = free.lazy.filter { $0.transactionID >= snapshot && $0.transactionID < last }.reduce(0) { $0 &+ $1.pages < $0 ? .max : $0 &+ $1.pages } // saturating: counts come from the file
             }
             return slot
         }

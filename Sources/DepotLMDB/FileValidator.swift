@@ -54,7 +54,9 @@ package enum FileValidator {
         // The reader table (64 bytes a slot) and its header, in whole pages, with a page spare.
         let needed = (UInt64(max(maxReaders, 1)) * 64 + 8192 + 4095) / 4096 * 4096 + 4096
         // Root may use the blocks a file system keeps back for it.
-        let available = UInt64(geteuid() == 0 ? fs.f_bfree : fs.f_bavail) * UInt64(fs.f_frsize)
+        // Saturating: a file system (FUSE, network) may report counts whose product overflows.
+        let (product, overflow) = UInt64(geteuid() == 0 ? fs.f_bfree : fs.f_bavail).multipliedReportingOverflow(by: UInt64(fs.f_frsize))
+        let available = overflow ? UInt64.max : product
         if available < needed {
             throw LMDBError(code: ENOSPC, operation: "open environment",
                             detail: "no room on the disk for the lock file '\(lock)': \(available) bytes free, about \(needed) needed; free some space and open it again")

@@ -63,7 +63,7 @@ extension Transaction {
         let (used, overflow) = saturatingAdd(UInt(info.me_last_pgno), 1).multipliedReportingOverflow(by: UInt(pageStat.ms_psize))
         // Never past the map itself, whatever the last page number says.
         let end = min(saturatingAdd(start, overflow ? .max : used), saturatingAdd(start, mapSize))
-        return UsedMapRegion(start: start, end: end, pageSize: Int(pageStat.ms_psize), lastPageNumber: Int(info.me_last_pgno))
+        return UsedMapRegion(start: start, end: end, pageSize: Int(pageStat.ms_psize), lastPageNumber: Int(clamping: info.me_last_pgno))
     }
 }
 

@@ -23,7 +23,7 @@ extension KeyValueStore {
         try store.read { tx in
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: false) else { return }
             // Enough saved keys to fill `limit` after the unsaved removals are left out.
-            let wanted = max == .max ? .max : max + removed.count
+            let wanted = max > Int.max - removed.count ? .max : max + removed.count
             // Keys only: read past any record transform (no record is opened for them).
             try tx.context.txn.untransformed.scan(target.keyspace, prefix: prefix.isEmpty ? nil : Array(prefix.utf8), reverse: false) { key, _ in
                 saved.append(String(decoding: key, as: UTF8.self))

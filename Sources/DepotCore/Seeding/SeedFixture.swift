@@ -9,6 +9,12 @@ public enum SeedFixture {
     @discardableResult
     public static func generate(in folder: URL, companies: Int, employeesPerCompany: Int, employeesPerFile: Int = 250) throws
         -> (root: URL, files: Int, employees: Int) {
+        for (name, value) in [("companies", companies), ("employeesPerCompany", employeesPerCompany), ("employeesPerFile", employeesPerFile)] where value < 0 {
+            throw DepotError.invalidOption(name, allowed: "0 or more, not \(value)")
+        }
+        guard companies.multipliedReportingOverflow(by: employeesPerCompany).overflow == false else {
+            throw DepotError.invalidOption("employeesPerCompany", allowed: "a total of employees (companies × employeesPerCompany) that an Int holds")
+        }
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var files = 0
         func write(_ object: Any, _ name: String) throws {

@@ -110,6 +110,10 @@ extension DocumentTransaction {
     }
 
     private func makeFacts<D: Document>(_ type: D.Type, create: Bool) throws -> AnyTypeFacts? {
+        // Integer IDs are stored in 8 bytes: a wider type (Int128) would not fit (nor convert).
+        if let integer = D.ID.self as? any FixedWidthInteger.Type, integer.bitWidth > 64 {
+            throw DepotError.invalidKey(detail: "\(D.self)'s ID type \(D.ID.self) is \(integer.bitWidth) bits wide: integer IDs are stored in 64 bits (use Int64, UInt64 or a smaller integer)")
+        }
         let typeID = ObjectIdentifier(D.self)
         if viewFactsGeneration != context.factsGeneration {
             viewFacts.removeAll(keepingCapacity: true)

@@ -50,7 +50,9 @@ extension UUID: DocumentID {
     }
 }
 
-/// Integer IDs are widened to 8 bytes so that every integer type sorts numerically.
+/// Integer IDs are widened to 8 bytes so that every integer type sorts numerically: a
+/// conforming type is at most 64 bits wide (a document type whose ID is wider is refused with
+/// ``DepotError/Code/invalidKey``).
 public protocol IntegerDocumentID: DocumentID, FixedWidthInteger {}
 
 extension IntegerDocumentID {

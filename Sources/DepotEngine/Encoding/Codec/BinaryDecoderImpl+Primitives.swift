@@ -228,7 +228,11 @@ extension BinaryDecoderImpl {
             v = d
         case BinaryTag.int: v = Decimal(BinaryWriter.unzigzag(try reader.varint(&q)))
         case BinaryTag.uint: v = Decimal(try reader.varint(&q))
-        case BinaryTag.double: v = Decimal(Double(bitPattern: try reader.fixed64(&q)))
+        case BinaryTag.double:
+            // Decimal(Double) traps on an infinity (a damaged record, or one a Double field wrote).
+            let d = Double(bitPattern: try reader.fixed64(&q))
+            guard !d.isInfinite else { throw corrupted("A stored number is infinite: Decimal cannot hold it.", depth, key) }
+            v = Decimal(d)
         default: return try readSlow(Decimal.self, &p, depth, key, t)
         }
         p = q
