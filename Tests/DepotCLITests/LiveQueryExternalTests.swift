@@ -14,14 +14,6 @@ final class LiveValues: @unchecked Sendable {
 /// Polls `condition` until it holds or `seconds` pass, sleeping without blocking a thread (the
 /// observing task needs one of the few the test run shares).
 /// The deadline is generous: synchronous tests beside it can hold the pool's threads for minutes.
-func pollAsync(seconds: Double = 300, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
-    }
-    return condition()
-}
 
 @Suite("Live queries see other processes' commits")
 struct LiveQueryExternalTests {

@@ -119,11 +119,7 @@ struct AsyncWriteTests {
     /// (the tasks it waits for need threads of the cooperative pool, which synchronous tests
     /// running beside it can hold for minutes on 2 cores; a passing test waits only until then).
     private func poll(_ what: String, _ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(300)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { throw PollTimedOut(what: what) }
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        guard await pollAsync(seconds: 300, condition) else { throw PollTimedOut(what: what) }
     }
 
     @Test func manyTasksNoDeadlockNoLostWakeup() async throws {

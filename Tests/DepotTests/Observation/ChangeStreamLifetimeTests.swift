@@ -9,12 +9,8 @@ import Testing
 @Suite("Change stream lifetime")
 struct ChangeStreamLifetimeTests {
     /// Whether `condition` held before `deadline` (checked every 5 ms).
-    private func poll(until deadline: Date, _ condition: () -> Bool) async -> Bool {
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
+    private func poll(seconds: Double, _ condition: () -> Bool) async -> Bool {
+        await pollAsync(seconds: seconds, condition)
     }
 
     /// Commits `document` (synchronously: `write` in an async context is the group commit).
@@ -33,13 +29,13 @@ struct ChangeStreamLifetimeTests {
             received.finish()
         }
         try park(staff(1), in: try #require(alias))
-        let delivered = await poll(until: Date().addingTimeInterval(10)) { received.count == 1 }
+        let delivered = await poll(seconds: 10) { received.count == 1 }
         #expect(delivered, "the stream delivers while the store lives")
         store = nil
-        _ = await poll(until: Date().addingTimeInterval(0.05)) { received.finished }
+        _ = await poll(seconds: 0.05) { received.finished }
         #expect(!received.finished, "another handle of the store is still alive")
         alias = nil
-        let finished = await poll(until: Date().addingTimeInterval(10)) { received.finished }
+        let finished = await poll(seconds: 10) { received.finished }
         #expect(finished, "the stream finished once the last handle went")
         if !finished { iterating.cancel() }
         await iterating.value

@@ -28,12 +28,7 @@ final class Seen<Value: Sendable>: @unchecked Sendable {
 /// crashes, I/O faults) can hold for well over a minute on 2 cores. A passing test waits only
 /// until its condition holds.
 func eventually(seconds: Double = 300, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(5))
-    }
-    return condition()
+    await pollAsync(seconds: seconds, condition)
 }
 
 /// A synchronous write (in async code `store.write` picks the async, group-committed one).
