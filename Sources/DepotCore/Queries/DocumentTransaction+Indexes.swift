@@ -21,9 +21,12 @@ extension DocumentTransaction {
     }
 
     /// The index to use: equality on a unique index, then equality, then prefix, then a range.
-    /// Conditions name field paths; an index serves the conditions on its field.
+    /// Conditions name field paths; an index serves the conditions on its field. A unique index
+    /// holds no entry for nil (nil values are exempt from uniqueness), so it never serves a
+    /// condition on nil: another index or a scan does.
     static func chooseIndex(for conditions: [FieldCondition], among indexes: [IndexDefinition]) -> (IndexDefinition, FieldCondition)? {
         func rank(_ c: FieldCondition, unique: Bool) -> Int? {
+            if unique, case .null = c.value { return nil }
             switch c.op {
             case .equal: return unique ? 0 : 1
             case .prefix: return 2

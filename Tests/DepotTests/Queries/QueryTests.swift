@@ -191,6 +191,42 @@ struct QueryTests {
     }
 }
 
+/// A member whose optional email is unique (nil values are exempt from uniqueness).
+struct OptionalEmailMember: Document, Equatable {
+    var id: Int
+    var email: String?
+    static var indexes: [DocumentIndex<OptionalEmailMember>] { [.init(\.email, unique: true)] }
+}
+
+@Suite("Queries on nil through a unique index")
+struct UniqueIndexNilQueryTests {
+    let folder = TemporaryFolder()
+
+    /// A unique index holds no entry for nil, yet the planner chose it for a condition on nil:
+    /// such queries found nothing (typed, schemaless, counts). A scan serves them now.
+    @Test func aConditionOnNilIsNotServedByAUniqueIndex() throws {
+        let store = try Store(path: folder.path)
+        try store.write { tx in
+            for (id, email) in [(1, nil), (2, "a@x"), (3, nil), (4, "b@x")] as [(Int, String?)] {
+                try tx.park(OptionalEmailMember(id: id, email: email))
+            }
+        }
+        try store.read { tx in
+            let request = FetchRequest<OptionalEmailMember>().matching(\.email, .equalTo(nil))
+            let found = try tx.execute(request)
+            #expect(found.map(\.id).sorted() == [1, 3])
+            #expect(!found.plan.usedIndex, "\(found.plan)")
+            #expect(try tx.count(request) == 2)
+            let schemaless = try tx.query(collection: OptionalEmailMember.collection,
+                                          conditions: [FieldCondition(field: "email", op: .equal, value: .null)])
+            #expect(schemaless.documents.count == 2)
+            // A non-nil value still uses the index.
+            let one = try tx.execute(FetchRequest<OptionalEmailMember>().matching(\.email, .equalTo("a@x")))
+            #expect(one.map(\.id) == [2] && one.plan.usedIndex)
+        }
+    }
+}
+
 struct Task2: Syncable, Equatable {
     var id: String
     var title: String
