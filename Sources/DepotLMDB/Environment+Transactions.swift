@@ -105,6 +105,9 @@ extension Environment {
         if txn.isReadOnly {
             endRead(txn, reusable: false)
         } else {
+            // LMDB's writer lock belongs to the thread that began the transaction: ended from
+            // another thread, the unlock fails unseen and every later writer waits forever.
+            guard gate.callerHoldsWriter else { throw Transaction.otherThreadError(commit ? "commit" : "abort") }
             let handlers: [() -> Void]
             do {
                 defer { gate.releaseWriter() }

@@ -153,6 +153,17 @@ public final class Transaction {
                   detail: "this handle no longer names the database: it was dropped, or the transaction that opened it did not commit; open the database again")
     }
 
+    /// Whether the calling thread may end this transaction: a read-only one anywhere, a write
+    /// transaction only on the thread that began it (LMDB's writer lock belongs to that thread).
+    public var canEndOnCallingThread: Bool {
+        isReadOnly || handle == nil || environment.gate.callerHoldsWriter
+    }
+
+    static func otherThreadError(_ operation: StaticString) -> LMDBError {
+        LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",
+                  detail: "a write transaction ends on the thread that began it (LMDB's writer lock belongs to that thread); it is still open: end it there")
+    }
+
     @usableFromInline
     func endedError(_ operation: StaticString) -> LMDBError {
         LMDBError(code: LMDBError.badTransaction.code, operation: "\(operation)",
@@ -243,14 +254,17 @@ public final class Transaction {
 
     /// Commits an explicit transaction (from ``Environment/beginTransaction(readOnly:)``).
     ///
-    /// - Throws: ``LMDBError/badTransaction`` if it already ended or is closure-scoped;
+    /// - Throws: ``LMDBError/badTransaction`` if it already ended or is closure-scoped, or is a
+    ///   write transaction and this is not the thread that began it (it stays open);
     ///   any error of `mdb_txn_commit` (the transaction is then aborted).
     public func commit() throws {
         try checkExplicit("commit")
         try environment.endExplicit(self, commit: true)
     }
 
-    /// Aborts an explicit transaction. Aborting one that already ended does nothing.
+    /// Aborts an explicit transaction. Aborting one that already ended does nothing, and so
+    /// does aborting a write transaction on another thread than the one that began it (see
+    /// ``canEndOnCallingThread``).
     public func abort() {
         guard handle != nil, !isScoped, childDepth == 0 else { return }
         try? environment.endExplicit(self, commit: false)

@@ -92,6 +92,9 @@ public final class DocumentTransaction {
         if explicitEnding?.ended == true {
             throw DepotError.transactionMisuse("commit(): this transaction has already ended (committed or rolled back); begin a new one")
         }
+        guard txn.canEndOnCallingThread else {
+            throw DepotError.transactionMisuse("commit(): a write transaction ends on the thread that began it (the storage's writer lock belongs to that thread); it is still open: commit or roll it back there")
+        }
         context.transactionEnding()
         try store.finishUndoLog(self)
         try context.appendChangeLog()
@@ -106,8 +109,10 @@ public final class DocumentTransaction {
     }
 
     /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)``: nothing of it is kept.
+    /// A write transaction rolls back only on the thread that began it: called on another
+    /// thread, this does nothing (the transaction stays open there; ``commit()`` says so).
     public func rollback() {
-        guard let explicitEnding else { return }
+        guard let explicitEnding, explicitEnding.transaction.canEndOnCallingThread else { return }
         explicitEnding.ended = true
         context.transactionEnding()
         (context.baseTransaction as? any ExplicitStorageTransaction)?.abort()

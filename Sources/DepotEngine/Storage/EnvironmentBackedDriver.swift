@@ -24,4 +24,7 @@ package protocol ExplicitStorageTransaction: StorageTransaction {
     func commit() throws
     /// Rolls back; harmless after the transaction ended.
     func abort()
+    /// Whether the calling thread may end the transaction (a write transaction of LMDB ends
+    /// only on the thread that began it).
+    var canEndOnCallingThread: Bool { get }
 }

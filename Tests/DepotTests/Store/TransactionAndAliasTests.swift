@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import DepotTestSupport
 @testable import Depot
@@ -148,6 +149,38 @@ struct TransactionAndAliasTests {
         try store.write { scoped throws in
             #expect(throws: DepotError.self) { try scoped.commit() }
         }
+    }
+
+    /// Runs `body` on a thread of its own and waits for it (at most `seconds`); false if it did
+    /// not return in time.
+    private func onAnotherThread(seconds: Double = 60, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        Thread { body(); done.signal() }.start()
+        return done.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// Committing an explicit write transaction on another thread than the one that began it
+    /// hung (LMDB's writer lock belongs to that thread: its unlock failed unseen, and the next
+    /// write waited forever). It is `transactionMisuse` now, and the transaction stays open to
+    /// be ended on its own thread; a rollback from another thread does nothing.
+    @Test func anExplicitWriteEndsOnlyOnItsOwnThread() throws {
+        nonisolated(unsafe) let tx = try store.beginTransaction()
+        try tx.park(sampleEmployee("x1"))
+        let outcome = Mutex<DepotError?>(nil)
+        #expect(onAnotherThread {
+            do { try tx.commit() } catch { outcome.withLock { $0 = error as? DepotError } }
+        }, "the commit returns")
+        let error = outcome.withLock { $0 }
+        #expect(error?.code == .transactionMisuse, "\(String(describing: error))")
+        #expect(error?.message.contains("thread that began it") == true)
+        #expect(onAnotherThread { tx.rollback() }, "a rollback from another thread returns")
+        try tx.park(sampleEmployee("x2"))
+        try tx.commit()
+        #expect(try store.exists(Employee.self, id: "x1") && store.exists(Employee.self, id: "x2"))
+        // The writer was released: another write, on another thread, goes through.
+        let store = self.store
+        #expect(onAnotherThread { _ = try? store.write { tx in try tx.park(sampleEmployee("x3")) } })
+        #expect(try store.exists(Employee.self, id: "x3"))
     }
 
     /// An explicit write transaction abandoned by a thrown error (neither committed nor rolled
