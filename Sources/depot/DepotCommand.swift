@@ -80,7 +80,7 @@ struct OutputOptions: ParsableArguments {
 
 /// Prints `message` to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data(("depot: " + terminalSafe(message) + "\n").utf8))
+    StandardError.write("depot: " + terminalSafe(message) + "\n")
 }
 
 /// `text` with its control characters (a key's or name's escape sequences, carriage returns,

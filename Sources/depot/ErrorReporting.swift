@@ -40,7 +40,7 @@ func reportingErrors<R>(json: Bool = OutputConvention.json, _ body: () async thr
 private func reported(_ error: any Error, json: Bool) -> any Error {
     if error is ExitCode || error is CleanExit { return error }
     if json, let line = try? JSONOutput.line(["error": ErrorReport(error)]) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardError.write(line + "\n")
     } else {
         printError("error: \(userMessage(for: error))")
     }

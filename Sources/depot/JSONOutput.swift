@@ -26,7 +26,7 @@ enum OutputConvention {
     /// Prints `message` as an error on standard error (plain text, or the JSON object).
     static func printFailure(_ message: String, code: String? = nil) {
         if json, let line = try? JSONOutput.line(["error": FailureLine(message: message, code: code)]) {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardError.write(line + "\n")
         } else {
             printError("error: " + message)
         }
@@ -35,7 +35,7 @@ enum OutputConvention {
     /// Prints `message` as a warning on standard error (plain text, or the JSON object).
     static func printWarning(_ message: String) {
         if json, let line = try? JSONOutput.line(["warning": FailureLine(message: message, code: nil)]) {
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            StandardError.write(line + "\n")
         } else {
             printError("warning: " + message)
         }

@@ -62,7 +62,7 @@ final class ProgressLine: @unchecked Sendable {
         if !note.isEmpty { text += "  " + note }
         let width = Self.terminalWidth()
         if text.count > width - 1 { text = String(text.prefix(max(10, width - 2))) + "…" }
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        StandardError.write("\r\u{1B}[K" + text)
         drawn = true
     }
 
@@ -70,7 +70,7 @@ final class ProgressLine: @unchecked Sendable {
     func finish() {
         lock.withLock {
             guard enabled, drawn else { return }
-            FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+            StandardError.write("\r\u{1B}[K")
             drawn = false
         }
     }

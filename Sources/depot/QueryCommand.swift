@@ -97,7 +97,7 @@ struct QueryCommand: ParsableCommand {
             try StandardOutput.write(out)
             if explain {
                 if output.json {
-                    FileHandle.standardError.write(Data((try JSONOutput.line(["plan": "\(plan)"]) + "\n").utf8))
+                    StandardError.write(try JSONOutput.line(["plan": "\(plan)"]) + "\n")
                 } else {
                     printError("plan: \(plan)")
                 }
