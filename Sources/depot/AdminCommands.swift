@@ -171,6 +171,7 @@ struct BackupCommand: ParsableCommand {
                 above.removeCreatedFolders()
                 throw error
             }
+            StandardOutput.noteCommitted("the backup was written to '\(to)'")
             let size = (try? FileManager.default.attributesOfItem(atPath: to + "/data.mdb")[.size] as? Int) ?? 0
             let milliseconds = Date().timeIntervalSince(started) * 1000
             if output.json {
@@ -242,6 +243,7 @@ struct FillCommand: ParsableCommand {
                                            : "the first \(written) records (to key '\(keyPrefix + String(format: "%09d", written))') were committed in earlier transactions; the rest were not")
                 }
                 written += n
+                StandardOutput.noteCommitted("\(written) records were stored")
                 progress.update(items: written, bytes: written * valueSize, force: written == count)
             }
             progress.finish()

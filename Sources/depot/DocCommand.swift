@@ -72,6 +72,7 @@ struct DocCommand: ParsableCommand {
                         return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
                     }
                 }
+                StandardOutput.noteCommitted("the document was stored")
                 if target.output.json {
                     print(try JSONOutput.line(PutReport(collection: target.collection, id: resolved.id, revision: revision)))
                 } else {
@@ -135,7 +136,7 @@ struct DocCommand: ParsableCommand {
         private func delete() throws -> Bool {
             // A missing alias or collection is named as `doc get` names it (not as a missing document).
             let target = document.target
-            return try target.location.withStore(.write) { store in
+            let deleted = try target.location.withStore(.write) { store in
                 try StoreOption.existingAlias(target.alias, of: store).write { tx in
                     guard let id = try document.storedID(in: tx) else {
                         throw document.noCollection
@@ -143,6 +144,8 @@ struct DocCommand: ParsableCommand {
                     return try tx.deleteDocument(in: target.collection, id: id)
                 }
             }
+            if deleted { StandardOutput.noteCommitted("the document was deleted") }
+            return deleted
         }
     }
 }

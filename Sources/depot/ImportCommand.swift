@@ -118,6 +118,7 @@ struct ImportCommand: ParsableCommand {
                     throw ImportError(.storeFailed, detail: "storing \(lines) failed: \(userMessage(for: error))", underlying: error)
                 }
                 stored.merge(batch)
+                StandardOutput.noteCommitted("\(stored.count) document\(stored.count == 1 ? " was" : "s were") stored")
                 pending.removeAll(keepingCapacity: true)
             }
             do {

@@ -84,6 +84,7 @@ struct KVCommand: ParsableCommand {
                 try target.withFacade(.create) { kv in
                     kv[key] = parsed
                     try kv.save()
+                    StandardOutput.noteCommitted("the entry was stored")
                 }
             }
         }

@@ -58,6 +58,7 @@ struct PutCommand: ParsableCommand {
             } catch LMDBError.keyExists where noOverwrite {
                 throw entry.exists
             }
+            StandardOutput.noteCommitted("the entry was stored")
         }
     }
 }
@@ -105,6 +106,7 @@ struct DeleteCommand: ParsableCommand {
         try reportingErrors {
             let (env, database) = try entry.existing(readOnly: false)
             if !(try env.write { try $0.delete(Array(entry.key.utf8), in: database) }) { throw entry.notFound }
+            StandardOutput.noteCommitted("the entry was deleted")
         }
     }
 }

@@ -74,13 +74,13 @@ private func reportMemoryFault(_ signal: Int32) {
     let message: StaticString
     switch signal {
     case SIGBUS:
-        message = "error: depot stopped on a bus error (SIGBUS) while reading the store: its data file is shorter than LMDB expects (truncated, or damaged so that a page points past its end); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        message = "error: depot stopped on a bus error (SIGBUS) while reading the store: a file of the store is shorter than LMDB expects (data.mdb or lock.mdb truncated, or damaged so that a page points past its end); a write in progress is committed only if its commit had finished (read back what it wrote). Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     case SIGSEGV:
-        message = "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        message = "error: depot stopped on a memory fault (SIGSEGV) while reading the store: its data file is most likely damaged (a page pointing outside the file); a write in progress is committed only if its commit had finished (read back what it wrote). Run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     case SIGABRT:
-        message = "error: depot stopped on an abort (SIGABRT; the message is above): the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        message = "error: depot stopped on an abort (SIGABRT; the message is above): a write in progress is committed only if its commit had finished (read back what it wrote). If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     default:
-        message = "error: depot stopped on a failed internal check (the message is above); the transaction in progress was not committed. If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
+        message = "error: depot stopped on a failed internal check (the message is above); a write in progress is committed only if its commit had finished (read back what it wrote). If the store's data file may be damaged, run 'depot verify --path DIR' and restore from a backup if it reports problems.\n"
     }
     let unguarded: StaticString = " The store is on a read-only file system, where LMDB keeps no reader table: if a process writes it elsewhere, this may not be damage; read a copy (depot backup)."
     let note = memoryFaultUnguarded ? unguarded.utf8CodeUnitCount : 0
@@ -111,6 +111,6 @@ private func reportLMDBAssertion(_ env: OpaquePointer?, _ text: UnsafePointer<CC
                                       code: "changedWhileReading")
         _exit(1)
     }
-    OutputConvention.printFailure("a failed check of LMDB (\(assertion)) stopped depot while reading the store: its data file is most likely damaged (a page of the wrong kind); the transaction in progress was not committed. Run 'depot verify --path DIR' and restore from a backup if it reports problems.", code: "storeDamaged")
+    OutputConvention.printFailure("a failed check of LMDB (\(assertion)) stopped depot while reading the store: its data file is most likely damaged (a page of the wrong kind); a write in progress is committed only if its commit had finished (read back what it wrote). Run 'depot verify --path DIR' and restore from a backup if it reports problems.", code: "storeDamaged")
     _exit(1)
 }

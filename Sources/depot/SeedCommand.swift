@@ -62,6 +62,7 @@ struct SeedCommand: ParsableCommand {
             progress.finish()
             throw Self.failed(error)
         }
+        StandardOutput.noteCommitted("the seeded documents were stored")
         progress.finish()
         if output.json {
             print(try JSONOutput.line(summary))

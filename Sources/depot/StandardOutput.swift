@@ -49,7 +49,18 @@ enum StandardOutput {
         if fflush(nil) != 0 { throw failure(errno) }
     }
 
+    /// What the running command committed before printing its report (nil: nothing), so that
+    /// an output failure does not read as a failed write (which a caller would run again).
+    /// Written by the command's own thread only, before anything reads it.
+    nonisolated(unsafe) private static var committed: String?
+
+    /// Records that the command's change is committed (`change` says what, in words: "the
+    /// document was stored"): a later failure to print its report says so.
+    static func noteCommitted(_ change: String) { committed = change }
+
     private static func failure(_ code: Int32) -> CLIFailure {
-        CLIFailure(code: "outputFailed", message: "cannot write standard output: \(String(cString: strerror(code)))")
+        var message = "cannot write standard output: \(String(cString: strerror(code)))"
+        if let committed { message += "; \(committed) before the report could be printed (it is committed: do not run the command again)" }
+        return CLIFailure(code: "outputFailed", message: message)
     }
 }

@@ -26,4 +26,33 @@ struct OutputFailureCLITests {
             }
         }
     }
+
+    /// A command whose write committed and whose report then could not be printed exited 1 as
+    /// if it had failed (a caller would run it again: a seed with generated IDs doubled its
+    /// documents): the failure says the change is committed.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func aReportLostAfterACommitSaysTheChangeIsCommitted() throws {
+        let store = folder.sub("committed")
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        let run = try runProcess(URL(fileURLWithPath: "/bin/sh"),
+                                 ["-c", #""$0" doc put --path "$1" --collection C --id 7 '{"a":1}' > /dev/full"#, exe.path, store])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.contains("the document was stored before the report could be printed"), "\(run.err)")
+        #expect(run.err.contains("do not run the command again"), "\(run.err)")
+        #expect(try depot("doc", "get", "--path", store, "--collection", "C", "--id", "7").status == 0, "it is stored")
+    }
+
+    /// Standard error that cannot be written (`2>/dev/full`) trapped in Foundation's
+    /// `FileHandle.write` when a command printed an error or a warning (SIGILL, then the crash
+    /// handler's message): the message is given up, the exit status stays the command's.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/dev/full")))
+    func aFailedWriteToStandardErrorIsNotACrash() throws {
+        let store = folder.sub("stderr")
+        #expect(try depot("doc", "put", "--path", store, "--collection", "C", "--id", "1", #"{"a":1}"#).status == 0)
+        let exe = try #require(depotExecutable(), "the depot executable must be built")
+        for (command, status) in [("kv get --path \"$1\" missing", 1), ("qurey", 64), ("doc get --path \"$1\" --collection C --id 9", 1)] {
+            let run = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "\"$0\" \(command) 2> /dev/full", exe.path, store])
+            #expect(run.status == Int32(status), "\(command): status \(run.status)")
+        }
+    }
 }
