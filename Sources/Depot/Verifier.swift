@@ -165,6 +165,12 @@ public enum Verifier {
                         checkRecord(value, id: id, alias: alias, collection: collection)
                         return true
                     }
+                    // The count LMDB keeps in the database's record must be what its tree holds:
+                    // a damaged page header or database record shows here (and in `collections`).
+                    let recorded = try txn.stat(db).entries
+                    if recorded != summary.entries {
+                        problem("database '\(name)': its record counts \(recorded) entries, and walking its tree found \(summary.entries): a damaged page or database record")
+                    }
                 }
             } catch {
                 problem("database '\(name)': reading stopped after \(summary.entries) entries: \(error)")
