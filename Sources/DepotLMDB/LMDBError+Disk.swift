@@ -20,10 +20,19 @@ extension LMDBError {
         return code
     }
 
-    /// Bytes available to this user on the file system holding `folder` (`statvfs`), or nil.
+    /// Bytes available to this user on the file system holding `folder` (`statvfs`; of its
+    /// nearest existing ancestor when it is gone, as after a failed copy removed it), or nil.
     package static func freeBytes(inFolder folder: String) -> UInt64? {
         var info = statvfs()
-        guard statvfs(folder, &info) == 0 else { return nil }
+        var path = folder
+        while statvfs(path, &info) != 0 {
+            guard errno == ENOENT, path != "/", path != "." else { return nil }
+            if let slash = path.lastIndex(of: "/") {
+                path = slash == path.startIndex ? "/" : String(path[..<slash])
+            } else {
+                path = "."
+            }
+        }
         return UInt64(info.f_bavail) &* UInt64(info.f_frsize)
     }
 
@@ -36,6 +45,11 @@ extension LMDBError {
         let free = freeBytes(inFolder: folder)
         let mapped = classifyWriteFailure(code: code, freeBytes: free)
         guard mapped == ENOSPC else { return LMDBError(code: code, operation: operation, database: database) }
+        // ENOSPC with room to spare: a quota, a file-size limit or a full inode table.
+        if let free, free >= fullDiskThreshold {
+            return LMDBError(code: ENOSPC, operation: operation, database: database,
+                             detail: "the file system holding '\(folder)' refused the write as full although \(free) bytes are free (a quota, a file-size limit or its inode table); \(outcome)")
+        }
         let amount = free.map { "\($0) bytes free" } ?? "free space unknown"
         return LMDBError(code: ENOSPC, operation: operation, database: database,
                          detail: "the disk holding '\(folder)' is full (\(amount)); \(outcome)")

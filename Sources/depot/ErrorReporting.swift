@@ -199,14 +199,15 @@ enum LMDBErrorText {
         case LMDBError.transactionFull: return "the transaction is too large; write in smaller batches"
         case LMDBError.corrupted, LMDBError.pageNotFound, LMDBError.panic:
             return "the data file is damaged; run 'depot verify' and restore from a backup"
-        case LMDBError.invalid: return "the folder does not hold an LMDB data file"
+        case LMDBError.invalid: return "the store's data file or lock file is not an LMDB file (damaged, or another kind of file)"
         case LMDBError.versionMismatch: return "the data file was written by an incompatible LMDB version"
         case LMDBError.incompatible: return "the database was opened with incompatible options"
         case LMDBError.permissionDenied:
             // The driver's detail names the file refused and why (`FileValidator.refusedFile`).
             return "permission denied"
         case LMDBError.noSpace: return "no space left on the device"
-        case LMDBError.busy, LMDBError.wouldBlock: return "the store is busy (another process holds it)"
+        case LMDBError.busy: return "the store is busy (another process holds it)"
+        case LMDBError.wouldBlock: return "a resource was temporarily unavailable (EAGAIN: memory, a lock or another process holding the store); try again"
         default:
             let raw = error.lmdbMessage
             if raw.hasPrefix("MDB_"), let colon = raw.firstIndex(of: ":") {

@@ -76,7 +76,7 @@ struct CLIAdoptionTests {
         try FileManager.default.createDirectory(atPath: bad, withIntermediateDirectories: true)
         try Data(repeating: 0x5A, count: 16_384).write(to: URL(fileURLWithPath: bad + "/data.mdb"))
         let text = try depot("stat", "--path", bad)
-        #expect(text.status == 1 && text.err.contains("does not hold an LMDB data file") && !text.err.contains("MDB_"))
+        #expect(text.status == 1 && text.err.contains("is not an LMDB file") && !text.err.contains("MDB_"))
         let json = try depot("stat", "--path", bad, "--json")
         #expect(json.status == 1)
         let object = try JSONSerialization.jsonObject(with: Data(json.err.utf8)) as? [String: Any]
