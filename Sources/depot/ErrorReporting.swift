@@ -199,7 +199,7 @@ enum LMDBErrorText {
         case LMDBError.transactionFull: return "the transaction is too large; write in smaller batches"
         case LMDBError.corrupted, LMDBError.pageNotFound, LMDBError.panic:
             return "the data file is damaged; run 'depot verify' and restore from a backup"
-        case LMDBError.invalid: return "the store's data file or lock file is not an LMDB file (damaged, or another kind of file)"
+        case LMDBError.invalid: return "the store's data file or lock file is not an LMDB file"
         case LMDBError.versionMismatch: return "the data file was written by an incompatible LMDB version"
         case LMDBError.incompatible: return "the database was opened with incompatible options"
         case LMDBError.permissionDenied:
