@@ -36,7 +36,8 @@ struct CollectionsCommand: ParsableCommand {
             lines.append("alias '\(name)': \(infos.count) collection\(infos.count == 1 ? "" : "s")")
             let width = infos.map(\.name.count).max() ?? 0
             for info in infos {
-                var line = "  " + info.name.padding(toLength: width, withPad: " ", startingAt: 0)
+                // Padded by characters (`padding(toLength:)` counts UTF-16 units: it cut an emoji in two).
+                var line = "  " + info.name + String(repeating: " ", count: max(0, width - info.name.count))
                 line += "  " + ProgressLine.count(info.count) + " document" + (info.count == 1 ? "" : "s")
                 line += ", \(info.idKind.rawValue) IDs"
                 if !info.indexes.isEmpty {

@@ -87,7 +87,7 @@ struct Demo {
         if OutputConvention.json {
             print((try? JSONOutput.line(["step": title, "milliseconds": ms] as [String: Any])) ?? "")
         } else {
-            print("  " + title.padding(toLength: 58, withPad: " ", startingAt: 0) + String(format: "%10.2f ms", ms))
+            print("  " + title + String(repeating: " ", count: max(0, 58 - title.count)) + String(format: "%10.2f ms", ms))
         }
         return result
     }

@@ -149,4 +149,15 @@ struct DocumentEdgeCLITests {
             #expect(run.status != 0 && jsonError(run.err)?["jsonPath"] as? String == path, "\(json): \(run)")
         }
     }
+
+    /// `collections` padded names by UTF-16 units and cut a name's emoji in two (U+FFFD).
+    @Test func collectionNamesWithEmojiAreListedWhole() throws {
+        let store = folder.sub("emoji")
+        for name in ["集合🚀", "a"] {
+            let put = try depot("doc", "put", "--path", store, "--collection", name, "--id", "1", "{}")
+            #expect(put.status == 0, "\(put.err)")
+        }
+        let listed = try depot("collections", "--path", store)
+        #expect(listed.status == 0 && listed.out.contains("集合🚀  ") && !listed.out.contains("\u{FFFD}"), "\(listed.out)")
+    }
 }

@@ -99,10 +99,25 @@ extension BinaryDecoderImpl {
         case BinaryTag.float: v = Double(Float(bitPattern: try reader.fixed32(&q)))
         case BinaryTag.int: v = Double(BinaryWriter.unzigzag(try reader.varint(&q)))
         case BinaryTag.uint: v = Double(try reader.varint(&q))
+        case BinaryTag.string:
+            // JSON has no NaN or infinity: export writes them as these words (see
+            // `DocumentValue.jsonData`), and an import stores the words; they read back here.
+            guard let special = Self.nonFinite(try reader.stringPayload(&q)) else { return try readSlow(Double.self, &p, depth, key, t) }
+            v = special
         default: return try readSlow(Double.self, &p, depth, key, t)
         }
         p = q
         return v
+    }
+
+    /// The non-finite number a word of JSON output names (`"NaN"`, `"Infinity"`, `"-Infinity"`).
+    static func nonFinite(_ word: String) -> Double? {
+        switch word {
+        case "NaN": return .nan
+        case "Infinity": return .infinity
+        case "-Infinity": return -.infinity
+        default: return nil
+        }
     }
 
     func readFloat(_ p: inout Int, _ depth: Int, _ key: (any CodingKey)?) throws -> Float {
@@ -111,6 +126,9 @@ extension BinaryDecoderImpl {
         let v: Float
         switch t {
         case BinaryTag.float: v = Float(bitPattern: try reader.fixed32(&q))
+        case BinaryTag.string:
+            guard let special = Self.nonFinite(try reader.stringPayload(&q)) else { return try readSlow(Float.self, &p, depth, key, t) }
+            v = Float(special)
         case BinaryTag.double:
             let d = Double(bitPattern: try reader.fixed64(&q))
             guard !d.isFinite || abs(d) <= Double(Float.greatestFiniteMagnitude) else {

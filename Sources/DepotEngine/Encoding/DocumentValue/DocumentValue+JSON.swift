@@ -53,14 +53,32 @@ extension DocumentValue {
         return String(decoding: w.out, as: UTF8.self)
     }
 
-    /// Formats a date as ISO-8601 in UTC, with fractional seconds only when needed. A date that
-    /// is not a point in time (a non-finite interval, which Swift code or an old record may hold)
-    /// is `"NaN"`, `"Infinity"` or `"-Infinity"`, as a non-finite number is.
+    /// Formats a date as ISO-8601 in UTC, with fractional seconds only when needed: the fewest
+    /// digits (3 to 17) that ``parseISO8601(_:)`` reads back as exactly this date, so that a date
+    /// survives export and import unchanged (milliseconds alone lost the rest of a `Date`). A
+    /// date that is not a point in time (a non-finite interval, which Swift code or an old
+    /// record may hold) is `"NaN"`, `"Infinity"` or `"-Infinity"`, as a non-finite number is.
     static func formatISO8601(_ date: Date) -> String {
         let t = date.timeIntervalSinceReferenceDate
         if let word = nonFiniteWord(t) { return word }
-        let style = Date.ISO8601FormatStyle(includingFractionalSeconds: t.rounded(.down) != t, timeZone: .gmt)
-        return style.format(date)
+        let whole = t.rounded(.down)
+        let seconds = Date.ISO8601FormatStyle(includingFractionalSeconds: false, timeZone: .gmt)
+        if whole == t { return seconds.format(date) }
+        let fraction = t - whole
+        var scale = 100.0
+        for digits in 3...17 {
+            scale *= 10
+            let units = (fraction * scale).rounded()
+            guard units < scale, whole + units / scale == t else { continue }
+            var text = seconds.format(Date(timeIntervalSinceReferenceDate: whole))
+            guard text.last == "Z" else { break }
+            text.removeLast()
+            let number = String(Int(units))
+            return text + "." + String(repeating: "0", count: digits - number.count) + number + "Z"
+        }
+        // No decimal fraction of 17 digits is this date exactly (a date within a fraction of a
+        // second of 2001): the nearest millisecond.
+        return Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt).format(date)
     }
 
     /// `"NaN"`, `"Infinity"` or `"-Infinity"` for a non-finite number, nil for a finite one.
@@ -69,8 +87,18 @@ extension DocumentValue {
         return number.isNaN ? "NaN" : (number < 0 ? "-Infinity" : "Infinity")
     }
 
-    /// Parses an ISO-8601 date with or without fractional seconds.
+    /// Parses an ISO-8601 date with or without fractional seconds (any number of digits, all of
+    /// them read: the whole seconds, then the fraction added, as ``formatISO8601(_:)`` expects).
     static func parseISO8601(_ s: String) -> Date? {
+        if let dot = s.firstIndex(of: "."), let t = s.firstIndex(of: "T"), t < dot {
+            let digits = s[s.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
+            if !digits.isEmpty, digits.count <= 18, let units = Int64(digits),
+               let whole = try? Date.ISO8601FormatStyle().parse(String(s[..<dot]) + String(s[digits.endIndex...])) {
+                var scale = 1.0
+                for _ in 0..<digits.count { scale *= 10 }
+                return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + Double(units) / scale)
+            }
+        }
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(s) { return d }
         return try? Date.ISO8601FormatStyle().parse(s)
     }
