@@ -47,7 +47,7 @@ struct DocCommand: ParsableCommand {
                 A collection's ID kind never changes: an ID of another kind is refused.
                 """)
         @OptionGroup var target: Target
-        @Option(help: "The document's ID.") var id: String?
+        @Option(parsing: .unconditional, help: "The document's ID (a negative one as it is: --id -7).") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input (at most 256 MiB).") var json: String
 
         func validate() throws { try DocCommand.checkID(id) }
@@ -85,7 +85,7 @@ struct DocCommand: ParsableCommand {
     /// The options of `get` and `delete`: the store, alias, collection and the document's `--id`.
     struct OneDocument: ParsableArguments {
         @OptionGroup var target: Target
-        @Option(help: "The document's ID.") var id: String
+        @Option(parsing: .unconditional, help: "The document's ID (a negative one as it is: --id -7).") var id: String
 
         func validate() throws { try DocCommand.checkID(id) }
 

@@ -19,7 +19,7 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var location: StoreOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(help: "Only this collection.") var collection: String?
-    @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd). 'depot import' reads back iso8601 and reference exactly; the others are for other tools (a number is read back as seconds since 2001).")
+    @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd). Import reads back iso8601 and reference.")
     var dates: DateOption = DateOption(.iso8601)
     @OptionGroup var output: OutputOptions
     @Flag(name: .customLong("skip-damaged"),

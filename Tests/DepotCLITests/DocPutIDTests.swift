@@ -50,6 +50,11 @@ struct DocPutIDTests {
         let put = try depot("doc", "put", "--path", path, "--collection", "Employee", "--id", "00123", #"{"name": "Bob"}"#)
         #expect(put.status == 0, "\(put.err)")
         #expect(try store.read { tx in try tx.retrieve(Employee.self, id: 123) } == Employee(id: 123, name: "Bob"))
+        // A negative ID follows --id as it is (it was taken for an option: "Missing value for '--id'").
+        #expect(try depot("doc", "put", "--path", path, "--collection", "Employee", "--id", "-7", #"{"name": "Neg"}"#).status == 0)
+        let negative = try depot("doc", "get", "--path", path, "--collection", "Employee", "--id", "-7")
+        #expect(negative.status == 0 && negative.out.contains("Neg"), "\(negative.err)")
+        #expect(try depot("doc", "delete", "--path", path, "--collection", "Employee", "--id", "-7").status == 0)
     }
 
     @Test func theIDKindNeverChangesSilently() throws {
