@@ -15,19 +15,6 @@ enum StandardError {
     /// Writes `text` to standard error, retrying interrupted writes; a failed write is given up.
     static func write(_ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            guard let base = bytes.baseAddress else { return }
-            var offset = 0
-            while offset < bytes.count {
-                #if canImport(Glibc)
-                let written = Glibc.write(STDERR_FILENO, base + offset, bytes.count - offset)
-                #else
-                let written = Darwin.write(STDERR_FILENO, base + offset, bytes.count - offset)
-                #endif
-                if written < 0 && errno == EINTR { continue }
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        text.withUTF8 { _ = StandardOutput.writeAll(UnsafeRawBufferPointer($0), to: STDERR_FILENO) }
     }
 }

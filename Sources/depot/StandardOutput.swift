@@ -26,21 +26,30 @@ enum StandardOutput {
     }
 
     private static func write(_ bytes: UnsafeRawBufferPointer) throws {
-        guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+        guard !bytes.isEmpty else { return }
         try finish()
+        if let code = writeAll(bytes, to: STDOUT_FILENO) { throw failure(code) }
+    }
+
+    /// Writes all of `bytes` to `descriptor` with `write(2)`, retrying interrupted writes;
+    /// returns the `errno` of a failed write (nil when all was written).
+    static func writeAll(_ bytes: UnsafeRawBufferPointer, to descriptor: Int32) -> Int32? {
+        guard let base = bytes.baseAddress else { return nil }
         var offset = 0
         while offset < bytes.count {
             #if canImport(Glibc)
-            let written = Glibc.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            let written = Glibc.write(descriptor, base + offset, bytes.count - offset)
             #else
-            let written = Darwin.write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            let written = Darwin.write(descriptor, base + offset, bytes.count - offset)
             #endif
             if written < 0 {
                 if errno == EINTR { continue }
-                throw failure(errno)
+                return errno
             }
+            if written == 0 { return EIO }
             offset += written
         }
+        return nil
     }
 
     /// Writes out what `print` buffered; throws when it cannot be written.
