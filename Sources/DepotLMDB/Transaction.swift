@@ -156,7 +156,9 @@ public final class Transaction {
     /// Whether the calling thread may end this transaction: a read-only one anywhere, a write
     /// transaction only on the thread that began it (LMDB's writer lock belongs to that thread).
     public var canEndOnCallingThread: Bool {
-        isReadOnly || handle == nil || environment.gate.callerHoldsWriter
+        // A forked child never touches the gate's lock (another thread may have held it at the
+        // fork): ending there is the fork's error, which `commit()` reports.
+        isReadOnly || handle == nil || !environment.gate.isOwnerProcess || environment.gate.callerHoldsWriter
     }
 
     static func otherThreadError(_ operation: StaticString) -> LMDBError {

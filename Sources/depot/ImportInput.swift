@@ -230,7 +230,9 @@ struct ImportedLine {
                 throw ImportError(.invalidLine, line: number, jsonPath: "$.idKind",
                                   detail: "\"idKind\" must be one of \"string\", \"signed\", \"unsigned\", \"uuid\" or \"content\"")
             }
-            guard kind.key(for: id) != nil else {
+            // A content hash is written one way only (64 lower-case hex digits, as export writes it).
+            let spelledAsExported = kind != .content || DocumentTransaction.inferredIDKind(id: id, document: .object([])) == .content
+            guard kind.key(for: id) != nil, spelledAsExported else {
                 throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "the line's \"id\" is not a \(kind.rawValue) ID, as its \"idKind\" says")
             }
             declaredKind = kind

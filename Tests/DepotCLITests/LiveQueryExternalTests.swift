@@ -11,10 +11,6 @@ final class LiveValues: @unchecked Sendable {
     func append(_ value: Int) { lock.withLock { values.append(value) } }
 }
 
-/// Polls `condition` until it holds or `seconds` pass, sleeping without blocking a thread (the
-/// observing task needs one of the few the test run shares).
-/// The deadline is generous: synchronous tests beside it can hold the pool's threads for minutes.
-
 @Suite("Live queries see other processes' commits")
 struct LiveQueryExternalTests {
     @Test func anotherProcessSeedingReachesALiveQuery() async throws {

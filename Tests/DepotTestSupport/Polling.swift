@@ -12,7 +12,8 @@ public func pollAsync(seconds: Double = 300, step: Duration = .milliseconds(5), 
     while counted < budget {
         if try condition() { return true }
         let before = clock.now
-        try? await Task.sleep(for: step)
+        // A cancelled waiter (a time limit) stops at once instead of spinning through its budget.
+        do { try await Task.sleep(for: step) } catch { return try condition() }
         counted += min(clock.now - before, longestCounted)
     }
     return try condition()

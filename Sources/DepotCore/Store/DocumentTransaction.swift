@@ -233,7 +233,9 @@ public final class DocumentTransaction {
 /// Rolls back a transaction from ``Store/beginTransaction(readOnly:)`` that was neither committed
 /// nor rolled back when its last view is released (an error thrown between begin and commit, a
 /// view dropped): as in GRDB or Core Data, an abandoned transaction keeps nothing — and no longer
-/// holds the store's one writer, which every other write would wait for.
+/// holds the store's one writer, which every other write would wait for. Released on another
+/// thread than the one that began it (LMDB's writer lock belongs to that thread), it cannot be
+/// rolled back: it stays open, and other writers wait, until the process ends.
 ///
 /// Not `Sendable`: like the transaction, it belongs to the thread that began it.
 final class ExplicitTransactionEnding {

@@ -81,10 +81,12 @@ extension DocumentTransaction {
         }
     }
 
-    /// Stores a document as `depot export` printed it (see ``put(document:in:id:idKind:)``).
+    /// Stores a document as `depot export` printed it (see ``put(document:in:id:idKind:)``),
+    /// in a collection of its ID kind (a new collection takes it; an existing one of another
+    /// kind refuses it).
     @discardableResult
     public func importDocument(_ exported: ExportedDocument) throws -> UInt64 {
-        try put(document: exported.document, in: exported.collection, id: exported.id)
+        try put(document: exported.document, in: exported.collection, id: exported.id, idKind: exported.idKind)
     }
 
     /// Deletes the document of `collection` with ID `id`. Returns whether it was stored.

@@ -32,6 +32,10 @@ struct JSONRoundTripTests {
         #expect(DocumentValue.formatISO8601(Date(timeIntervalSinceReferenceDate: 3)) == "2001-01-01T00:00:03Z")
         // Text written elsewhere, with six digits and an offset.
         #expect(DocumentValue.parseISO8601("2001-01-01T02:00:00.250000+02:00") == Date(timeIntervalSinceReferenceDate: 0.25))
+        // A fraction after minutes, or followed by anything but a zone, is no date.
+        for text in ["2023-01-01T12:00.5Z", "2023-01-01T12:00:00.5x"] {
+            #expect(DocumentValue.parseISO8601(text) == nil, "\(text)")
+        }
     }
 
     /// A document's JSON (as `doc get` prints it and `doc put` or `import` reads it back) decodes
@@ -39,7 +43,8 @@ struct JSONRoundTripTests {
     @Test func aDocumentsJSONDecodesToTheSameValue() throws {
         for value in [Measurement(taken: Date(timeIntervalSince1970: 1_700_000_000.123456), value: .nan, ratio: .infinity),
                       Measurement(taken: Date(timeIntervalSince1970: 3.25), value: -.infinity, ratio: -.infinity),
-                      Measurement(taken: Date(timeIntervalSince1970: 1), value: 2.5, ratio: .nan)] {
+                      Measurement(taken: Date(timeIntervalSince1970: 1), value: 2.5, ratio: .nan),
+                      Measurement(taken: Date(timeIntervalSinceReferenceDate: .infinity), value: 1, ratio: 1)] {
             let json = try DocumentValue(binary: BinaryEncoder().encode(value)).jsonData()
             let back = try DocumentValue(json: json)
             let decoded = try BinaryDecoder().decode(Measurement.self, from: back.binary())
@@ -47,5 +52,19 @@ struct JSONRoundTripTests {
             #expect(decoded.value == value.value || (decoded.value.isNaN && value.value.isNaN), "\(String(decoding: json, as: UTF8.self))")
             #expect(decoded.ratio == value.ratio || (decoded.ratio.isNaN && value.ratio.isNaN))
         }
+    }
+
+    /// `importDocument(_:)` dropped the exported ID kind: an unsigned collection whose IDs fit
+    /// a signed integer came back signed.
+    @Test func importDocumentKeepsTheIDKind() throws {
+        struct Ticket: Document { var id: UInt64; var title: String }
+        let folder = TemporaryFolder()
+        let source = try Store(path: folder.sub("a")), copy = try Store(path: folder.sub("b"))
+        try source.write { tx in try tx.park(Ticket(id: 7, title: "seven")) }
+        var exported: [ExportedDocument] = []
+        try source.read { tx in try tx.export { exported.append($0); return true } }
+        try copy.write { tx in for document in exported { try tx.importDocument(document) } }
+        #expect(try copy.read { tx in try tx.collectionInfo(Ticket.collection)?.idKind } == .unsigned)
+        #expect(try copy.read { tx in try tx.retrieve(Ticket.self, id: 7) }?.title == "seven")
     }
 }

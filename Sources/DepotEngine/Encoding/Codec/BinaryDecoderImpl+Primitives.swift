@@ -178,6 +178,11 @@ extension BinaryDecoderImpl {
             return v
         case BinaryTag.string:
             let s = try reader.stringPayload(&q)
+            // A date that is no point in time is written to JSON as a non-finite number is.
+            if let special = Self.nonFinite(s) {
+                p = q
+                return Date(timeIntervalSinceReferenceDate: special)
+            }
             guard let d = DocumentValue.parseISO8601(s) else { throw corrupted("The stored string is not an ISO-8601 date.", depth, key) }
             p = q
             return d

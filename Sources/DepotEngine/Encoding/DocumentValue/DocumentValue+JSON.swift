@@ -87,13 +87,19 @@ extension DocumentValue {
         return number.isNaN ? "NaN" : (number < 0 ? "-Infinity" : "Infinity")
     }
 
-    /// Parses an ISO-8601 date with or without fractional seconds (any number of digits, all of
-    /// them read: the whole seconds, then the fraction added, as ``formatISO8601(_:)`` expects).
+    /// Parses an ISO-8601 date with or without fractional seconds (up to 18 digits all read: the
+    /// whole seconds, then the fraction added, as ``formatISO8601(_:)`` expects; more digits are
+    /// left to Foundation's parser).
     static func parseISO8601(_ s: String) -> Date? {
-        if let dot = s.firstIndex(of: "."), let t = s.firstIndex(of: "T"), t < dot {
+        // The fraction of `…THH:MM:SS.fff` followed by nothing, `Z` or an offset (`+01:00`).
+        if let dot = s.firstIndex(of: "."), let t = s.firstIndex(of: "T"), t < dot,
+           s[..<dot].suffix(3).first == ":", s[..<dot].suffix(2).allSatisfy({ $0.isASCII && $0.isNumber }) {
             let digits = s[s.index(after: dot)...].prefix { $0.isASCII && $0.isNumber }
-            if !digits.isEmpty, digits.count <= 18, let units = Int64(digits),
-               let whole = try? Date.ISO8601FormatStyle().parse(String(s[..<dot]) + String(s[digits.endIndex...])) {
+            let rest = s[digits.endIndex...]
+            let zone = rest.isEmpty || rest == "Z"
+                || ((rest.first == "+" || rest.first == "-") && rest.dropFirst().allSatisfy { ($0.isASCII && $0.isNumber) || $0 == ":" })
+            if zone, !digits.isEmpty, digits.count <= 18, let units = Int64(digits),
+               let whole = try? Date.ISO8601FormatStyle().parse(String(s[..<dot]) + String(rest)) {
                 var scale = 1.0
                 for _ in 0..<digits.count { scale *= 10 }
                 return Date(timeIntervalSinceReferenceDate: whole.timeIntervalSinceReferenceDate + Double(units) / scale)
