@@ -1,3 +1,5 @@
+import Foundation
+
 /// Waits in an async test until `condition` holds, for at most `seconds` of the time this
 /// waiter could run: a wait that overslept (the cooperative pool, as wide as the machine's cores,
 /// was held by synchronous tests running beside it — on 2 shared cores, for minutes) counts as
@@ -15,6 +17,18 @@ public func pollAsync(seconds: Double = 300, step: Duration = .milliseconds(5), 
         // A cancelled waiter (a time limit) stops at once instead of spinning through its budget.
         do { try await Task.sleep(for: step) } catch { return try condition() }
         counted += min(clock.now - before, longestCounted)
+    }
+    return try condition()
+}
+
+/// Waits on a thread until `condition` holds, for at most `seconds` of wall clock, checking
+/// every millisecond. Returns whether the condition held.
+public func poll(seconds: Double = 60, _ condition: () throws -> Bool) rethrows -> Bool {
+    let clock = ContinuousClock()
+    let deadline = clock.now + .milliseconds(Int64(seconds * 1_000))
+    while clock.now < deadline {
+        if try condition() { return true }
+        usleep(1_000)
     }
     return try condition()
 }

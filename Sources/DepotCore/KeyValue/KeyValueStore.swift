@@ -67,6 +67,12 @@ public final class KeyValueStore: @unchecked Sendable {
     let evictionHub = KeyValueEvictionHub()
     private var hits = 0
     private var misses = 0
+    /// Counts the changes to what the cache holds (sets, saves, drops): a value loaded from
+    /// disk is cached only when none happened while it was loaded, so a load never replaces a
+    /// value set meanwhile (nor brings back one another writer changed).
+    private var changes: UInt64 = 0
+    /// Runs between a load from disk and its insertion into the cache (tests widen the race).
+    var afterLoadForTesting: (@Sendable () -> Void)?
 
     init(store: Store, maxEntries: Int, maxBytes: Int) {
         self.store = store
@@ -130,10 +136,14 @@ public final class KeyValueStore: @unchecked Sendable {
             guard let bytes = cached.bytes else { return nil }
             return try decode(T.self, bytes, key: key)
         }
-        lock.withLock { misses += 1 }
+        let since = lock.withLock { () -> UInt64 in
+            misses += 1
+            return changes
+        }
         guard let bytes = try load(key) else { return nil }
         let decoded = try decode(T.self, bytes, key: key)
-        insert(KeyValueCacheKey(key), Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)))
+        insertLoaded(KeyValueCacheKey(key), Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)),
+                     since: since)
         return decoded
     }
 
@@ -213,9 +223,9 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Loads the raw bytes of `key` into the cache off the calling task (decoded on first use).
     public func preload(_ key: String) async throws {
         try await BlockingCalls.shared.run { [self] in
-            if lock.withLock({ cache[KeyValueCacheKey(key)] != nil }) { return }
-            guard let bytes = try load(key) else { return }
-            insert(KeyValueCacheKey(key), Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0))
+            let since = lock.withLock { () -> UInt64? in cache[KeyValueCacheKey(key)] == nil ? changes : nil }
+            guard let since, let bytes = try load(key) else { return }
+            insertLoaded(KeyValueCacheKey(key), Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0), since: since)
         }
     }
 
@@ -248,6 +258,23 @@ public final class KeyValueStore: @unchecked Sendable {
         evictionHub.publish(evicted)
     }
 
+    /// Caches `entry`, loaded from disk when ``changes`` was `since`, unless the cache changed
+    /// meanwhile: a value set (unsaved) while it loaded stays, as does a drop of a value another
+    /// writer changed.
+    private func insertLoaded(_ key: KeyValueCacheKey, _ entry: Entry, since: UInt64) {
+        lock.withLock { afterLoadForTesting }?()
+        let evicted = lock.withLock { () -> [KeyValueEviction] in
+            guard changes == since, cache[key] == nil else { return [] }
+            var entry = entry
+            clock += 1
+            entry.lastUse = clock
+            entry.version = clock
+            put(key, entry)
+            return evict()
+        }
+        evictionHub.publish(evicted)
+    }
+
     /// Evicts least-recently-used saved values until the bounds hold; returns the notices to
     /// publish once the lock is released. The lock is held.
     private func evict() -> [KeyValueEviction] {
@@ -269,6 +296,7 @@ public final class KeyValueStore: @unchecked Sendable {
     func put(_ key: KeyValueCacheKey, _ entry: Entry?) {
         if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
         cache[key] = entry
+        if entry?.dirty ?? true { changes &+= 1 }
         guard let entry else {
             dirtyKeys.remove(key)
             return
@@ -342,6 +370,7 @@ public final class KeyValueStore: @unchecked Sendable {
             }
         }
         let evicted = lock.withLock { () -> [KeyValueEviction] in
+            changes &+= 1
             for (key, saved) in entries {
                 guard var current = cache[key], current.version == saved.version else { continue } // set again meanwhile
                 if current.deleted {

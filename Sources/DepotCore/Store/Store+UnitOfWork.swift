@@ -38,6 +38,12 @@ extension Store {
     }
 
     /// Parks `document` now, or in the unit of work when autosave is off.
+    ///
+    /// With autosave off the unit of work holds `document` itself: a value of a struct as it
+    /// is now, an instance of a class as it will be at ``save()`` (changes made to it before
+    /// the save are saved, as the key/value cache saves a class value changed in place; reads
+    /// before the save return that instance). Its ID must not change before the save: the save
+    /// then throws `DepotError.Code/invalidKey` and commits nothing.
     public func park<D: Document>(_ document: D) throws {
         if autosave {
             try write { try $0.park(document) }
@@ -76,8 +82,20 @@ extension Store {
             for shadow in shadows.reversed() {
                 work.park(shadow.document, alias: shadow.key.alias, collection: shadow.key.collection, key: shadow.key.key, apply: nil)
             }
-            work.park(document, alias: own.key.alias, collection: own.key.collection, key: own.key.key, apply: { try $0.park(document) })
+            let parkedKey = own.key.key
+            work.park(document, alias: own.key.alias, collection: own.key.collection, key: parkedKey, apply: { tx in
+                // An instance of a class is encoded at the save, as it is then: its ID must still
+                // be the one it was parked (and read back) under.
+                guard document.id.keyBytes == parkedKey else { throw Self.idChangedSincePark(document, parkedKey: parkedKey) }
+                try tx.park(document)
+            })
         }
+    }
+
+    /// The error of a save whose parked class instance changed its ID since the park.
+    private static func idChangedSincePark<D: Document>(_ document: D, parkedKey: [UInt8]) -> DepotError {
+        let was = (try? parkedKey.withUnsafeBytes { try D.ID(keyBytes: $0) }).map { displayID($0.documentValue) } ?? "\(parkedKey.count)-byte key"
+        return DepotError.invalidKey(detail: "the \(D.collection) parked as '\(was)' has the ID '\(displayID(document.id.documentValue))' at save(): an instance of a class is saved as it is at save(), under the ID it was parked with; park it again after changing its ID (nothing was saved)")
     }
 
     /// How a reference cycle's chain names `document`: `Collection/ID`.

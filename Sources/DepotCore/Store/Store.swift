@@ -251,7 +251,7 @@ public final class Store: @unchecked Sendable {
         } catch {
             throw DepotError.storage(wrapping: error)
         }
-        let context = TransactionContext.of(core.wrap(txn), core: core, store: self)
+        let context = TransactionContext.of(core.wrap(txn), core: core, store: self, recordingAlways: true)
         let tx = DocumentTransaction(store: self, alias: alias, context: context,
                                      explicit: ExplicitTransactionEnding(context: context, transaction: txn))
         beginUndoLog(tx)

@@ -7,10 +7,14 @@ extension TransactionContext {
     /// changes when the store has observers, logs them when watchers in other processes
     /// listen, and after the commit tells the engine (descriptors, schemas), the process's
     /// key/value caches (the keys it wrote, whichever path wrote them) and the observers.
-    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store) -> TransactionContext {
+    /// `recordingAlways`: records changes even without observers now, for a transaction that
+    /// stays open while its thread runs other code (an explicit one): an observer added before
+    /// its commit is told of it.
+    static func of(_ txn: any StorageTransaction, core: StoreCore, store: Store, recordingAlways: Bool = false) -> TransactionContext {
         if let existing = txn.attachment as? TransactionContext { return existing }
         let logs = !txn.isReadOnly && core.engine.externalWatchersActive(txn)
-        let context = TransactionContext(txn: txn, engine: core.engine, recordChanges: !txn.isReadOnly && core.hasObservers, logChanges: logs)
+        let context = TransactionContext(txn: txn, engine: core.engine, recordChanges: !txn.isReadOnly && (recordingAlways || core.hasObservers),
+                                         logChanges: logs)
         txn.attachment = context
         if !txn.isReadOnly {
             txn.afterCommit { [context, store] in

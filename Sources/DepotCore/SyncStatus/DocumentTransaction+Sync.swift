@@ -78,7 +78,10 @@ extension DocumentTransaction {
     // MARK: Unique IDs
 
     /// A new unique 64-bit ID, allocated in this write transaction from the store's persistent
-    /// counter: strictly increasing across threads, processes and restarts, never reused.
+    /// counter: strictly increasing across threads, processes and restarts, never reused. An ID
+    /// returned in a transaction that then rolls back is not returned again in this process;
+    /// another process may return it (the stored counter moved back): for an ID that leaves the
+    /// process before the commit, use `store.uniqueIDs.next()`.
     ///
     /// - Throws: `DepotError` `.readOnlyTransaction` in a read transaction.
     public func nextUniqueID() throws -> UInt64 {

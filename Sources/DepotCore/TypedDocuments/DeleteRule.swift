@@ -1,19 +1,32 @@
 extension Store {
     /// When a `Target` is deleted (by any writer, in any alias of this store), cascades to or
     /// denies the delete for the `Source` documents whose `keyPath` references it.
+    ///
+    /// The rule finds the reference in the stored field named as the property (or as an index
+    /// on `keyPath` declares it); pass `field` with the coded field path when `CodingKeys`
+    /// stores the property under another name. A stored `Source` document without that field
+    /// (and no default for it in `Source.fieldDefaults`) makes the delete fail with
+    /// `DepotError.Code/invalidDeleteRule` (nothing deleted).
     public func registerDeleteRule<Source: Document, Target: Document>(_ rule: DeleteRule, from source: Source.Type,
-                                                                       via keyPath: KeyPath<Source, Reference<Target>> & Sendable) throws {
+                                                                       via keyPath: KeyPath<Source, Reference<Target>> & Sendable,
+                                                                       field: String? = nil) throws {
         guard rule != .nullify else {
             throw DepotError.invalidDeleteRule("nullify needs an optional reference field (Reference<\(Target.self)>?) in \(Source.self)")
         }
-        core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: Self.field(Source.self, keyPath), target: Target.collection))
+        if field?.isEmpty == true { throw DepotError.invalidDeleteRule("registerDeleteRule(from: \(Source.self)): the field path is empty") }
+        let path = field ?? Self.field(Source.self, keyPath)
+        core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: path, target: Target.collection,
+                                           fieldRequired: Source.fieldDefaults[path] == nil))
     }
 
     /// When a `Target` is deleted, nullifies, cascades to or denies the delete for the `Source`
-    /// documents whose optional `keyPath` references it.
+    /// documents whose optional `keyPath` references it; `field`: the coded field path when
+    /// `CodingKeys` stores the property under another name (an empty one is ignored).
     public func registerDeleteRule<Source: Document, Target: Document>(_ rule: DeleteRule, from source: Source.Type,
-                                                                       via keyPath: KeyPath<Source, Reference<Target>?> & Sendable) {
-        core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: Self.field(Source.self, keyPath), target: Target.collection))
+                                                                       via keyPath: KeyPath<Source, Reference<Target>?> & Sendable,
+                                                                       field: String? = nil) {
+        let path = field.flatMap { $0.isEmpty ? nil : $0 } ?? Self.field(Source.self, keyPath)
+        core.register(RegisteredDeleteRule(rule: rule, source: Source.collection, field: path, target: Target.collection))
     }
 
     /// When an `Owner` is deleted, deletes the documents its `keyPath` references too, with
@@ -21,9 +34,16 @@ extension Store {
     /// property) or lazy (``Reference``). This is Core Data's cascade on the owner's
     /// relationship — DLData's `Company.employees` — where `registerDeleteRule(_:from:via:)`
     /// is the rule on the referencing side.
-    public func registerCascade<Owner: Document, Value>(from owner: Owner.Type, via keyPath: KeyPath<Owner, Value> & Sendable) {
-        let field = Self.field(Owner.self, keyPath)
-        core.register(RegisteredDeleteRule(rule: .cascade, source: Owner.collection, field: field, target: Owner.collection, owning: true))
+    ///
+    /// `field`: the coded field path when `CodingKeys` stores the property under another name
+    /// (an empty one is ignored). An owner of a non-optional property stored without that field
+    /// (and no default for it in `Owner.fieldDefaults`) fails the delete with
+    /// `DepotError.Code/invalidDeleteRule` (nothing deleted).
+    public func registerCascade<Owner: Document, Value>(from owner: Owner.Type, via keyPath: KeyPath<Owner, Value> & Sendable,
+                                                        field: String? = nil) {
+        let path = field.flatMap { $0.isEmpty ? nil : $0 } ?? Self.field(Owner.self, keyPath)
+        core.register(RegisteredDeleteRule(rule: .cascade, source: Owner.collection, field: path, target: Owner.collection, owning: true,
+                                           fieldRequired: !(Value.self is any OptionalValue.Type) && Owner.fieldDefaults[path] == nil))
     }
 
     /// ``registerCascade(from:via:)`` for a collection and a field path, for collections without

@@ -23,11 +23,11 @@ extension TransactionContext {
         let reference = DocumentValue.reference(collection: target.collection, id: target.kind.value(ofKey: key))
         for rule in rules {
             if rule.owning {
-                try deleteOwned(by: target, key: key, field: rule.field)
+                try deleteOwned(by: target, key: key, rule: rule)
                 continue
             }
             guard let source = try existingTarget(alias: target.alias, collection: rule.source) else { continue }
-            let referencing = try keys(in: source, whereField: rule.field, is: reference)
+            let referencing = try keys(in: source, rule: rule, is: reference)
             if referencing.isEmpty { continue }
             switch rule.rule {
             case .deny:
@@ -52,9 +52,10 @@ extension TransactionContext {
         return true
     }
 
-    /// The keys of the records of `source` whose `field` holds `value`: through an index on the
-    /// field when the collection has one (candidates re-checked), else by a scan.
-    private func keys(in source: RecordTarget, whereField field: String, is value: DocumentValue) throws -> [[UInt8]] {
+    /// The keys of the records of `source` whose rule field holds `value`: through an index on
+    /// the field when the collection has one (candidates re-checked), else by a scan.
+    private func keys(in source: RecordTarget, rule: RegisteredDeleteRule, is value: DocumentValue) throws -> [[UInt8]] {
+        let field = rule.field
         var candidates: [[UInt8]] = []
         let schema = try schema(alias: source.alias, collection: source.collection)
         if let index = schema.indexes.first(where: { $0.field == field && !schema.legacyIndexes.contains($0.name) }),
@@ -71,14 +72,31 @@ extension TransactionContext {
             }
         }
         return try candidates.filter { key in
-            try key.withUnsafeBytes { k in try storedDocument(source, key: k)?.document.value(atPath: field) == value }
+            try key.withUnsafeBytes { k in
+                guard let document = try storedDocument(source, key: k)?.document else { return false }
+                guard let found = document.value(atPath: field) else {
+                    if rule.fieldRequired { throw Self.missingRuleField(rule) }
+                    return false
+                }
+                return found == value
+            }
         }
+    }
+
+    /// The error of a rule whose field a stored document of its source lacks.
+    private static func missingRuleField(_ rule: RegisteredDeleteRule) -> DepotError {
+        DepotError.invalidDeleteRule("the delete rule of '\(rule.source)' on the field '\(rule.field)' found a stored '\(rule.source)' document without that field: "
+            + "the property is stored under another coded name (CodingKeys); register the rule with `field:` set to the coded field path (nothing was deleted)")
     }
 
     /// Deletes the documents that the `field` of the record under `key` references (one
     /// reference or an array of them), each through the record pipeline (their rules apply).
-    private func deleteOwned(by owner: RecordTarget, key: UnsafeRawBufferPointer, field: String) throws {
-        guard let value = try storedDocument(owner, key: key)?.document[path: field] else { return }
+    private func deleteOwned(by owner: RecordTarget, key: UnsafeRawBufferPointer, rule: RegisteredDeleteRule) throws {
+        guard let document = try storedDocument(owner, key: key)?.document else { return }
+        guard let value = document[path: rule.field] else {
+            if rule.fieldRequired { throw Self.missingRuleField(rule) }
+            return
+        }
         var references: [(collection: String, id: DocumentValue)] = []
         switch value {
         case .reference(let collection, let id): references = [(collection, id)]

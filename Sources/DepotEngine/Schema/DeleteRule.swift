@@ -20,13 +20,18 @@ package struct RegisteredDeleteRule: Sendable, Hashable {
     package var field: String
     package var target: String
     package var owning = false
+    /// Whether every stored document of `source` has `field` (a rule on a non-optional
+    /// property): one without it means the field path is not the property's coded name, which
+    /// the rule reports instead of silently matching nothing.
+    package var fieldRequired = false
 
     /// A rule from documents of `source` whose `field` references a document of `target`.
-    package init(rule: DeleteRule, source: String, field: String, target: String, owning: Bool = false) {
+    package init(rule: DeleteRule, source: String, field: String, target: String, owning: Bool = false, fieldRequired: Bool = false) {
         self.rule = rule
         self.source = source
         self.field = field
         self.target = target
         self.owning = owning
+        self.fieldRequired = fieldRequired
     }
 }

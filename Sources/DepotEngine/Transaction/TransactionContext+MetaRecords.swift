@@ -23,6 +23,6 @@ extension TransactionContext {
 
     /// Reserves `count` unique IDs (see ``UniqueIDs``) in this write transaction and returns the first.
     package func allocateUniqueIDs(count: UInt64) throws -> UInt64 {
-        try UniqueIDs.allocate(count: count, in: txn)
+        try engine.uniqueIDs().allocate(count: count, in: txn)
     }
 }
