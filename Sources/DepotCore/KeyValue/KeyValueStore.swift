@@ -142,8 +142,8 @@ public final class KeyValueStore: @unchecked Sendable {
         }
         guard let bytes = try load(key) else { return nil }
         let decoded = try decode(T.self, bytes, key: key)
-        insertLoaded(KeyValueCacheKey(key), Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)),
-                     since: since)
+        insert(KeyValueCacheKey(key), Entry(value: decoded, bytes: bytes, encodingError: nil, dirty: false, lastUse: 0, encode: Self.encoder(for: decoded)),
+               loadedSince: since)
         return decoded
     }
 
@@ -225,7 +225,7 @@ public final class KeyValueStore: @unchecked Sendable {
         try await BlockingCalls.shared.run { [self] in
             let since = lock.withLock { () -> UInt64? in cache[KeyValueCacheKey(key)] == nil ? changes : nil }
             guard let since, let bytes = try load(key) else { return }
-            insertLoaded(KeyValueCacheKey(key), Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0), since: since)
+            insert(KeyValueCacheKey(key), Entry(value: Undecoded(), bytes: bytes, encodingError: nil, dirty: false, lastUse: 0), loadedSince: since)
         }
     }
 
@@ -246,25 +246,13 @@ public final class KeyValueStore: @unchecked Sendable {
 
     // MARK: Internals
 
-    private func insert(_ key: KeyValueCacheKey, _ entry: Entry) {
+    /// Caches `entry`. `loadedSince`: for a value loaded from disk, what ``changes`` was when
+    /// the load began: it is cached only when the cache did not change meanwhile (a value set
+    /// while it loaded stays unsaved, a value another writer changed stays dropped).
+    private func insert(_ key: KeyValueCacheKey, _ entry: Entry, loadedSince: UInt64? = nil) {
+        if loadedSince != nil { lock.withLock { afterLoadForTesting }?() }
         let evicted = lock.withLock { () -> [KeyValueEviction] in
-            var entry = entry
-            clock += 1
-            entry.lastUse = clock
-            entry.version = clock
-            put(key, entry)
-            return evict()
-        }
-        evictionHub.publish(evicted)
-    }
-
-    /// Caches `entry`, loaded from disk when ``changes`` was `since`, unless the cache changed
-    /// meanwhile: a value set (unsaved) while it loaded stays, as does a drop of a value another
-    /// writer changed.
-    private func insertLoaded(_ key: KeyValueCacheKey, _ entry: Entry, since: UInt64) {
-        lock.withLock { afterLoadForTesting }?()
-        let evicted = lock.withLock { () -> [KeyValueEviction] in
-            guard changes == since, cache[key] == nil else { return [] }
+            if let loadedSince, changes != loadedSince || cache[key] != nil { return [] }
             var entry = entry
             clock += 1
             entry.lastUse = clock

@@ -20,13 +20,18 @@ struct KeyValueLoadRaceTests {
         }
     }
 
-    @Test func aReadMissDoesNotReplaceAValueSetWhileItLoaded() throws {
-        let folder = TemporaryFolder()
+    /// A store whose `key` holds `value` on disk, and a new cache of it that holds nothing yet.
+    private func seeded(_ folder: TemporaryFolder, _ key: String, _ value: Int) throws -> (Store, KeyValueStore) {
         let store = try Store(path: folder.path)
         let seed = store.keyValue()
-        seed["count"] = 1
+        seed.set(value, forKey: key)
         try seed.save()
-        let kv = store.keyValue()
+        return (store, store.keyValue())
+    }
+
+    @Test func aReadMissDoesNotReplaceAValueSetWhileItLoaded() throws {
+        let folder = TemporaryFolder()
+        let (store, kv) = try seeded(folder, "count", 1)
         setDuringLoad(kv, key: "count", value: 42)
         let read: Int? = kv["count"]
         #expect(read == 1) // the read came first: it sees the saved value
@@ -39,11 +44,7 @@ struct KeyValueLoadRaceTests {
 
     @Test func aPreloadDoesNotReplaceAValueSetWhileItLoaded() async throws {
         let folder = TemporaryFolder()
-        let store = try Store(path: folder.path)
-        let seed = store.keyValue()
-        seed["name"] = 7
-        try seed.save()
-        let kv = store.keyValue()
+        let (_, kv) = try seeded(folder, "name", 7)
         setDuringLoad(kv, key: "name", value: 8)
         try await kv.preload("name")
         kv.lock.withLock { kv.afterLoadForTesting = nil }
@@ -53,11 +54,7 @@ struct KeyValueLoadRaceTests {
 
     @Test func aReadMissDoesNotBringBackAValueDeletedWhileItLoaded() throws {
         let folder = TemporaryFolder()
-        let store = try Store(path: folder.path)
-        let seed = store.keyValue()
-        seed["gone"] = 3
-        try seed.save()
-        let kv = store.keyValue()
+        let (store, kv) = try seeded(folder, "gone", 3)
         setDuringLoad(kv, key: "gone", value: nil)
         _ = kv["gone"] as Int?
         kv.lock.withLock { kv.afterLoadForTesting = nil }
@@ -68,11 +65,7 @@ struct KeyValueLoadRaceTests {
 
     @Test func aLoadWithNothingChangedMeanwhileIsCached() throws {
         let folder = TemporaryFolder()
-        let store = try Store(path: folder.path)
-        let seed = store.keyValue()
-        seed["k"] = 5
-        try seed.save()
-        let kv = store.keyValue()
+        let (_, kv) = try seeded(folder, "k", 5)
         #expect(kv["k"] as Int? == 5)
         #expect(kv["k"] as Int? == 5)
         #expect(kv.statistics.misses == 1 && kv.statistics.hits == 1)
