@@ -76,6 +76,9 @@ public final class MigrationContext {
     /// `destination` with the same ID is replaced, references to the moved documents from every
     /// collection of the alias are rewritten, and `collection` is dropped without running any
     /// delete rule (the documents moved; none was deleted), all in the migration's transaction.
+    /// The ID is the record's key: a document's fields are what `transform` returns, so a typed
+    /// destination whose ID is a coded field (`id`) needs that field in it — a schemaless
+    /// document put without one gets it from `transform` (a `.object` with an `id` field added).
     public func migrateAll(from collection: String, to destination: String, _ transform: (DocumentValue) throws -> DocumentValue) throws {
         guard collection != destination else { return }
         guard let source = try context.existingTarget(alias: transaction.alias, collection: collection) else { return }
