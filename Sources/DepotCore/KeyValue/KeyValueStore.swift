@@ -334,11 +334,20 @@ public final class KeyValueStore: @unchecked Sendable {
         // The record pipeline's key rule, checked for every key first: a driver without
         // rollback must not store part of `entries` either.
         let limit = try store.core.maxKeySize()
+        var entries = entries
         for key in entries.keys.sorted() {
-            if let problem = RecordKeyRule.problem(count: key.text.utf8.count, limit: limit, collection: "$kv", isKeyValue: true) {
-                throw problem
+            let count = key.text.utf8.count
+            guard RecordKeyRule.problem(count: count, limit: limit, collection: "$kv", isKeyValue: true) != nil else { continue }
+            // Nothing can be stored under such a key: its deletion has nothing to do.
+            if entries[key]?.deleted == true {
+                entries[key] = nil
+                lock.withLock { if cache[key]?.deleted == true { put(key, nil) } }
+                continue
             }
+            let what = count == 0 ? "an empty key" : "a key of \(count) bytes (the limit is \(limit))"
+            throw DepotError.invalidKey(detail: "a value was set under \(what); nothing was saved: set that key to nil or drop it with clearCache(forKey:), and the other values save")
         }
+        if entries.isEmpty { return }
         try store.write { tx in
             // Through the record pipeline: sealed records, revisions, created vs updated.
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }

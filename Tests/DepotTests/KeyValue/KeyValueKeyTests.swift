@@ -131,7 +131,7 @@ struct KeyValueKeyLimitTests {
         kv.set(2, forKey: String(repeating: "k", count: 600))
         let refused = #expect(throws: DepotError.self) { try kv.save() }
         #expect(refused?.code == .invalidKey)
-        #expect(refused?.message.contains("a key/value key is 600 bytes; the limit is 511") == true, "\(String(describing: refused))")
+        #expect(refused?.message.contains("a key of 600 bytes (the limit is 511)") == true, "\(String(describing: refused))")
         let fresh = store.keyValue()
         #expect(try fresh.value(forKey: "fine", as: Int.self) == nil, "nothing of the failed save is stored")
         // The good key alone saves.
