@@ -82,8 +82,15 @@ extension DocumentTransaction {
             return matched - offset < limit
         }
 
+        var walkedIndex: String?
         if limit == 0 && !sorting {
             // Nothing to return.
+        } else if sorting, request.fetchLimit != nil,
+                  let walk = try candidatesInIndexOrder(request, facts: facts, indexes: indexes, condition: choice,
+                                                        needed: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) {
+            kept = walk.documents
+            examined = walk.examined
+            walkedIndex = request.sortDescriptors.first?.keyPath.flatMap { path in facts.indexes.first { $0.keyPath == path }?.definition.name }
         } else if let (index, condition) = choice, let ks = indexes.first(where: { $0.definition == index })?.keyspace {
             let bounds = Self.indexBounds(for: condition)
             try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in
@@ -107,7 +114,8 @@ extension DocumentTransaction {
         } else {
             matched = max(0, min(matched - offset, limit))
         }
-        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0.name, condition: $0.1) } ?? .scan
+        let strategy: QueryPlan.Strategy = choice.map { .index(name: $0.0.name, condition: $0.1) }
+            ?? walkedIndex.map { .indexOrder(name: $0) } ?? .scan
         return FetchResult(documents: kept, plan: QueryPlan(strategy: strategy, rowsExamined: examined, rowsReturned: matched))
     }
 

@@ -130,6 +130,9 @@ public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
         case scan
         /// An index served a condition.
         case index(name: String, condition: FieldCondition)
+        /// The order of an index served the sort of a request with a limit: the walk stopped
+        /// once the limit was reached.
+        case indexOrder(name: String)
     }
     /// The access path chosen.
     public var strategy: Strategy
@@ -139,12 +142,13 @@ public struct QueryPlan: Sendable, Hashable, CustomStringConvertible {
     public var rowsReturned: Int
 
     /// Whether an index was used.
-    public var usedIndex: Bool { if case .index = strategy { return true } else { return false } }
+    public var usedIndex: Bool { if case .scan = strategy { return false } else { return true } }
 
     public var description: String {
         switch strategy {
         case .scan: return "scan: examined \(rowsExamined), returned \(rowsReturned)"
         case let .index(name, condition): return "index '\(name)' for \(condition): examined \(rowsExamined), returned \(rowsReturned)"
+        case let .indexOrder(name): return "index '\(name)' in sort order: examined \(rowsExamined), returned \(rowsReturned)"
         }
     }
 }
