@@ -10,23 +10,32 @@ final class KeyValueCacheRegistry: @unchecked Sendable {
     static let shared = KeyValueCacheRegistry()
 
     private struct Weak { weak var cache: KeyValueStore? }
+    /// A store core and an alias: caches are listed per alias, so that a write of one alias
+    /// costs nothing to the caches of the others.
+    private struct Key: Hashable {
+        let core: ObjectIdentifier
+        let alias: String
+    }
     private let lock = NSLock()
-    private var entries: [ObjectIdentifier: [Weak]] = [:]
+    private var entries: [Key: [Weak]] = [:]
 
     /// Registers a cache of `core` (held weakly).
     func register(_ cache: KeyValueStore, core: StoreCore) {
+        let key = Key(core: ObjectIdentifier(core), alias: cache.store.alias)
         lock.withLock {
-            var list = entries[ObjectIdentifier(core), default: []].filter { $0.cache != nil }
+            var list = entries[key, default: []].filter { $0.cache != nil }
             list.append(Weak(cache: cache))
-            entries[ObjectIdentifier(core)] = list
+            entries[key] = list
         }
     }
 
-    /// The live caches of `core`.
-    private func caches(of core: StoreCore) -> [KeyValueStore] {
-        lock.withLock {
-            let list = entries[ObjectIdentifier(core), default: []].filter { $0.cache != nil }
-            entries[ObjectIdentifier(core)] = list.isEmpty ? nil : list
+    /// The live caches of `alias` on `core`.
+    private func caches(of core: StoreCore, alias: String) -> [KeyValueStore] {
+        let key = Key(core: ObjectIdentifier(core), alias: alias)
+        return lock.withLock {
+            guard let all = entries[key] else { return [] }
+            let list = all.filter { $0.cache != nil }
+            if list.count != all.count { entries[key] = list.isEmpty ? nil : list }
             return list.compactMap(\.cache)
         }
     }
@@ -35,7 +44,7 @@ final class KeyValueCacheRegistry: @unchecked Sendable {
     /// just saved).
     func invalidate(keys: [String], alias: String, core: StoreCore, except saver: KeyValueStore? = nil) {
         if keys.isEmpty { return }
-        for cache in caches(of: core) where cache !== saver && cache.store.alias == alias {
+        for cache in caches(of: core, alias: alias) where cache !== saver {
             cache.dropSaved(keys)
         }
     }
@@ -44,11 +53,12 @@ final class KeyValueCacheRegistry: @unchecked Sendable {
     /// with the cache that wrote each: `TransactionContext.keyValueWrites`) from every cache of
     /// `core` but that writer's, which holds what it wrote.
     func invalidate(_ writes: [String: [[UInt8]: ObjectIdentifier?]], core: StoreCore) {
-        for cache in caches(of: core) {
-            guard let written = writes[cache.store.alias] else { continue }
-            let me = ObjectIdentifier(cache)
-            let keys = written.compactMap { key, writer in writer == me ? nil : String(decoding: key, as: UTF8.self) }
-            if !keys.isEmpty { cache.dropSaved(keys.sorted()) }
+        for (alias, written) in writes {
+            for cache in caches(of: core, alias: alias) {
+                let me = ObjectIdentifier(cache)
+                let keys = written.compactMap { key, writer in writer == me ? nil : String(decoding: key, as: UTF8.self) }
+                if !keys.isEmpty { cache.dropSaved(keys.sorted()) }
+            }
         }
     }
 

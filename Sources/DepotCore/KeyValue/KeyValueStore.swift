@@ -62,6 +62,9 @@ public final class KeyValueStore: @unchecked Sendable {
     var bytesCached = 0
     /// Keys whose cached value is unsaved (never evicted).
     var dirtyKeys = Set<KeyValueCacheKey>()
+    /// Keys whose cached value is an instance of a class (encoded again at each save: it may
+    /// have changed in place), so that a save looks at those, not at the whole cache.
+    var classKeys = Set<KeyValueCacheKey>()
     /// Saved entries by last use, for eviction.
     var lru = KeyValueLRU()
     let evictionHub = KeyValueEvictionHub()
@@ -185,7 +188,7 @@ public final class KeyValueStore: @unchecked Sendable {
                 return found
             }
             for key in dirtyKeys { found[key] = cache[key] }
-            for (key, entry) in cache where !entry.dirty && entry.encode != nil { found[key] = entry }
+            for key in classKeys where found[key] == nil { found[key] = cache[key] }
             return found
         }
         var result: [KeyValueCacheKey: Entry] = [:]
@@ -285,6 +288,11 @@ public final class KeyValueStore: @unchecked Sendable {
         if let old = cache[key] { bytesCached -= old.bytes?.count ?? 0 }
         cache[key] = entry
         if entry?.dirty ?? true { changes &+= 1 }
+        if entry?.encode != nil {
+            classKeys.insert(key)
+        } else if !classKeys.isEmpty {
+            classKeys.remove(key)
+        }
         guard let entry else {
             dirtyKeys.remove(key)
             return

@@ -65,12 +65,22 @@ final class ChangePublisher: @unchecked Sendable {
             observers.removeAll { $0.ref.observer == nil }
             return (observers.compactMap { $0.ref.observer }, streams.values.map { ($0.alias, $0.collections, $0.continuation) })
         }
-        for observer in targets {
-            observer.store(store, didCommit: changes)
-            observer.store(store, createdObjects: changes.createdByCollection, updatedObjects: changes.updatedByCollection, deletedObjects: changes.deletedByCollection)
+        if !targets.isEmpty {
+            // Grouped once per commit, not once per observer.
+            let created = changes.createdByCollection, updated = changes.updatedByCollection, deleted = changes.deletedByCollection
+            for observer in targets {
+                observer.store(store, didCommit: changes)
+                observer.store(store, createdObjects: created, updatedObjects: updated, deletedObjects: deleted)
+            }
         }
         for (alias, collections, continuation) in sinks {
-            let part = (alias == nil && collections == nil) ? changes : changes.filtered(alias: alias, collections: collections)
+            if alias == nil && collections == nil {
+                continuation.yield(changes)
+                continue
+            }
+            // A stream of other collections costs a look, not a copy of the change set.
+            guard changes.touches(alias: alias, collections: collections) else { continue }
+            let part = changes.filtered(alias: alias, collections: collections)
             if !part.isEmpty { continuation.yield(part) }
         }
     }

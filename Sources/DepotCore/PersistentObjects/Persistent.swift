@@ -256,7 +256,8 @@ package final class StoreRepository: PersistentRepository, @unchecked Sendable {
         }
         func store(_ store: Store, didCommit changes: ChangeSet) {
             guard let part = changes.changes(in: "$kv", alias: alias) else { return }
-            if (part.updated + part.created + part.deleted).contains(.string(key)) { handler() }
+            let id = DocumentValue.string(key)
+            if part.updated.contains(id) || part.created.contains(id) || part.deleted.contains(id) { handler() }
         }
     }
 

@@ -48,6 +48,12 @@ public struct ChangeSet: Sendable, Hashable {
     /// Whether nothing changed.
     public var isEmpty: Bool { collections.allSatisfy { $0.created.isEmpty && $0.updated.isEmpty && $0.deleted.isEmpty } }
 
+    /// Whether a part matches an alias and/or a set of collections (what ``filtered(alias:collections:)``
+    /// would keep), found without a copy.
+    package func touches(alias: String?, collections names: Set<String>?) -> Bool {
+        collections.contains { c in (alias == nil || c.alias == alias) && (names?.contains(c.collection) ?? true) }
+    }
+
     /// Only the parts that match an alias and/or a set of collections.
     package func filtered(alias: String?, collections names: Set<String>?) -> ChangeSet {
         var copy = self
