@@ -10,45 +10,60 @@ extension DocumentValue {
     /// become infinity or 0 as a `Double` are refused with `BinaryCodecError.rejectedJSON`,
     /// naming the JSON path (never the value).
     /// - Throws: `BinaryCodecError.invalidJSON`, `.rejectedJSON` or `.nestingTooDeep`.
-    public init(json: Data) throws {
+    ///
+    /// - Parameter style: `.extended` also reads `{"$date": …}`, `{"$uuid": …}`, `{"$binary": …}`,
+    ///   `{"$numberDouble": …}` and `{"$literal": {…}}` (see ``JSONStyle/extended``); `.plain`
+    ///   (the default) reads them as the objects they are.
+    public init(json: Data, style: JSONStyle = .plain) throws {
         self = try json.withUnsafeBytes { raw in
             var parser = JSONParser(raw.bindMemory(to: UInt8.self))
+            parser.extended = style == .extended
             return try parser.parseDocument()
         }
     }
 
     /// Parses one line of `depot export` output, `{"collection": C, "id": ID, "document": {…}}`,
-    /// as ``init(json:)`` does, except that the line's own object does not count towards the
+    /// as ``init(json:style:)`` does, except that the line's own object does not count towards the
     /// nesting cap: the deepest document the store takes (512 levels) parses inside it.
-    public init(exportedLine json: Data) throws {
+    ///
+    /// - Parameter style: `.extended` (the default: what `depot export` writes) reads typed
+    ///   values (`{"$date": …}`); a line without them reads the same in both styles.
+    public init(exportedLine json: Data, style: JSONStyle = .extended) throws {
         self = try json.withUnsafeBytes { raw in
             var parser = JSONParser(raw.bindMemory(to: UInt8.self))
             parser.enclosingLevels = 1
+            parser.extended = style == .extended
             return try parser.parseDocument()
         }
     }
 
-    /// Parses JSON text.
-    public init(jsonString: String) throws {
-        try self.init(json: Data(jsonString.utf8))
+    /// Parses JSON text (see ``init(json:style:)``).
+    public init(jsonString: String, style: JSONStyle = .plain) throws {
+        try self.init(json: Data(jsonString.utf8), style: style)
     }
 
-    /// Writes compact JSON. Dates become ISO-8601 strings, UUIDs their string form, bytes base64,
-    /// references `{"$ref": {"collection": C, "id": ID}}`.
+    /// Writes compact JSON. References are `{"$ref": {"collection": C, "id": ID}}`; dates,
+    /// UUIDs, bytes and non-finite numbers as `style` says:
     ///
-    /// Never fails on stored data: a non-finite `Double` (which JSON cannot hold; records written
-    /// before the strict reader, or by Swift code, may contain one) is written as the string
-    /// `"NaN"`, `"Infinity"` or `"-Infinity"`. Read back, it is a string.
-    /// - Parameter sortedKeys: Sort object keys by their UTF-8 bytes instead of keeping field order.
-    public func jsonData(sortedKeys: Bool = false) throws -> Data {
-        var w = JSONWriter(sortedKeys: sortedKeys)
+    /// - `.plain` (the default): dates as ISO-8601 strings, UUIDs their string form, bytes
+    ///   base64. Never fails on stored data: a non-finite `Double` (which JSON cannot hold;
+    ///   records written before the strict reader, or by Swift code, may contain one) is written
+    ///   as the string `"NaN"`, `"Infinity"` or `"-Infinity"`. Read back, these are strings.
+    /// - `.extended`: `{"$date": …}`, `{"$uuid": …}`, `{"$binary": …}`, `{"$numberDouble": …}`,
+    ///   and an object that would read as one of them inside `{"$literal": …}`: read back with
+    ///   the same style, the same value (``JSONStyle/extended``).
+    /// - Parameters:
+    ///   - sortedKeys: Sort object keys by their UTF-8 bytes instead of keeping field order.
+    ///   - style: How typed values are written.
+    public func jsonData(sortedKeys: Bool = false, style: JSONStyle = .plain) throws -> Data {
+        var w = JSONWriter(sortedKeys: sortedKeys, style: style)
         try w.write(self)
         return Data(w.out)
     }
 
-    /// Compact JSON as a `String`.
-    public func jsonString(sortedKeys: Bool = false) throws -> String {
-        var w = JSONWriter(sortedKeys: sortedKeys)
+    /// Compact JSON as a `String` (see ``jsonData(sortedKeys:style:)``).
+    public func jsonString(sortedKeys: Bool = false, style: JSONStyle = .plain) throws -> String {
+        var w = JSONWriter(sortedKeys: sortedKeys, style: style)
         try w.write(self)
         return String(decoding: w.out, as: UTF8.self)
     }
@@ -114,9 +129,12 @@ extension DocumentValue {
 struct JSONWriter {
     var out: [UInt8] = []
     let sortedKeys: Bool
+    /// Whether typed values are written as ``JSONStyle/extended``'s one-key objects.
+    let extended: Bool
 
-    init(sortedKeys: Bool) {
+    init(sortedKeys: Bool, style: JSONStyle = .plain) {
         self.sortedKeys = sortedKeys
+        self.extended = style == .extended
         out.reserveCapacity(256)
     }
 
@@ -132,12 +150,24 @@ struct JSONWriter {
             if d.isFinite {
                 raw(d.description)
             } else {
-                string(DocumentValue.nonFiniteWord(d) ?? "NaN")
+                typed(ExtendedJSON.numberDouble, DocumentValue.nonFiniteWord(d) ?? "NaN")
             }
         case .string(let s): string(s)
-        case .bytes(let b): string(Data(b).base64EncodedString())
-        case .date(let d): string(DocumentValue.formatISO8601(d))
-        case .uuid(let u): string(u.uuidString)
+        case .bytes(let b):
+            if extended {
+                raw("{\"$binary\":{\"base64\":")
+                string(Data(b).base64EncodedString())
+                raw(",\"subType\":\"00\"}}")
+            } else {
+                string(Data(b).base64EncodedString())
+            }
+        case .date(let d): typed(ExtendedJSON.date, DocumentValue.formatISO8601(d))
+        case .uuid(let u): typed(ExtendedJSON.uuid, u.uuidString)
+        case .object(let fields) where extended && ExtendedJSON.needsLiteral(fields):
+            // Read back as it is, not as the typed value (or reference) its key names.
+            raw("{\"$literal\":")
+            try writeFields(fields)
+            raw("}")
         case .array(let items):
             out.append(UInt8(ascii: "["))
             for (i, item) in items.enumerated() {
@@ -146,16 +176,7 @@ struct JSONWriter {
             }
             out.append(UInt8(ascii: "]"))
         case .object(let fields):
-            let ordered = sortedKeys
-                ? fields.sorted { DocumentValue.compareUTF8($0.key, $1.key) == .orderedAscending } : fields
-            out.append(UInt8(ascii: "{"))
-            for (i, f) in ordered.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                string(f.key)
-                out.append(UInt8(ascii: ":"))
-                try write(f.value)
-            }
-            out.append(UInt8(ascii: "}"))
+            try writeFields(fields)
         case .reference(let collection, let id):
             raw("{\"$ref\":{\"collection\":")
             string(collection)
@@ -163,6 +184,33 @@ struct JSONWriter {
             try write(id)
             raw("}}")
         }
+    }
+
+    /// `{"key": "text"}` in the extended style, else `"text"`.
+    private mutating func typed(_ key: String, _ text: String) {
+        if extended {
+            raw("{")
+            string(key)
+            raw(":")
+            string(text)
+            raw("}")
+        } else {
+            string(text)
+        }
+    }
+
+    /// An object's fields, `{"key": value, …}`.
+    private mutating func writeFields(_ fields: [DocumentValue.Field]) throws {
+        let ordered = sortedKeys
+            ? fields.sorted { DocumentValue.compareUTF8($0.key, $1.key) == .orderedAscending } : fields
+        out.append(UInt8(ascii: "{"))
+        for (i, f) in ordered.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            string(f.key)
+            out.append(UInt8(ascii: ":"))
+            try write(f.value)
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     package mutating func string(_ s: String) {

@@ -24,6 +24,11 @@ package struct JSONParser {
     /// Only the grammar is checked: what would be refused beyond it (a repeated key, a number
     /// past Depot's types) is read on (numbers as null). See ``isWellFormed(_:)``.
     var grammarOnly = false
+    /// Read ``JSONStyle/extended``'s one-key objects (`{"$date": …}`, `{"$literal": {…}}`) as the
+    /// values they stand for; off, only `{"$ref": …}` is read so.
+    var extended = false
+    /// The next object is the one inside `{"$literal": …}`: read as it is, however its keys look.
+    private var literalNext = false
 
     package enum PathComponent { case key(String), index(Int) }
 
@@ -126,6 +131,7 @@ package struct JSONParser {
     }
 
     package mutating func array(depth: Int) throws -> DocumentValue {
+        literalNext = false // `{"$literal": [{…}]}`: the array's objects are read as usual
         p += 1
         var items: [DocumentValue] = []
         skipWhitespace()
@@ -145,6 +151,9 @@ package struct JSONParser {
     }
 
     package mutating func object(depth: Int) throws -> DocumentValue {
+        let objectStart = p
+        let literal = literalNext
+        literalNext = false
         p += 1
         var fields: [DocumentValue.Field] = []
         var keys = Set<String>()
@@ -171,7 +180,9 @@ package struct JSONParser {
             p += 1
             skipWhitespace()
             path.append(.key(key))
+            literalNext = extended && !literal && fields.isEmpty && key == ExtendedJSON.literal
             fields.append(DocumentValue.Field(key, try value(depth: depth + 1)))
+            literalNext = false
             path.removeLast()
             skipWhitespace()
             guard p < count else { throw error("unterminated object") }
@@ -180,16 +191,34 @@ package struct JSONParser {
             if c == UInt8(ascii: "}") { break }
             guard c == UInt8(ascii: ",") else { p -= 1; throw error("expected , or }") }
         }
+        if literal || fields.count != 1 { return .object(fields) }
+        if extended, let typed = try typedValue(fields[0], at: objectStart) { return typed }
         // {"$ref": {"collection": C, "id": ID}} is the JSON form of a reference.
-        if fields.count == 1, fields[0].key == "$ref", case .object(let inner) = fields[0].value, inner.count == 2,
+        if fields[0].key == ExtendedJSON.reference, case .object(let inner) = fields[0].value, inner.count == 2,
            let c = inner.first(where: { $0.key == "collection" })?.value.stringValue,
            let id = inner.first(where: { $0.key == "id" })?.value {
             switch id {
-            case .string, .int, .uint: return .reference(collection: c, id: id)
+            case .string, .int, .uint, .uuid: return .reference(collection: c, id: id)
             default: break
             }
         }
         return .object(fields)
+    }
+
+    /// The value of an extended-JSON one-key object (`{"$date": …}`; the object of
+    /// `{"$literal": {…}}`), nil for another object; a malformed one is refused at its path.
+    private func typedValue(_ field: DocumentValue.Field, at offset: Int) throws -> DocumentValue? {
+        if field.key == ExtendedJSON.literal {
+            guard case .object = field.value else {
+                throw rejected("\"$literal\" must hold an object (written so, an object whose only key begins with $ is read as it is)", at: offset)
+            }
+            return field.value
+        }
+        switch ExtendedJSON.typedValue(key: field.key, value: field.value) {
+        case .success(let value)?: return value
+        case .failure(let malformed)?: if grammarOnly { return .null } else { throw rejected(malformed.reason, at: offset) }
+        case nil: return nil
+        }
     }
 
     package mutating func string() throws -> String {
