@@ -12,7 +12,9 @@ struct DocCommand: ParsableCommand {
               echo '{"id": "p1", "name": "Grace"}' | depot doc put --collection Person -
               depot doc get --collection Person --id 7
               depot doc delete --collection Person --id 7
-            References are {"$ref": {"collection": C, "id": ID}}, as 'depot export' prints them.
+            References are {"$ref": {"collection": C, "id": ID}}; dates, UUIDs and bytes \
+            {"$date": "2026-01-31T12:00:00Z"}, {"$uuid": "…"}, {"$binary": {"base64": "…", "subType": "00"}}, \
+            as 'depot export' prints them (--plain: as strings).
             """,
         subcommands: [Put.self, Get.self, Delete.self])
 
@@ -49,6 +51,7 @@ struct DocCommand: ParsableCommand {
         @OptionGroup var target: Target
         @Option(parsing: .unconditional, help: "The document's ID (a negative one as it is: --id -7).") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input (at most 256 MiB).") var json: String
+        @Flag(help: "Read objects such as {\"$date\": …} as plain objects, not as typed values.") var plain = false
 
         func validate() throws { try DocCommand.checkID(id) }
 
@@ -56,7 +59,7 @@ struct DocCommand: ParsableCommand {
             try reportingErrors {
                 let text = try argumentValue(json)
                 let document: DocumentValue
-                do { document = try DocumentValue(jsonString: text) } catch {
+                do { document = try DocumentValue(jsonString: text, style: plain ? .plain : .extended) } catch {
                     throw CLIFailure(code: "invalidJSON", message: "the document is not valid JSON: \(error)")
                 }
                 guard case .object = document else {
@@ -108,6 +111,7 @@ struct DocCommand: ParsableCommand {
     struct Get: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "get", abstract: "Print a document as one line of JSON. A missing one exits with status 1.")
         @OptionGroup var document: OneDocument
+        @Flag(help: "Print dates, UUIDs and bytes as plain strings (as 'depot export --plain' does).") var plain = false
 
         func run() throws {
             try reportingErrors {
@@ -121,7 +125,7 @@ struct DocCommand: ParsableCommand {
                     }
                 }
                 guard let found else { throw document.notFound }
-                print(try found.jsonString(sortedKeys: false))
+                print(try found.jsonString(sortedKeys: false, style: plain ? .plain : .extended))
             }
         }
     }

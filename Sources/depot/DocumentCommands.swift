@@ -8,7 +8,10 @@ struct ExportCommand: ParsableCommand {
         commandName: "export",
         abstract: "Print stored documents as JSON Lines: {\"collection\": C, \"id\": ID, \"document\": {…}}.",
         discussion: """
-            References to other documents are written as {"$ref": {"collection": C2, "id": ID2}}. \
+            References to other documents are written as {"$ref": {"collection": C2, "id": ID2}}; dates, \
+            UUIDs and bytes as {"$date": "2026-01-31T12:00:00Z"}, {"$uuid": "…"} and \
+            {"$binary": {"base64": "…", "subType": "00"}} (MongoDB Extended JSON), which import reads back as \
+            the same typed values (indexes and queries see dates, not text); --plain writes them as strings. \
             Where an ID's JSON would be read back as another ID kind than its collection's (unsigned IDs that \
             fit a signed integer, string IDs spelled like UUIDs), the line names the kind: "idKind": "unsigned". \
             'depot import' reads this format back. A store holding no documents prints nothing; an \
@@ -19,8 +22,10 @@ struct ExportCommand: ParsableCommand {
     @OptionGroup var location: StoreOption
     @Option(help: "The store alias.") var alias: String = Store.defaultAlias
     @Option(help: "Only this collection.") var collection: String?
-    @Option(help: "How dates are written: iso8601 (default), seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd). Import reads back iso8601 and reference.")
-    var dates: DateOption = DateOption(.iso8601)
+    @Option(help: "Write dates as iso8601, seconds, milliseconds, reference (seconds since 2001), or format:PATTERN (e.g. format:yyyy-MM-dd) instead of {\"$date\": …}. Import stores them as the strings or numbers written (typed reads decode iso8601 and reference).")
+    var dates: DateOption?
+    @Flag(help: "Write dates, UUIDs and bytes as plain strings (ISO-8601, text, base64), as tools that do not read {\"$date\": …} expect; imported back, they are strings.")
+    var plain = false
     @OptionGroup var output: OutputOptions
     @Flag(name: .customLong("skip-damaged"),
           help: "Export every sound document and report each damaged one (collection and ID) on standard error; exit status 1 if any was damaged.")
@@ -66,7 +71,7 @@ struct ExportCommand: ParsableCommand {
                 printError("damaged: \(error.collection ?? "?")/\(error.id ?? "?") (\(error.code)): skipped")
             } : nil
             try tx.export(collection: collection, damaged: report) { document in
-                out += try document.jsonLine(dateStrategy: dates.strategy)
+                out += try document.jsonLine(style: plain ? .plain : .extended, dateStrategy: dates?.strategy)
                 out += "\n"
                 documents += 1
                 if out.utf8.count > 1 << 16 {

@@ -13,7 +13,10 @@ struct ImportCommand: ParsableCommand {
         abstract: "Store documents from JSON Lines as 'depot export' writes them.",
         discussion: """
             Each line is {"collection": C, "id": ID, "document": {…}}, with no other key; references are \
-            {"$ref": {"collection": C2, "id": ID2}}. Documents are stored under their collection \
+            {"$ref": {"collection": C2, "id": ID2}}; {"$date": "2026-01-31T12:00:00Z"}, {"$uuid": "…"}, \
+            {"$binary": {"base64": "…", "subType": "00"}} and {"$numberDouble": "NaN"} are stored as the typed \
+            values they stand for (a malformed one is an error naming its JSON path), and {"$literal": {…}} as \
+            its object as it is (--plain reads them all as plain objects). Documents are stored under their collection \
             and ID exactly as given (replacing a stored one with the same ID: a line repeating an earlier \
             line's collection and ID replaces its document, and the summary counts documents stored \
             and names the replacing lines); indexes are kept. \
@@ -35,6 +38,8 @@ struct ImportCommand: ParsableCommand {
     @Option(help: "Commit every N documents instead of all at once (0: all at once).") var batch: Int = 0
     @Option(help: ArgumentHelp("Refuse a line longer than this many bytes (a line is held in memory whole; at most 1 GiB).", valueName: "bytes"))
     var maxLineSize: Int = GeneratorLimits.maxValueSize
+    @Flag(help: "Read objects such as {\"$date\": …} as plain objects, not as typed values (input from other tools whose documents hold such keys).")
+    var plain = false
     @OptionGroup var output: OutputOptions
     @Argument(help: ArgumentHelp("The JSON Lines file (or a pipe); '-' or nothing reads standard input (nothing: only when it is not a terminal).", valueName: "file"))
     var fileArgument: String?
@@ -124,7 +129,7 @@ struct ImportCommand: ParsableCommand {
             do {
                 while let line = try reader.next() {
                     if line.isBlank { continue }
-                    pending.append(try ImportedLine(parsing: line))
+                    pending.append(try ImportedLine(parsing: line, style: plain ? .plain : .extended))
                     progress.update(items: stored.count + pending.count, bytes: reader.bytesRead)
                     if batch > 0 && pending.count >= batch { try flush() }
                 }

@@ -182,7 +182,8 @@ struct ImportedLine {
     /// ID's JSON alone would be read as another kind), else nil.
     var declaredKind: IDKind?
 
-    init(parsing input: LineReader.Line) throws {
+    /// Parses one line; `style` says whether `{"$date": …}` and its kin are typed values.
+    init(parsing input: LineReader.Line, style: JSONStyle = .extended) throws {
         let number = input.number
         line = number
         if let bad = input.firstInvalidUTF8Offset {
@@ -191,7 +192,7 @@ struct ImportedLine {
         }
         let value: DocumentValue
         do {
-            value = try DocumentValue(exportedLine: Data(input.bytes))
+            value = try DocumentValue(exportedLine: Data(input.bytes), style: style)
         } catch let error as BinaryCodecError {
             switch error {
             case .nestingTooDeep(let limit):

@@ -11,6 +11,7 @@ struct QueryCommand: ParsableCommand {
             --where takes three words: FIELD OP VALUE, with OP one of == != < <= > >= prefix, or the \
             three as one quoted argument ('age >= 30'; the rest after OP is the value). FIELD is a \
             field path (address.zip). VALUE is read as JSON when it parses (42, 1.5, true, null, "text"), \
+            a typed value as export writes it ({"$date": "2026-01-31T00:00:00Z"}, {"$uuid": "…"}), \
             else as text (a number no field can hold, as 1e400 or a 30-digit integer, is an error, never text \
             that silently matches nothing: quote it, '"1e400"', to compare text); an array field matches when one of its elements does (skills == Swift), and an \
             array or object VALUE is refused. Repeat --where to combine conditions (AND). Conditions on indexed fields use the index.
@@ -26,6 +27,7 @@ struct QueryCommand: ParsableCommand {
     var sort: [String] = []
     @Option(help: "At most this many documents.") var limit: Int?
     @Flag(help: "Print how the query ran (index or scan, rows examined) on standard error.") var explain = false
+    @Flag(help: "Write dates, UUIDs and bytes as plain strings (as 'depot export --plain' does).") var plain = false
     @OptionGroup var output: OutputOptions
 
     static let separator: Character = "\u{1F}"
@@ -93,7 +95,7 @@ struct QueryCommand: ParsableCommand {
             }
             let (documents, plan) = try tx.query(collection: collection, conditions: conditions, sort: sorts, limit: limit)
             var out = ""
-            for document in documents { out += try document.jsonLine() + "\n" }
+            for document in documents { out += try document.jsonLine(style: plain ? .plain : .extended) + "\n" }
             try StandardOutput.write(out)
             if explain {
                 if output.json {

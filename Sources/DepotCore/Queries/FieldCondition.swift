@@ -101,7 +101,8 @@ extension Comparison where V == String {
 extension FieldCondition {
     /// A condition from the three words of a command line, `FIELD OP VALUE` (`depot query
     /// --where salary '>' 100`): OP is one of the ``Operator`` raw values; VALUE is read as a JSON
-    /// scalar when it parses (`42`, `true`, `"text"`), else as text; a JSON array or object is
+    /// scalar when it parses (`42`, `true`, `"text"`, a typed value such as
+    /// `{"$date": "2026-01-31T00:00:00Z"}`), else as text; a JSON array or object is
     /// refused (a condition compares one value; an array field matches by its elements). JSON
     /// that Depot's strict reader refuses (`1e999`, a 30-digit integer) is an error, not silently text.
     ///
@@ -126,10 +127,11 @@ extension FieldCondition {
     }
 
     /// VALUE of a command-line condition: JSON when it parses (an array or object is refused by
-    /// the caller), else the text itself.
+    /// the caller), typed values in the extended style (`{"$date": "2026-01-31T00:00:00Z"}`,
+    /// `{"$uuid": …}`, as `depot export` writes them), else the text itself.
     package static func commandLineValue(_ text: String) throws -> DocumentValue {
         do {
-            return try DocumentValue(jsonString: text)
+            return try DocumentValue(jsonString: text, style: .extended)
         } catch let error as BinaryCodecError {
             if case .rejectedJSON = error { throw DepotError.invalidQuery("--where value: \(error)") }
             return .string(text)

@@ -90,20 +90,34 @@ public struct ExportedDocument: Sendable, Hashable {
     /// a signed integer, a string ID spelled like a UUID).
     public var idKind: IDKind
 
-    /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
-    /// `{"$ref": {"collection": C2, "id": ID2}}`, dates as `dateStrategy` writes them. Where the
-    /// ID's JSON would be read as another ID kind than the collection's (see
-    /// ``DocumentTransaction/inferredIDKind(id:document:)``), the line also names the kind:
-    /// `{"collection": C, "id": 7, "idKind": "unsigned", "document": {…}}`, so that an import
-    /// gives a new collection the kind it had.
+    /// The JSON Lines form in the plain style (dates as `dateStrategy` writes them, UUIDs and
+    /// bytes as strings): ``jsonLine(style:dateStrategy:)`` with `.plain`.
     public func jsonLine(dateStrategy: DateStrategy = .iso8601) throws -> String {
-        let content = dateStrategy == .iso8601 ? document : document.renderingDates(dateStrategy)
-        var pairs: [(String, DocumentValue)] = [("collection", .string(collection)), ("id", id)]
+        try jsonLine(style: .plain, dateStrategy: dateStrategy)
+    }
+
+    /// The JSON Lines form: `{"collection": C, "id": ID, "document": {…}}`, references as
+    /// `{"$ref": {"collection": C2, "id": ID2}}`. Where the ID's JSON would be read as another
+    /// ID kind than the collection's (see ``DocumentTransaction/inferredIDKind(id:document:)``),
+    /// the line also names the kind: `{"collection": C, "id": 7, "idKind": "unsigned",
+    /// "document": {…}}`, so that an import gives a new collection the kind it had.
+    ///
+    /// - Parameters:
+    ///   - style: How the document's dates, UUIDs, bytes and non-finite numbers are written:
+    ///     `.extended` (`{"$date": …}`, which `depot import` reads back as the same values) or
+    ///     `.plain` (strings). The ID is written as the plain style writes it, whatever the style
+    ///     (with `"idKind"`, it reads back as the same ID).
+    ///   - dateStrategy: Dates written as this strategy writes them (a string or a number, in
+    ///     either style); nil: as `style` writes them.
+    public func jsonLine(style: JSONStyle, dateStrategy: DateStrategy? = nil) throws -> String {
+        let content = dateStrategy.map { document.renderingDates($0) } ?? document
+        var line = "{\"collection\":" + (try DocumentValue.string(collection).jsonString())
+        line += ",\"id\":" + (try id.jsonString())
         if DocumentTransaction.inferredIDKind(id: id, document: document) != idKind {
-            pairs.append(("idKind", .string(idKind.rawValue)))
+            line += ",\"idKind\":" + (try DocumentValue.string(idKind.rawValue).jsonString())
         }
-        pairs.append(("document", content))
-        return try DocumentValue.object(pairs: pairs).jsonString(sortedKeys: false)
+        line += ",\"document\":" + (try content.jsonString(style: style)) + "}"
+        return line
     }
 }
 
