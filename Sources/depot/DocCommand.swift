@@ -52,8 +52,15 @@ struct DocCommand: ParsableCommand {
         @Option(parsing: .unconditional, help: "The document's ID (a negative one as it is: --id -7).") var id: String?
         @Argument(help: "The document as a JSON object; '-' reads it from standard input (at most 256 MiB).") var json: String
         @Flag(help: "Read objects such as {\"$date\": …} as plain objects, not as typed values.") var plain = false
+        @Option(name: .customLong("sync-status"), help: ArgumentHelp("The document's sync status: notSynced (as parking gives), synced, syncing or undetermined.", valueName: "status"))
+        var syncStatus = SyncStatus.notSynced.name
 
-        func validate() throws { try DocCommand.checkID(id) }
+        func validate() throws {
+            try DocCommand.checkID(id)
+            if SyncStatus(name: syncStatus) == nil {
+                throw ValidationError("--sync-status must be notSynced, synced, syncing or undetermined, got '\(syncStatus)'")
+            }
+        }
 
         func run() throws {
             try reportingErrors {
@@ -72,7 +79,8 @@ struct DocCommand: ParsableCommand {
                     try store.alias(target.alias).write { tx in
                         let kind = try tx.collectionInfo(target.collection)?.idKind
                         let resolved = try DocumentIDRules.resolve(body: document, idText: id, kind: kind, collection: target.collection)
-                        return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id))
+                        let status = SyncStatus(name: syncStatus) ?? .notSynced // checked by validate()
+                        return (resolved, try tx.put(document: resolved.document, in: target.collection, id: resolved.id, syncStatus: status))
                     }
                 }
                 StandardOutput.noteCommitted("the document was stored")

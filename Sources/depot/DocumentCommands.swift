@@ -12,6 +12,8 @@ struct ExportCommand: ParsableCommand {
             UUIDs and bytes as {"$date": "2026-01-31T12:00:00Z"}, {"$uuid": "…"} and \
             {"$binary": {"base64": "…", "subType": "00"}} (MongoDB Extended JSON), which import reads back as \
             the same typed values (indexes and queries see dates, not text); --plain writes them as strings. \
+            A line names its document's sync status where it is not notSynced (what import stores by default): \
+            "syncStatus": "synced". \
             Where an ID's JSON would be read back as another ID kind than its collection's (unsigned IDs that \
             fit a signed integer, string IDs spelled like UUIDs), the line names the kind: "idKind": "unsigned". \
             'depot import' reads this format back. A store holding no documents prints nothing; an \

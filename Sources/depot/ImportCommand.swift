@@ -29,8 +29,10 @@ struct ImportCommand: ParsableCommand {
             Foundation-style upper-case UUID, else strings; integer and string IDs in one collection are refused \
             before anything is stored. A line may name its collection's ID kind, {"idKind": "unsigned"} \
             (string, signed, unsigned, uuid or content), as export does where the IDs alone would mislead; \
-            a collection the store has keeps its own kind, and a line naming another is refused. Export, import into an empty store and \
-            export again print the same lines, and the collections keep their ID kinds.
+            a collection the store has keeps its own kind, and a line naming another is refused. A line may name its \
+            document's sync status, {"syncStatus": "synced"} (notSynced, synced, syncing or undetermined), as export \
+            does where it is not notSynced, what a line naming none stores. Export, import into an empty store and \
+            export again print the same lines: the collections keep their ID kinds, the documents their typed values and sync status.
             """)
 
     @OptionGroup var location: StoreOption
@@ -105,7 +107,8 @@ struct ImportCommand: ParsableCommand {
                             let kind = kinds[document.collection] ?? newKinds[document.collection]
                             try document.checkUUIDSpelling(kind: kind ?? .string)
                             do {
-                                try tx.put(document: document.document, in: document.collection, id: document.id, idKind: kind)
+                                try tx.put(document: document.document, in: document.collection, id: document.id, idKind: kind,
+                                           syncStatus: document.syncStatus)
                                 if kinds[document.collection] == nil { kinds[document.collection] = try tx.collectionInfo(document.collection)?.idKind }
                                 if let kind = kinds[document.collection], let key = kind.key(for: document.id) {
                                     batch.add(collection: document.collection, key: key, line: document.line, to: stored)

@@ -181,6 +181,9 @@ struct ImportedLine {
     /// The collection's ID kind as the line names it (`"idKind"`, which export writes where the
     /// ID's JSON alone would be read as another kind), else nil.
     var declaredKind: IDKind?
+    /// The document's sync status as the line names it (`"syncStatus"`, which export writes
+    /// where it is not `notSynced`); `notSynced` when it names none.
+    var syncStatus = SyncStatus.notSynced
 
     /// Parses one line; `style` says whether `{"$date": …}` and its kin are typed values.
     init(parsing input: LineReader.Line, style: JSONStyle = .extended) throws {
@@ -214,7 +217,7 @@ struct ImportedLine {
         // never dropped without a word.
         if case .object(let members) = value, let unknown = members.first(where: { !Self.lineKeys.contains($0.key) }) {
             throw ImportError(.invalidLine, line: number, jsonPath: JSONParser.describe([.key(unknown.key)]),
-                              detail: "unknown key: a line has only \"collection\", \"id\", \"document\" and (optional) \"idKind\"")
+                              detail: "unknown key: a line has only \"collection\", \"id\", \"document\" and the optional \"idKind\" and \"syncStatus\"")
         }
         guard case .string(let collection)? = value["collection"] else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.collection", detail: "expected {\"collection\": C, \"id\": ID, \"document\": {…}}: \"collection\" must be a string")
@@ -237,6 +240,13 @@ struct ImportedLine {
                 throw ImportError(.invalidLine, line: number, jsonPath: "$.id", detail: "the line's \"id\" is not a \(kind.rawValue) ID, as its \"idKind\" says")
             }
             declaredKind = kind
+        }
+        if let status = value["syncStatus"] {
+            guard case .string(let name) = status, let parsed = SyncStatus(name: name) else {
+                throw ImportError(.invalidLine, line: number, jsonPath: "$.syncStatus",
+                                  detail: "\"syncStatus\" must be one of \"notSynced\", \"synced\", \"syncing\" or \"undetermined\"")
+            }
+            syncStatus = parsed
         }
         guard let document = value["document"], case .object(let fields) = document else {
             throw ImportError(.invalidLine, line: number, jsonPath: "$.document", detail: "\"document\" must be a JSON object")
@@ -267,9 +277,9 @@ struct ImportedLine {
                     detail: "the document's '\(field)' differs from the line's \"id\"; give the same ID in both")
     }
 
-    /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`, and `"idKind"` where
-    /// export names the collection's ID kind.
-    static let lineKeys: Set<String> = ["collection", "id", "idKind", "document"]
+    /// The keys of a line: `{"collection": C, "id": ID, "document": {…}}`, and `"idKind"` and
+    /// `"syncStatus"` where export names the collection's ID kind and the document's status.
+    static let lineKeys: Set<String> = ["collection", "id", "idKind", "syncStatus", "document"]
 
     /// What a line that is not an object holds, in words (`an array`, `a number`).
     static func jsonKind(_ value: DocumentValue) -> String {

@@ -89,6 +89,8 @@ public struct ExportedDocument: Sendable, Hashable {
     /// The collection's ID kind (what `id`'s JSON alone may not tell: an unsigned ID that fits
     /// a signed integer, a string ID spelled like a UUID).
     public var idKind: IDKind
+    /// The record's sync status (``importDocument(_:)`` stores it).
+    public var syncStatus: SyncStatus = .notSynced
 
     /// The JSON Lines form in the plain style (dates as `dateStrategy` writes them, UUIDs and
     /// bytes as strings): ``jsonLine(style:dateStrategy:)`` with `.plain`.
@@ -100,7 +102,9 @@ public struct ExportedDocument: Sendable, Hashable {
     /// `{"$ref": {"collection": C2, "id": ID2}}`. Where the ID's JSON would be read as another
     /// ID kind than the collection's (see ``DocumentTransaction/inferredIDKind(id:document:)``),
     /// the line also names the kind: `{"collection": C, "id": 7, "idKind": "unsigned",
-    /// "document": {…}}`, so that an import gives a new collection the kind it had.
+    /// "document": {…}}`, so that an import gives a new collection the kind it had. A sync
+    /// status other than `notSynced` (what an import stores when the line names none) is
+    /// named too: `"syncStatus": "synced"` (`undetermined`, `syncing`).
     ///
     /// - Parameters:
     ///   - style: How the document's dates, UUIDs, bytes and non-finite numbers are written:
@@ -115,6 +119,9 @@ public struct ExportedDocument: Sendable, Hashable {
         line += ",\"id\":" + (try id.jsonString())
         if DocumentTransaction.inferredIDKind(id: id, document: document) != idKind {
             line += ",\"idKind\":" + (try DocumentValue.string(idKind.rawValue).jsonString())
+        }
+        if syncStatus != .notSynced {
+            line += ",\"syncStatus\":" + (try DocumentValue.string(syncStatus.name).jsonString())
         }
         line += ",\"document\":" + (try content.jsonString(style: style)) + "}"
         return line
@@ -148,7 +155,8 @@ extension DocumentTransaction {
                     try damaged?(error)
                     return true
                 }
-                let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision, idKind: kind))
+                let keepGoing = try body(ExportedDocument(alias: alias, collection: name, id: id, document: document, revision: header.revision,
+                                                          idKind: kind, syncStatus: SyncStatus(recordFlags: header.flags)))
                 if !keepGoing { stop = true }
                 return keepGoing
             }

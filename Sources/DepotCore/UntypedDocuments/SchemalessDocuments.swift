@@ -51,13 +51,15 @@ extension DocumentTransaction {
     /// pipeline keeps the collection's indexes and records the change, as for any writer.
     ///
     /// The ID is keyed by the collection's stored kind; a new collection takes `idKind`, else
-    /// the kind ``inferredIDKind(id:document:)`` gives. Returns the record's new revision.
+    /// the kind ``inferredIDKind(id:document:)`` gives. The record gets `syncStatus` (what
+    /// parking gives, `notSynced`, unless said otherwise). Returns the record's new revision.
     ///
     /// - Throws: `DepotError` `.invalidKey` when `id` does not fit the kind, `.invalidDocument`
     ///   when `document` is not an object, `.idKindMismatch` when `idKind` contradicts the
     ///   stored kind, `.uniqueIndexViolation`.
     @discardableResult
-    public func put(document: DocumentValue, in collection: String, id: DocumentValue, idKind: IDKind? = nil) throws -> UInt64 {
+    public func put(document: DocumentValue, in collection: String, id: DocumentValue, idKind: IDKind? = nil,
+                    syncStatus: SyncStatus = .notSynced) throws -> UInt64 {
         try context.requireWritable("put a \(collection) document")
         guard case .object = document else {
             throw DepotError.invalidDocument("a \(collection) document must be a JSON object")
@@ -75,18 +77,19 @@ extension DocumentTransaction {
             throw DepotError.invalidKey(detail: "the ID \(displayID(id)) does not fit the \(target.kind.rawValue) IDs of collection '\(collection)'")
         }
         let bytes = document.binary()
-        let flags = (target.kind == .content ? Record.contentFlag : 0) | SyncStatus.notSynced.recordFlags
+        let flags = (target.kind == .content ? Record.contentFlag : 0) | syncStatus.recordFlags
         return try key.withUnsafeBytes { k in
             try context.writeRecord(target, key: k, flags: flags, displayID: { displayID(id) }) { $0.append(contentsOf: bytes) }
         }
     }
 
-    /// Stores a document as `depot export` printed it (see ``put(document:in:id:idKind:)``),
+    /// Stores a document as `depot export` printed it (see ``put(document:in:id:idKind:syncStatus:)``),
     /// in a collection of its ID kind (a new collection takes it; an existing one of another
-    /// kind refuses it).
+    /// kind refuses it), with its sync status.
     @discardableResult
     public func importDocument(_ exported: ExportedDocument) throws -> UInt64 {
-        try put(document: exported.document, in: exported.collection, id: exported.id, idKind: exported.idKind)
+        try put(document: exported.document, in: exported.collection, id: exported.id, idKind: exported.idKind,
+                syncStatus: exported.syncStatus)
     }
 
     /// Deletes the document of `collection` with ID `id`. Returns whether it was stored.

@@ -19,4 +19,20 @@ public enum SyncStatus: UInt8, Sendable, Codable, Hashable, CaseIterable {
     /// This status as a record's flags (bits 1–3; the other bits clear).
     @inlinable
     package var recordFlags: UInt8 { rawValue << 1 }
+
+    /// The case's name (`notSynced`), as `depot export` writes it.
+    package var name: String {
+        switch self {
+        case .undetermined: "undetermined"
+        case .notSynced: "notSynced"
+        case .syncing: "syncing"
+        case .synced: "synced"
+        }
+    }
+
+    /// The status named `name` (``name``), nil for another text.
+    package init?(name: String) {
+        guard let status = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = status
+    }
 }
