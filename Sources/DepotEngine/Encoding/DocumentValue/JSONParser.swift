@@ -181,7 +181,10 @@ package struct JSONParser {
             skipWhitespace()
             path.append(.key(key))
             literalNext = extended && !literal && fields.isEmpty && key == ExtendedJSON.literal
-            fields.append(DocumentValue.Field(key, try value(depth: depth + 1)))
+            // A typed value's inner levels are no levels of the document (checked below when the
+            // object is no typed value after all).
+            let discount = extended && !literal && fields.isEmpty ? ExtendedJSON.innerLevels(key) : 0
+            fields.append(DocumentValue.Field(key, try value(depth: depth + 1 - discount)))
             literalNext = false
             path.removeLast()
             skipWhitespace()
@@ -191,7 +194,13 @@ package struct JSONParser {
             if c == UInt8(ascii: "}") { break }
             guard c == UInt8(ascii: ",") else { p -= 1; throw error("expected , or }") }
         }
-        if literal || fields.count != 1 { return .object(fields) }
+        if literal || fields.count != 1 {
+            if extended && !literal, let first = fields.first, ExtendedJSON.innerLevels(first.key) > 0,
+               depth + ExtendedJSON.height(first.value) >= BinaryFormat.maxDepth + enclosingLevels {
+                throw BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth)
+            }
+            return .object(fields)
+        }
         if extended, let typed = try typedValue(fields[0], at: objectStart) { return typed }
         // {"$ref": {"collection": C, "id": ID}} is the JSON form of a reference.
         if fields[0].key == ExtendedJSON.reference, case .object(let inner) = fields[0].value, inner.count == 2,

@@ -39,6 +39,27 @@ enum ExtendedJSON {
     /// The keys that make a one-key object a typed value (or a reference, or a literal).
     static let keys: Set<String> = [date, uuid, binary, numberDouble, literal, reference]
 
+    /// How many levels of JSON a typed value written under `key` has inside its own object
+    /// (`{"$binary": {"base64": …}}`: 2), which do not count towards the nesting cap: a date as
+    /// deep as a document may hold one reads back. 0 for other keys.
+    static func innerLevels(_ key: String) -> Int {
+        switch key {
+        case binary: 2
+        case date, uuid, numberDouble, literal: 1
+        default: 0
+        }
+    }
+
+    /// The levels of `value`: 1 for a scalar, one more than its deepest element or field.
+    static func height(_ value: DocumentValue) -> Int {
+        switch value {
+        case .array(let items): 1 + (items.map(height).max() ?? 0)
+        case .object(let fields): 1 + (fields.map { height($0.value) }.max() ?? 0)
+        case .reference(_, let id): 1 + height(id)
+        default: 1
+        }
+    }
+
     /// Whether an object of these fields reads as something else than an object in the
     /// extended style (so that writing it needs `$literal`).
     static func needsLiteral(_ fields: [DocumentValue.Field]) -> Bool {

@@ -66,6 +66,32 @@ struct ExtendedJSONTests {
         #expect(try DocumentValue(exportedLine: Data(#"{"$date":"bad"}"#.utf8), style: .plain) == .object([.init("$date", "bad")]))
     }
 
+    /// A typed value as deep as a document may hold one (level 511) reads back: its object's
+    /// inner levels do not count. An object that only starts like one is held to the cap.
+    @Test func typedValuesAtTheDeepestLevelReadBack() throws {
+        func nested(_ levels: Int, _ inner: DocumentValue) -> DocumentValue {
+            (0..<levels).reduce(inner) { value, _ in .array([value]) }
+        }
+        for inner in [DocumentValue.date(Date(timeIntervalSince1970: 1.5)), .uuid(Self.uuid), .bytes([1]), .double(.infinity),
+                      .object([.init("$uuid", 1)])] {
+            let levels = BinaryFormat.maxDepth - ExtendedJSON.height(inner)
+            let deepest = nested(levels, inner)
+            let json = try deepest.jsonData(style: .extended)
+            #expect(try DocumentValue(json: json, style: .extended).binary() == deepest.binary(), "\(inner)")
+            #expect(throws: BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth)) {
+                try DocumentValue(json: nested(levels + 1, inner).jsonData(style: .extended), style: .extended)
+            }
+        }
+        for key in ["$date", "$binary", "$literal"] {
+            let fits = DocumentValue.object([.init(key, nested(BinaryFormat.maxDepth - 2, 1)), .init("x", 1)])
+            #expect(try DocumentValue(json: fits.jsonData(style: .extended), style: .extended) == fits)
+            let deeper = DocumentValue.object([.init(key, nested(BinaryFormat.maxDepth - 1, 1)), .init("x", 1)])
+            #expect(throws: BinaryCodecError.nestingTooDeep(limit: BinaryFormat.maxDepth)) {
+                try DocumentValue(json: deeper.jsonData(style: .extended), style: .extended)
+            }
+        }
+    }
+
     /// A one-key object whose key names a typed value it does not hold is refused at its JSON
     /// path, without its text.
     @Test func malformedTypedValuesAreRefusedAtTheirPath() throws {
