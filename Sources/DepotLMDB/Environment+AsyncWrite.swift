@@ -36,6 +36,12 @@ extension Environment {
     /// it must be `@Sendable`; it stays synchronous (no `await` inside a transaction).
     @discardableResult
     public func write<R: Sendable>(_ body: @escaping @Sendable (Transaction) throws -> R) async throws -> R {
+        // The group-commit thread would wait for this thread's writer while this task waits
+        // for it: refused, as a nested synchronous write is.
+        if gate.callerHoldsWriter {
+            throw LMDBError(code: LMDBError.deadlock.code, operation: "begin write transaction",
+                            detail: "this thread has a write transaction open (an explicit one): end it before an async write, or write in it")
+        }
         let writer = try asyncWriter()
         try await writer.acquireSlot()
         if Task.isCancelled {

@@ -119,7 +119,21 @@ public final class Transaction {
 
     deinit {
         // Only an explicit transaction can reach here unfinished (scoped ones are always ended).
-        if handle != nil { try? environment.endExplicit(self, commit: false) }
+        guard handle != nil else { return }
+        if !canEndOnCallingThread {
+            abandon()
+            return
+        }
+        try? environment.endExplicit(self, commit: false)
+    }
+
+    /// Lets an open write transaction go on another thread than the one that began it (e.g.
+    /// across an `await`): LMDB's writer lock, which belongs to that thread, can never be
+    /// released, so every writer waiting or to come fails at once (with an error that says so)
+    /// instead of waiting forever. Nothing for a transaction that ended or can end here.
+    public func abandon() {
+        guard handle != nil, !canEndOnCallingThread else { return }
+        environment.gate.abandonWriter()
     }
 
     /// Whether the transaction is still usable.

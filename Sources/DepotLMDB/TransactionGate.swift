@@ -56,6 +56,8 @@ final class TransactionGate: @unchecked Sendable {
     /// Whether the writer holds new readers back (``holdNewReaders()``).
     private var newReadersHeld = false
     private var writerActive = false
+    /// Set by ``abandonWriter()``; guarded by `lock`.
+    private var writerAbandoned = false
     private var writerThread = pthread_t(bitPattern: 0)
     private var writersWaiting = 0
 
@@ -211,12 +213,35 @@ final class TransactionGate: @unchecked Sendable {
             throw LMDBError(code: LMDBError.deadlock.code, operation: "begin write transaction",
                             detail: "this thread already has a write transaction open; use txn.nested {} for a child transaction")
         }
+        if writerAbandoned { throw Self.abandonedWriterError() }
         writersWaiting += 1
-        while writerActive { lock.wait() }
+        while writerActive {
+            if writerAbandoned {
+                writersWaiting -= 1
+                throw Self.abandonedWriterError()
+            }
+            lock.wait()
+        }
         writersWaiting -= 1
         if isClosedHoldingLock { lock.broadcast(); throw Self.closedError("begin write transaction") }
         writerActive = true
         writerThread = me
+    }
+
+    /// An explicit write transaction was released, still open, on another thread than the one
+    /// that began it: the writer is held for good (LMDB's lock belongs to that thread). Writers
+    /// waiting and to come fail with ``abandonedWriterError()`` instead of waiting forever.
+    func abandonWriter() {
+        lock.withLock {
+            writerAbandoned = true
+            lock.broadcast()
+        }
+    }
+
+    /// The error of a write that can never begin (see ``abandonWriter()``).
+    static func abandonedWriterError() -> LMDBError {
+        LMDBError(code: LMDBError.badTransaction.code, operation: "begin write transaction",
+                  detail: "an explicit write transaction was released, still open, on another thread than the one that began it (for example across an await): LMDB's writer lock belongs to that thread and can never be released, so no write can begin in this process; end explicit write transactions on their own thread (commit or roll back before any await) and restart the process to write again")
     }
 
     /// Releases the writer claimed by ``acquireWriter()``.

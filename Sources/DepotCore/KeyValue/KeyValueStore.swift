@@ -169,12 +169,12 @@ public final class KeyValueStore: @unchecked Sendable {
     /// discussion of values changed in place). On error nothing is written and the values stay
     /// unsaved.
     public func save() throws {
-        try write(pending(nil))
+        try write { pending(nil) }
     }
 
     /// Writes the unsaved value of `key` (if any), as it is now.
     public func save(_ key: String) throws {
-        try write(pending(key))
+        try write { pending(key) }
     }
 
     /// What a save of `only` (nil: every key) writes: the unsaved entries, and the cached values
@@ -243,7 +243,7 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Writes an already encoded payload (nil deletes) under `key` now.
     func savePayload(_ bytes: [UInt8]?, forKey key: String) throws {
         let entry = Entry(value: bytes ?? [], bytes: bytes, encodingError: nil, dirty: true, deleted: bytes == nil, lastUse: 0)
-        try write([KeyValueCacheKey(key): entry])
+        try write { [KeyValueCacheKey(key): entry] }
         drop([key], reason: .cleared)
     }
 
@@ -334,29 +334,15 @@ public final class KeyValueStore: @unchecked Sendable {
         }
     }
 
-    private func write(_ entries: [KeyValueCacheKey: Entry]) throws {
-        if entries.isEmpty { return }
-        for (key, entry) in entries where !entry.deleted && entry.bytes == nil {
-            throw DepotError.encodingFailed(collection: "$kv", id: key.text, fieldPath: "", detail: entry.encodingError.map { "\(type(of: $0))" } ?? "not encodable")
-        }
-        // The record pipeline's key rule, checked for every key first: a driver without
-        // rollback must not store part of `entries` either.
-        let limit = try store.core.maxKeySize()
-        var entries = entries
-        for key in entries.keys.sorted() {
-            let count = key.text.utf8.count
-            guard RecordKeyRule.problem(count: count, limit: limit, collection: "$kv", isKeyValue: true) != nil else { continue }
-            // Nothing can be stored under such a key: its deletion has nothing to do.
-            if entries[key]?.deleted == true {
-                entries[key] = nil
-                lock.withLock { if cache[key]?.deleted == true { put(key, nil) } }
-                continue
-            }
-            let what = count == 0 ? "an empty key" : "a key of \(count) bytes (the limit is \(limit))"
-            throw DepotError.invalidKey(detail: "a value was set under \(what); nothing was saved: set that key to nil or drop it with clearCache(forKey:), and the other values save")
-        }
-        if entries.isEmpty { return }
+    /// Writes what `collect` returns, taken inside the write transaction: of two saves, the one
+    /// that commits later wrote the newer values (a snapshot taken before waiting for the writer
+    /// could commit an older value over a newer one). Checked first, in the transaction, so
+    /// that nothing of a bad batch is written on any driver.
+    private func write(_ collect: () -> [KeyValueCacheKey: Entry]) throws {
+        var entries: [KeyValueCacheKey: Entry] = [:]
         try store.write { tx in
+            entries = try checked(collect())
+            if entries.isEmpty { return }
             // Through the record pipeline: sealed records, revisions, created vs updated.
             guard let target = try tx.context.keyValueTarget(alias: store.alias, create: true) else { return }
             // This cache holds what it writes; the commit drops these keys from the others.
@@ -374,6 +360,7 @@ public final class KeyValueStore: @unchecked Sendable {
                 }
             }
         }
+        if entries.isEmpty { return }
         let evicted = lock.withLock { () -> [KeyValueEviction] in
             changes &+= 1
             for (key, saved) in entries {

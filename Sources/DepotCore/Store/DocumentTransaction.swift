@@ -253,6 +253,7 @@ final class ExplicitTransactionEnding {
         guard !ended else { return }
         context.transactionEnding()
         transaction.abort()
+        transaction.abandon() // still open: released on another thread than its own
         // The transaction and its context refer to each other: the cycle ends with it.
         transaction.attachment = nil
     }

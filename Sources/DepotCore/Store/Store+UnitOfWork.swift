@@ -11,16 +11,23 @@ extension Store {
 
     /// Commits the unit of work in one transaction, in the order the changes were made. On error
     /// nothing is committed and the unit of work is kept.
+    ///
+    /// The changes are taken inside the write transaction: of two saves, the one that commits
+    /// later writes the newer changes.
     public func save() throws {
-        let snapshot = lock.withLock { work }
-        if snapshot.isEmpty { return }
-        let steps = snapshot.operations()
-        try write { tx in for step in steps { try step(tx) } }
-        lock.withLock { work.removeThrough(sequence: snapshot.lastSequence) }
+        if lock.withLock({ work.isEmpty }) { return }
+        var savedThrough: Int?
+        try write { tx in
+            let snapshot = lock.withLock { work }
+            savedThrough = snapshot.isEmpty ? nil : snapshot.lastSequence
+            for step in snapshot.operations() { try step(tx) }
+        }
+        if let savedThrough { lock.withLock { work.removeThrough(sequence: savedThrough) } }
     }
 
-    /// Discards the unit of work.
-    public func rollback() { lock.withLock { work = UnitOfWork() } }
+    /// Discards the unit of work. (Its change numbers keep counting: a save running meanwhile
+    /// forgets only what it saved, never a change made after the rollback.)
+    public func rollback() { lock.withLock { work.discardAll() } }
 
     /// Reads through the store: with unsaved changes, the unit of work is laid over a read
     /// snapshot (no writer is taken).

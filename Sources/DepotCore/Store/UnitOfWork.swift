@@ -112,6 +112,14 @@ struct UnitOfWork {
     /// The sequence number of the latest change.
     var lastSequence: Int { nextSequence }
 
+    /// Forgets every change; the change numbers keep counting (see ``removeThrough(sequence:)``).
+    mutating func discardAll() {
+        entries.removeAll()
+        clears.removeAll()
+        statuses.removeAll()
+        touched.removeAll()
+    }
+
     /// Forgets the changes up to `sequence` (they were saved); later ones stay.
     mutating func removeThrough(sequence: Int) {
         entries = entries.filter { $0.value.sequence > sequence }

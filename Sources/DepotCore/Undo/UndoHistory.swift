@@ -12,14 +12,17 @@ import Foundation
 /// `DepotError.Code/undoConflict` and change nothing: never a silent overwrite.
 ///
 /// Not recorded: group-committed `try await write {}` closures (they share a transaction with
-/// other callers). Don't undo while other threads write through the same handle.
+/// other callers). Commits of other threads through the handle while an undo or redo runs stay
+/// steps of their own (an undo never files them as its own), but which step is the latest is
+/// then a race: undo from the thread that makes the changes.
 public final class UndoHistory: @unchecked Sendable {
     // @unchecked Sendable: every field is guarded by `lock`.
     struct Step {
         var entries: [UndoLog.Entry]
+        /// Tells this step from the others, so that an undo removes the step it undid even
+        /// when a commit of another thread pushed one meanwhile.
+        var number: UInt64 = 0
     }
-
-    private enum Mode { case recording, undoing, redoing }
 
     private let lock = NSLock()
     private var undoSteps: [Step] = []
@@ -33,7 +36,7 @@ public final class UndoHistory: @unchecked Sendable {
         var target: UndoLog.Target
         var key: [UInt8]
     }
-    private var mode = Mode.recording
+    private var stepsMade: UInt64 = 0
     private weak var store: Store?
     /// How many steps are kept (the oldest are forgotten).
     public let levels: Int
@@ -96,8 +99,8 @@ public final class UndoHistory: @unchecked Sendable {
     @discardableResult
     public func undo() throws -> Bool {
         guard let step = lock.withLock({ undoSteps.last }) else { return false }
-        try apply(step, mode: .undoing)
-        lock.withLock { _ = undoSteps.popLast() }
+        try apply(step, as: .undoing)
+        lock.withLock { undoSteps.removeAll { $0.number == step.number } }
         return true
     }
 
@@ -105,16 +108,17 @@ public final class UndoHistory: @unchecked Sendable {
     @discardableResult
     public func redo() throws -> Bool {
         guard let step = lock.withLock({ redoSteps.last }) else { return false }
-        try apply(step, mode: .redoing)
-        lock.withLock { _ = redoSteps.popLast() }
+        try apply(step, as: .redoing)
+        lock.withLock { redoSteps.removeAll { $0.number == step.number } }
         return true
     }
 
-    private func apply(_ step: Step, mode: Mode) throws {
+    /// Applies `step`'s inverse in a write transaction whose commit files as `purpose` (only
+    /// that transaction's: other threads' commits through the handle stay ordinary steps).
+    private func apply(_ step: Step, as purpose: UndoLog.Purpose) throws {
         guard let store else { throw DepotError.ownerReleased("the store of this undo history was released") }
-        lock.withLock { self.mode = mode }
-        defer { lock.withLock { self.mode = .recording } }
         try store.write { tx in
+            tx.context.undoLog?.purpose = purpose
             // A redo step is the recorded undo transaction: both go from its after-images back
             // to its before-images.
             for entry in step.entries.reversed() {
@@ -126,15 +130,14 @@ public final class UndoHistory: @unchecked Sendable {
     // MARK: Recording (called by the store)
 
     /// A transaction made through the handle committed with these changes.
-    func committed(_ entries: [UndoLog.Entry]) {
+    func committed(_ entries: [UndoLog.Entry], purpose: UndoLog.Purpose) {
         if entries.isEmpty { return }
         lock.withLock {
-            switch mode {
+            switch purpose {
             case .undoing:
-                redoSteps.append(Step(entries: entries))
+                redoSteps.append(numbered(Step(entries: entries)))
             case .redoing:
-                undoSteps.append(Step(entries: entries))
-                trim()
+                push(Step(entries: entries))
             case .recording:
                 redoSteps.removeAll()
                 if groupDepth > 0 { addToOpenGroup(entries) } else { push(Step(entries: entries)) }
@@ -142,8 +145,16 @@ public final class UndoHistory: @unchecked Sendable {
         }
     }
 
+    /// `step` with a number of its own. The lock is held.
+    private func numbered(_ step: Step) -> Step {
+        stepsMade &+= 1
+        var step = step
+        step.number = stepsMade
+        return step
+    }
+
     private func push(_ step: Step) {
-        undoSteps.append(step)
+        undoSteps.append(numbered(step))
         trim()
     }
 
@@ -222,7 +233,7 @@ extension Store {
         guard let history = undoHistory, tx.context.undoLog == nil, !tx.isReadOnly else { return }
         let log = UndoLog()
         tx.context.undoLog = log
-        tx.context.txn.afterCommit { [history, log] in history.committed(log.entries) }
+        tx.context.txn.afterCommit { [history, log] in history.committed(log.entries, purpose: log.purpose) }
     }
 
     /// Reads the after-images at the end of a transaction made through this handle.

@@ -27,4 +27,8 @@ package protocol ExplicitStorageTransaction: StorageTransaction {
     /// Whether the calling thread may end the transaction (a write transaction of LMDB ends
     /// only on the thread that began it).
     var canEndOnCallingThread: Bool { get }
+    /// The transaction's owner lets it go, still open, on a thread that cannot end it: the
+    /// writer it holds can never be released, so later writers fail at once instead of
+    /// waiting forever (nothing for a transaction that ended or can end here).
+    func abandon()
 }

@@ -8,6 +8,14 @@ package final class UndoLog {
         case keyValue(alias: String)
     }
 
+    /// What the transaction of this log does to the history: a new step, or the undo or redo
+    /// of one (set by the undo's or redo's own transaction, so that commits of other threads
+    /// through the same handle meanwhile stay ordinary steps).
+    package enum Purpose { case recording, undoing, redoing }
+
+    /// This log's purpose (``Purpose/recording`` unless an undo or redo set it).
+    package var purpose = Purpose.recording
+
     /// One record's images.
     package struct Entry {
         /// Where the record lives.
