@@ -9,6 +9,8 @@ extension Transaction: StorageTransaction {
     public func isCurrent(_ keyspace: Keyspace) -> Bool { isCurrentDatabase(named: keyspace.name, dbi: keyspace.handle) }
     public var keyspaceHandlesVersion: Int? { databaseHandlesVersion }
     public var snapshotID: UInt64? { isReadOnly && isActive ? UInt64(id) : nil }
+    /// A write transaction commits as the snapshot after the one it began on (`mdb_txn_id`).
+    public var commitID: UInt64? { !isReadOnly && isActive ? UInt64(id) : nil }
 
     private func database(_ keyspace: Keyspace) -> Database<RawBytesCodec, RawBytesCodec> {
         Database(handle: keyspace.handle, name: keyspace.name, flags: [], maxKeySize: maxKeySize)

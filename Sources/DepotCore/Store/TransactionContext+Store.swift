@@ -17,13 +17,14 @@ extension TransactionContext {
                                          logChanges: logs)
         txn.attachment = context
         if !txn.isReadOnly {
+            let commitID = txn.commitID.map { Int(clamping: $0) }
             txn.afterCommit { [context, store] in
                 context.committed()
                 let core = store.core
                 // Caches first, so that whoever is told can read the new values at once.
                 if !context.keyValueWrites.isEmpty { KeyValueCacheRegistry.shared.invalidate(context.keyValueWrites, core: core) }
                 if let recorder = context.recorder, !recorder.isEmpty, core.hasObservers {
-                    core.publish(recorder.changeSet(transactionID: nil), from: store)
+                    core.publish(recorder.changeSet(transactionID: commitID), from: store)
                 }
             }
         }

@@ -35,7 +35,10 @@ public struct ChangeSet: Sendable, Hashable {
     /// True when the commit was made by another process or another store handle (see the kits'
     /// external change watcher); false for commits of this process.
     public var isExternal: Bool
-    /// The LMDB transaction ID of the commit, when known.
+    /// The LMDB transaction ID of the commit, when known (for commits of this process and of
+    /// others): it grows with each commit. Commits made on several threads at once can reach an
+    /// observer or stream in another order than they committed (each is told after its own
+    /// commit, on its own thread): order them by this ID where it matters.
     public var transactionID: Int?
 
     /// Creates a change set.

@@ -30,4 +30,5 @@ package final class EndedTransaction: StorageTransaction, @unchecked Sendable {
     package func isCurrent(_ keyspace: Keyspace) -> Bool { false }
     package var keyspaceHandlesVersion: Int? { nil }
     package var snapshotID: UInt64? { nil }
+    package var commitID: UInt64? { nil }
 }

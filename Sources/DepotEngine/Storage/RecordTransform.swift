@@ -77,6 +77,7 @@ final class TransformingTransaction: StorageTransaction {
     func isCurrent(_ keyspace: Keyspace) -> Bool { base.isCurrent(keyspace) }
     var keyspaceHandlesVersion: Int? { base.keyspaceHandlesVersion }
     var snapshotID: UInt64? { base.snapshotID }
+    var commitID: UInt64? { base.commitID }
     func changeLogStamp() throws -> UInt64? { try base.changeLogStamp() }
     func appendChangeLogEntry(_ value: [UInt8], in keyspace: Keyspace) throws -> Bool {
         guard Self.applies(to: keyspace) else { return try base.appendChangeLogEntry(value, in: keyspace) }

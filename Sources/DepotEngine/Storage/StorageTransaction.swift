@@ -90,6 +90,10 @@ public protocol StorageTransaction: AnyObject {
     /// Identifies the committed state a read transaction sees: two read transactions with the
     /// same value see the same data (LMDB: the snapshot's transaction ID). nil: unknown.
     var snapshotID: UInt64? { get }
+    /// The number a write transaction commits as, from a sequence that grows with each commit
+    /// (LMDB: the new snapshot's transaction ID), so that change sets can be put in commit
+    /// order; nil: unknown, or a read transaction.
+    var commitID: UInt64? { get }
     /// For a driver whose writers commit side by side (a database server): a number for this
     /// write transaction's change-log entry, from a sequence that readers follow up to
     /// ``changeLogHorizon()`` without missing one that commits later (PostgreSQL: the
@@ -163,6 +167,8 @@ extension StorageTransaction {
     public var keyspaceHandlesVersion: Int? { nil }
     /// Unknown by default: every read transaction reads what it needs afresh.
     public var snapshotID: UInt64? { nil }
+    /// Unknown by default.
+    public var commitID: UInt64? { nil }
 
     /// 511 bytes, LMDB's default limit (``StorageLimits/standardMaxKeySize``; drivers with
     /// another limit implement the requirement).

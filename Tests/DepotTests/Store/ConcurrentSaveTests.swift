@@ -162,4 +162,23 @@ struct ConcurrentSaveTests {
         let text = outcome.withLock { $0 } ?? ""
         #expect(text.contains("released, still open, on another thread"), "\(text)")
     }
+
+    @Test func changeSetsOfThisProcessCarryTheirCommitOrder() throws {
+        let store = try Store(path: folder.path)
+        let recorder = CSRecorder()
+        store.addObserver(recorder)
+        for i in 0..<5 { try store.write { try $0.park(CSNote(id: "o\(i)")) } }
+        let tx = try store.beginTransaction()
+        try tx.park(CSNote(id: "explicit"))
+        try tx.commit()
+        let ids = recorder.ids.withLock { $0 }
+        #expect(ids.count == 6 && ids.allSatisfy { $0 != nil })
+        #expect(ids.compactMap { $0 } == ids.compactMap { $0 }.sorted() && Set(ids.compactMap { $0 }).count == 6)
+    }
+}
+
+/// Records each change set's transaction ID.
+final class CSRecorder: StoreObserver, Sendable {
+    let ids = CSShared<[Int?]>([])
+    func store(_ store: Store, didCommit changes: ChangeSet) { ids.withLock { $0.append(changes.transactionID) } }
 }
