@@ -89,6 +89,8 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Drops the saved (not the unsaved) cached values of `keys`: another writer changed them.
     func dropSaved(_ keys: [String]) {
         let evicted = lock.withLock { () -> [KeyValueEviction] in
+            // A load of one of these keys under way (not cached yet) must not cache what it read.
+            if !keys.isEmpty { changes &+= 1 }
             var evicted: [KeyValueEviction] = []
             for key in keys {
                 guard let entry = cache[KeyValueCacheKey(key)], !entry.dirty else { continue }
@@ -169,11 +171,14 @@ public final class KeyValueStore: @unchecked Sendable {
     /// discussion of values changed in place). On error nothing is written and the values stay
     /// unsaved.
     public func save() throws {
+        if lock.withLock({ dirtyKeys.isEmpty && classKeys.isEmpty }) { return } // nothing to write: no transaction
         try write { pending(nil) }
     }
 
     /// Writes the unsaved value of `key` (if any), as it is now.
     public func save(_ key: String) throws {
+        let cacheKey = KeyValueCacheKey(key)
+        if lock.withLock({ !dirtyKeys.contains(cacheKey) && !classKeys.contains(cacheKey) }) { return }
         try write { pending(key) }
     }
 

@@ -11,20 +11,28 @@ extension DocumentTransaction {
     /// - more or other sort descriptors, no limit, or no index of the current format on the
     ///   sort's key path;
     /// - a condition served by another index (that index bounds the work already);
+    /// - a key path whose value type is not a standard integer, floating-point or `Date` type
+    ///   (or an optional of one): another type's own order need not be its index order, nor a
+    ///   string's (`SortDescriptor` compares strings as people read them);
+    /// - a driver whose counts are not cheap (one that pipelines reads to a server);
     /// - an index that does not hold one entry per document (its entry count differs from the
-    ///   collection's), or a value that is not a number or a date (a string's or an optional's
-    ///   index order is not the sort's).
+    ///   collection's), or a document met whose index entry is not its value's (a value filled
+    ///   in when decoded: a field default, a custom `init(from:)`), or nil or NaN.
     func candidatesInIndexOrder<D: Document>(_ request: FetchRequest<D>, facts: TypeFacts<D>,
                                              indexes: [(definition: IndexDefinition, keyspace: Keyspace)],
                                              condition choice: (IndexDefinition, FieldCondition)?,
                                              needed: Int) throws -> (documents: [D], examined: Int)? {
-        guard request.sortDescriptors.count == 1, let descriptor = request.sortDescriptors.first, let keyPath = descriptor.keyPath,
+        guard !store.pipelinedReads, request.sortDescriptors.count == 1, let descriptor = request.sortDescriptors.first,
+              let keyPath = descriptor.keyPath, Self.sortsInIndexOrder(type(of: keyPath as AnyKeyPath).valueType),
               needed < Int.max, let declared = facts.indexes.first(where: { $0.keyPath == keyPath }),
               let index = indexes.first(where: { $0.definition == declared.definition }) else { return nil }
         if let choice, choice.0 != index.definition { return nil }
         if needed == 0 { return ([], 0) }
         let db = facts.target.keyspace
         guard try context.txn.count(index.keyspace) == context.txn.count(db) else { return nil }
+        // Every entry of one type tag (numbers share one, dates another): no entry for a missing
+        // field (nil's tag sorts first) that a value filled in when decoded would not match.
+        guard let first = try edgeTag(of: index.keyspace, last: false), try edgeTag(of: index.keyspace, last: true) == first else { return nil }
         let bounds = choice.map { Self.indexBounds(for: $0.1) } ?? (lower: nil, upper: nil, prefix: nil)
         var candidates: [(key: [UInt8], document: D)] = []
         var examined = 0
@@ -37,9 +45,15 @@ extension DocumentTransaction {
                 try decodeDocument(D.self, $0, facts: facts, key: documentKey)
             }) else { return true } // a stale entry: the document is gone
             examined += 1
-            switch declared.extract(document) {
-            case .int, .uint, .double, .date: break
-            default:
+            let value = declared.extract(document)
+            let ordered: Bool
+            switch value {
+            case .int, .uint, .date: ordered = true
+            case .double(let d): ordered = !d.isNaN
+            default: ordered = false
+            }
+            // The entry must be the value's own: one filled in when decoded sits elsewhere.
+            guard ordered, indexKey.elementsEqual(IndexKeyEncoding.encode(value)) else {
                 inOrder = false
                 return false
             }
@@ -54,4 +68,29 @@ extension DocumentTransaction {
         candidates.sort { $0.key.lexicographicallyPrecedes($1.key) }
         return (candidates.map(\.document), examined)
     }
+
+    /// The type tag (first byte) of the first or last key of `keyspace`; nil when it is empty.
+    private func edgeTag(of keyspace: Keyspace, last: Bool) throws -> UInt8? {
+        var tag: UInt8?
+        try context.txn.scan(keyspace, lower: nil, upper: nil, prefix: nil, reverse: last) { key, _ in
+            tag = key.first
+            return false
+        }
+        return tag
+    }
+
+    /// Whether values of `type` sort (`SortDescriptor`) in their index keys' order: the
+    /// standard integer and floating-point types and `Date`, and optionals of them (a nil,
+    /// met, stops the walk).
+    static func sortsInIndexOrder(_ type: Any.Type) -> Bool {
+        indexOrderedTypes.contains(ObjectIdentifier(type))
+    }
+
+    private static let indexOrderedTypes: Set<ObjectIdentifier> = {
+        let plain: [Any.Type] = [Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self,
+                                 UInt32.self, UInt64.self, Double.self, Float.self, Date.self]
+        let optional: [Any.Type] = [Int?.self, Int8?.self, Int16?.self, Int32?.self, Int64?.self, UInt?.self, UInt8?.self,
+                                    UInt16?.self, UInt32?.self, UInt64?.self, Double?.self, Float?.self, Date?.self]
+        return Set((plain + optional).map { ObjectIdentifier($0) })
+    }()
 }

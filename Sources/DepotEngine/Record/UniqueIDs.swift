@@ -58,11 +58,12 @@ public final class UniqueIDs: @unchecked Sendable {
     /// stored counter and every ID this process handed out before (so a rolled-back
     /// transaction's IDs are not handed out again by this process).
     package func allocate(count: UInt64, in txn: any StorageTransaction) throws -> UInt64 {
-        try handedOutLock.withLock {
-            let first = try Self.allocate(count: count, in: txn, atLeast: handedOut)
-            handedOut = max(handedOut, first &+ count)
-            return first
-        }
+        // The lock is not held across the storage's reads and writes (a driver whose writers
+        // run side by side may make this wait for another transaction's commit).
+        let floor = handedOutLock.withLock { handedOut }
+        let first = try Self.allocate(count: count, in: txn, atLeast: floor)
+        handedOutLock.withLock { handedOut = max(handedOut, first &+ count) }
+        return first
     }
 
     /// Reserves `count` IDs in a write transaction, none below `floor`, and returns the first.

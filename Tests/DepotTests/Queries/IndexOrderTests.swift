@@ -18,6 +18,28 @@ struct IOEntry: Document, Equatable {
     }
 }
 
+/// An older shape of `IONew`'s collection, without `score`.
+struct IOOld: Document {
+    static var collection: String { "IONew" }
+    var id: Int
+}
+
+/// A score filled in when decoded where the stored document has none.
+struct IONew: Document, Equatable {
+    var id: Int
+    var score: Int
+    static var indexes: [DocumentIndex<IONew>] { [.init(\.score)] }
+    init(id: Int, score: Int) {
+        self.id = id
+        self.score = score
+    }
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        id = try c.decode(Int.self, forKey: .id)
+        score = try c.decodeIfPresent(Int.self, forKey: .score) ?? 50
+    }
+}
+
 /// A sorted request with a limit walks the index of its sort field in order and stops at the
 /// limit (its cost follows the limit, not the collection), and returns exactly what sorting
 /// every match returns — ties, offsets, conditions, filters, counts and both orders included.
@@ -91,6 +113,21 @@ struct IndexOrderTests {
                 let result = try tx.execute(request.limit(7))
                 #expect(result.plan.strategy == .scan)
                 #expect(result.documents == (try expected(tx, request, offset: 0, limit: 7)))
+            }
+        }
+    }
+
+    @Test func aValueFilledInWhenDecodedSortsEveryMatch() throws {
+        let store = try Store(path: folder.path)
+        try store.write { tx in for i in 0..<5 { try tx.park(IOOld(id: i)) } }
+        try store.write { tx in for i in 5..<40 { try tx.park(IONew(id: i, score: i)) } }
+        try store.read { tx in
+            for order in [SortOrder.forward, .reverse] {
+                let request = FetchRequest<IONew>().sorted(by: SortDescriptor(\.score, order: order))
+                let all = try tx.fetch(request)
+                #expect(all.count == 40)
+                let result = try tx.execute(request.limit(6))
+                #expect(result.documents == Array(all.prefix(6)), "\(order): \(result.plan)")
             }
         }
     }
