@@ -150,6 +150,22 @@ package struct JSONParser {
         }
     }
 
+    /// Whether the value at `p` is followed by the end of its object (it is the object's last),
+    /// found by reading it for its grammar only; `p` is left where it was.
+    private mutating func valueEndsObject(depth: Int) throws -> Bool {
+        let start = p, wasGrammarOnly = grammarOnly, wasLiteral = literalNext
+        defer {
+            p = start
+            grammarOnly = wasGrammarOnly
+            literalNext = wasLiteral
+        }
+        grammarOnly = true
+        literalNext = true // as the literal it may be: nothing at its own level is a typed value
+        _ = try value(depth: depth)
+        skipWhitespace()
+        return p < count && base[p] == UInt8(ascii: "}")
+    }
+
     package mutating func object(depth: Int) throws -> DocumentValue {
         let objectStart = p
         let literal = literalNext
@@ -180,10 +196,12 @@ package struct JSONParser {
             p += 1
             skipWhitespace()
             path.append(.key(key))
-            literalNext = extended && !literal && fields.isEmpty && key == ExtendedJSON.literal
             // A typed value's inner levels are no levels of the document (checked below when the
             // object is no typed value after all).
             let discount = extended && !literal && fields.isEmpty ? ExtendedJSON.innerLevels(key) : 0
+            literalNext = extended && !literal && fields.isEmpty && key == ExtendedJSON.literal
+            // "$literal" makes a literal only as an object's only key: looked ahead for.
+            if literalNext { literalNext = try valueEndsObject(depth: depth + 1 - discount) }
             fields.append(DocumentValue.Field(key, try value(depth: depth + 1 - discount)))
             literalNext = false
             path.removeLast()
@@ -219,6 +237,7 @@ package struct JSONParser {
     private func typedValue(_ field: DocumentValue.Field, at offset: Int) throws -> DocumentValue? {
         if field.key == ExtendedJSON.literal {
             guard case .object = field.value else {
+                if grammarOnly { return .null }
                 throw rejected("\"$literal\" must hold an object (written so, an object whose only key begins with $ is read as it is)", at: offset)
             }
             return field.value

@@ -28,6 +28,10 @@ struct ExtendedJSONTests {
             .object([.init("$date", .string("x")), .init("other", .date(date))]),
             .object([.init("$other", .uuid(uuid))]),
             ["a": [.date(date), .uuid(uuid), ["$ref": "x"]], "b": ["$literal": 1], "c": .null],
+            // "$literal" first in an object of several keys is an ordinary key.
+            .object([.init("$literal", ["$date": "not a date"]), .init("b", 1)]),
+            .object([.init("$literal", .date(date)), .init("b", .uuid(uuid))]),
+            .object([.init("$literal", .object([.init("$date", .date(date)), .init("x", 1)])), .init("b", 1)]),
         ]
     }
 
