@@ -46,7 +46,7 @@ extension Store {
                                            fieldRequired: !(Value.self is any OptionalValue.Type) && Owner.fieldDefaults[path] == nil))
     }
 
-    /// ``registerCascade(from:via:)`` for a collection and a field path, for collections without
+    /// ``registerCascade(from:via:field:)`` for a collection and a field path, for collections without
     /// a Swift type (seeded or schemaless documents).
     ///
     /// - Throws: `DepotError.Code/invalidCollectionName` or `DepotError.Code/invalidDeleteRule`

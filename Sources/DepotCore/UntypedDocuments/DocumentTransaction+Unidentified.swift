@@ -89,7 +89,7 @@ public struct ExportedDocument: Sendable, Hashable {
     /// The collection's ID kind (what `id`'s JSON alone may not tell: an unsigned ID that fits
     /// a signed integer, a string ID spelled like a UUID).
     public var idKind: IDKind
-    /// The record's sync status (``importDocument(_:)`` stores it).
+    /// The record's sync status (``DocumentTransaction/importDocument(_:)`` stores it).
     public var syncStatus: SyncStatus = .notSynced
 
     /// The JSON Lines form in the plain style (dates as `dateStrategy` writes them, UUIDs and
