@@ -90,7 +90,7 @@ extension DocumentTransaction {
                                                         needed: offset.addingReportingOverflow(limit).overflow ? .max : offset + limit) {
             kept = walk.documents
             examined = walk.examined
-            walkedIndex = request.sortDescriptors.first?.keyPath.flatMap { path in facts.indexes.first { $0.keyPath == path }?.definition.name }
+            walkedIndex = walk.index
         } else if let (index, condition) = choice, let ks = indexes.first(where: { $0.definition == index })?.keyspace {
             let bounds = Self.indexBounds(for: condition)
             try context.txn.scan(ks, lower: bounds.lower, upper: bounds.upper, prefix: bounds.prefix, reverse: false) { _, documentKey in

@@ -4,7 +4,7 @@ import Foundation
 /// order and the walk stops once the limit is reached (the cost follows the limit, not the
 /// collection), giving exactly what sorting every match gives.
 extension DocumentTransaction {
-    /// The candidates of a request sorted by one indexed numeric or date field, with a limit,
+    /// The candidates (and the index walked) of a request sorted by one indexed numeric or date field, with a limit,
     /// in ID order: every match that sorts before the `offset + limit`-th and every one that
     /// ties with it (so that sorting them as every request's matches are sorted gives the same
     /// window). Nil when the request cannot run so — then the caller sorts every match:
@@ -21,13 +21,13 @@ extension DocumentTransaction {
     func candidatesInIndexOrder<D: Document>(_ request: FetchRequest<D>, facts: TypeFacts<D>,
                                              indexes: [(definition: IndexDefinition, keyspace: Keyspace)],
                                              condition choice: (IndexDefinition, FieldCondition)?,
-                                             needed: Int) throws -> (documents: [D], examined: Int)? {
+                                             needed: Int) throws -> (documents: [D], examined: Int, index: String)? {
         guard !store.pipelinedReads, request.sortDescriptors.count == 1, let descriptor = request.sortDescriptors.first,
               let keyPath = descriptor.keyPath, Self.sortsInIndexOrder(type(of: keyPath as AnyKeyPath).valueType),
               needed < Int.max, let declared = facts.indexes.first(where: { $0.keyPath == keyPath }),
               let index = indexes.first(where: { $0.definition == declared.definition }) else { return nil }
         if let choice, choice.0 != index.definition { return nil }
-        if needed == 0 { return ([], 0) }
+        if needed == 0 { return ([], 0, index.definition.name) }
         let db = facts.target.keyspace
         guard try context.txn.count(index.keyspace) == context.txn.count(db) else { return nil }
         // Every entry of one type tag (numbers share one, dates another): no entry for a missing
@@ -66,7 +66,7 @@ extension DocumentTransaction {
         // In the order a scan of the collection meets them (ID order), as every request's
         // matches are before they are sorted (a stable sort: ties keep that order).
         candidates.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        return (candidates.map(\.document), examined)
+        return (candidates.map(\.document), examined, index.definition.name)
     }
 
     /// The type tag (first byte) of the first or last key of `keyspace`; nil when it is empty.
